@@ -1,0 +1,340 @@
+//! [`Array`]: an opened N-d array, its metadata and attributes.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use crate::attrs::Value;
+use crate::dtype::Dtype;
+use crate::error::{Error, Result};
+use crate::ffi::codec_name;
+use crate::filters::filter_name;
+use crate::frame::{Frame, Storage};
+use crate::geometry::Geometry;
+use crate::meta::{self, Format, NdMeta};
+
+/// An N-d array stored in a Blosc2 frame with a `b2nd` (or legacy `caterva`) metalayer.
+///
+/// Opening validates the metalayer, the dtype and the geometry against the frame; nothing is
+/// decoded until a read. Reads never modify the file. An `Array` is `Send + Sync`: reads from
+/// several threads are serialised only while fetching compressed chunks.
+///
+/// ```no_run
+/// let a = b2nd::Array::open("data.b2nd")?;
+/// println!("{:?} {} chunks {:?}", a.shape(), a.dtype(), a.chunks());
+/// let v: Vec<f64> = a.read()?;
+/// # Ok::<(), b2nd::Error>(())
+/// ```
+pub struct Array {
+    pub(crate) frame: Frame,
+    pub(crate) meta: NdMeta,
+    pub(crate) dtype: Dtype,
+    pub(crate) geom: Geometry,
+    pub(crate) threads: usize,
+    pub(crate) pool: OnceLock<Option<rayon::ThreadPool>>,
+}
+
+impl std::fmt::Debug for Array {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Array")
+            .field("source", &self.frame.source)
+            .field("format", &self.meta.format)
+            .field("shape", &self.geom.shape())
+            .field("chunks", &self.geom.chunks())
+            .field("blocks", &self.geom.blocks())
+            .field("dtype", &self.dtype_str())
+            .finish()
+    }
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+impl Array {
+    /// Open a CFrame file (`.b2nd`, `.b2frame`) or an SFrame directory.
+    pub fn open(path: impl AsRef<Path>) -> Result<Array> {
+        Array::from_frame(Frame::open(path.as_ref(), 0)?)
+    }
+
+    /// Open a CFrame that starts `offset` bytes into a larger file (e.g. a `.b2z` member).
+    pub fn open_at(path: impl AsRef<Path>, offset: u64) -> Result<Array> {
+        Array::from_frame(Frame::open(path.as_ref(), offset)?)
+    }
+
+    /// Open an in-memory CFrame (the bytes of a `.b2nd` file).
+    pub fn from_bytes(bytes: impl Into<Vec<u8>>) -> Result<Array> {
+        Array::from_frame(Frame::from_bytes(bytes.into())?)
+    }
+
+    fn from_frame(frame: Frame) -> Result<Array> {
+        let src = frame.source.clone();
+        let layers = frame.lock().metalayers();
+        let find = |name: &str| layers.iter().find(|(n, _)| n == name).map(|(_, c)| c.as_slice());
+        let (format, bytes) = match (find("b2nd"), find("caterva")) {
+            (Some(b), _) => (Format::B2nd, b),
+            (None, Some(c)) => (Format::Caterva, c),
+            (None, None) => {
+                let names: Vec<&str> = layers.iter().map(|(n, _)| n.as_str()).collect();
+                return Err(Error::NotNdArray {
+                    source_name: src,
+                    found: if names.is_empty() {
+                        "none".into()
+                    } else {
+                        names.join(", ")
+                    },
+                });
+            }
+        };
+        if find("b2o").is_some() {
+            return Err(Error::NoData {
+                source_name: src,
+                reason: "it is a lazy expression (`b2o` metalayer): its chunks are placeholders; \
+                         evaluate it with python-blosc2 and save the result"
+                    .into(),
+            });
+        }
+        let vl = frame.lock().vlmeta_names();
+        if find("proxy-source").is_some() || vl.iter().any(|n| n == "proxy-source") {
+            return Err(Error::NoData {
+                source_name: src,
+                reason: "it is a proxy cache (`proxy-source`): chunks not yet fetched from the source are missing"
+                    .into(),
+            });
+        }
+        let meta = meta::parse(format, bytes).map_err(|e| Error::Metalayer {
+            source_name: src.clone(),
+            layer: format.name().into(),
+            field: e.field,
+            reason: e.reason,
+        })?;
+        let p = &frame.params;
+        let typesize = usize::try_from(p.typesize)
+            .ok()
+            .filter(|&t| t > 0)
+            .ok_or_else(|| Error::Frame {
+                source_name: src.clone(),
+                reason: format!("invalid typesize {}", p.typesize),
+            })?;
+        let dtype = match &meta.dtype {
+            Some(s) => Dtype::parse(s)?,
+            None => Dtype::bytes(typesize),
+        };
+        if dtype.itemsize() != typesize {
+            return Err(Error::Geometry {
+                source_name: src,
+                reason: format!(
+                    "dtype {} has itemsize {} but the frame's typesize is {typesize}",
+                    meta.dtype.as_deref().unwrap_or("?"),
+                    dtype.itemsize()
+                ),
+            });
+        }
+        // The oldest caterva files stored an all-zero blockshape: chunks are plain partitions.
+        let blocks: Vec<i32> = if format == Format::Caterva && !meta.blocks.is_empty() && meta.blocks.iter().all(|&b| b == 0)
+        {
+            meta.chunks.clone()
+        } else {
+            meta.blocks.clone()
+        };
+        let geom = Geometry::new(&meta.shape, &meta.chunks, &blocks, typesize).map_err(|reason| Error::Geometry {
+            source_name: src.clone(),
+            reason,
+        })?;
+        let nchunks = u64::try_from(p.nchunks).unwrap_or(u64::MAX);
+        let want = if geom.nitems() == 0 { 0 } else { geom.nchunks() };
+        if nchunks != want && !(geom.nitems() == 0 && nchunks <= 1) {
+            return Err(Error::Geometry {
+                source_name: src,
+                reason: format!("the metalayer implies {want} chunks, the frame holds {nchunks}"),
+            });
+        }
+        if nchunks > 0 && geom.nitems() > 0 && usize::try_from(p.chunksize).ok() != Some(geom.chunk_bytes()) {
+            return Err(Error::Geometry {
+                source_name: src,
+                reason: format!(
+                    "the metalayer implies chunks of {} bytes, the frame's chunksize is {}",
+                    geom.chunk_bytes(),
+                    p.chunksize
+                ),
+            });
+        }
+        Ok(Array {
+            frame,
+            meta,
+            dtype,
+            geom,
+            threads: default_threads(),
+            pool: OnceLock::new(),
+        })
+    }
+
+    /// Use `n` threads for reads (default: the machine's available parallelism).
+    pub fn with_threads(mut self, n: usize) -> Array {
+        self.threads = n.max(1);
+        self.pool = OnceLock::new();
+        self
+    }
+
+    /// Threads used for reads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Where the array came from (a path, `path@offset` or `<memory>`).
+    pub fn source(&self) -> &str {
+        &self.frame.source
+    }
+
+    /// Which metalayer describes the array.
+    pub fn format(&self) -> Format {
+        self.meta.format
+    }
+
+    /// The raw decoded metalayer.
+    pub fn metalayer(&self) -> &NdMeta {
+        &self.meta
+    }
+
+    /// The metalayer format version.
+    pub fn metalayer_version(&self) -> u8 {
+        self.meta.version
+    }
+
+    /// The validated geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geom
+    }
+
+    /// Number of dimensions (0 to 16).
+    pub fn ndim(&self) -> usize {
+        self.geom.ndim()
+    }
+
+    /// Array shape.
+    pub fn shape(&self) -> &[u64] {
+        self.geom.shape()
+    }
+
+    /// Chunk shape.
+    pub fn chunks(&self) -> &[u64] {
+        self.geom.chunks()
+    }
+
+    /// Block shape (for the oldest caterva files, the chunk shape).
+    pub fn blocks(&self) -> &[u64] {
+        self.geom.blocks()
+    }
+
+    /// The parsed dtype.
+    pub fn dtype(&self) -> &Dtype {
+        &self.dtype
+    }
+
+    /// The dtype string as stored (`|S{typesize}` when the metalayer has none).
+    pub fn dtype_str(&self) -> String {
+        match &self.meta.dtype {
+            Some(s) => s.clone(),
+            None => format!("|S{}", self.geom.itemsize()),
+        }
+    }
+
+    /// Bytes per item.
+    pub fn itemsize(&self) -> usize {
+        self.geom.itemsize()
+    }
+
+    /// Number of items.
+    pub fn nitems(&self) -> u64 {
+        self.geom.nitems()
+    }
+
+    /// Logical size in bytes (items times itemsize).
+    pub fn nbytes(&self) -> u64 {
+        self.geom.nbytes()
+    }
+
+    /// Compressed size of the data as c-blosc2 reports it.
+    pub fn cbytes(&self) -> i64 {
+        self.frame.params.cbytes
+    }
+
+    /// Number of chunks.
+    pub fn nchunks(&self) -> u64 {
+        u64::try_from(self.frame.params.nchunks).unwrap_or(0)
+    }
+
+    /// The frame's codec, as a lowercase c-blosc2 name (`zstd`, `lz4`, ...).
+    pub fn codec(&self) -> String {
+        codec_name(self.frame.params.compcode)
+    }
+
+    /// The frame's compression level.
+    pub fn clevel(&self) -> u8 {
+        self.frame.params.clevel
+    }
+
+    /// Lowercase names of the non-empty filter slots, in pipeline order.
+    pub fn filters(&self) -> Vec<String> {
+        self.frame
+            .params
+            .filters
+            .iter()
+            .filter(|&&f| f != 0)
+            .map(|&f| filter_name(f))
+            .collect()
+    }
+
+    /// The six filter slots and their metas, as stored.
+    pub fn filter_slots(&self) -> ([u8; 6], [u8; 6]) {
+        (self.frame.params.filters, self.frame.params.filters_meta)
+    }
+
+    /// Contiguous or sparse frame.
+    pub fn storage(&self) -> Storage {
+        self.frame.storage()
+    }
+
+    /// Names of the user attributes (vlmeta), in stored order.
+    pub fn attr_names(&self) -> Vec<String> {
+        self.frame.lock().vlmeta_names()
+    }
+
+    /// The raw (decompressed msgpack) bytes of attribute `name`, `None` if absent.
+    pub fn attr_bytes(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        if !self.attr_names().iter().any(|n| n == name) {
+            return Ok(None);
+        }
+        self.frame
+            .lock()
+            .vlmeta_get(name)
+            .map(Some)
+            .map_err(|code| Error::Attr {
+                source_name: self.frame.source.clone(),
+                name: name.into(),
+                reason: format!("c-blosc2 could not read it (error {code})"),
+            })
+    }
+
+    /// Attribute `name` decoded from msgpack with python-blosc2's conventions; `None` if absent.
+    pub fn attr(&self, name: &str) -> Result<Option<Value>> {
+        match self.attr_bytes(name)? {
+            None => Ok(None),
+            Some(b) => Value::decode(&b).map(Some).map_err(|e| Error::Attr {
+                source_name: self.frame.source.clone(),
+                name: name.into(),
+                reason: e.reason,
+            }),
+        }
+    }
+
+    /// All attributes, decoded, in stored order.
+    pub fn attrs(&self) -> Result<Vec<(String, Value)>> {
+        let mut out = Vec::new();
+        for n in self.attr_names() {
+            if let Some(v) = self.attr(&n)? {
+                out.push((n, v));
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,338 @@
+//! Blosc2 chunks: header inspection and decoding, with the filters the linked c-blosc2 lacks
+//! undone in Rust.
+//!
+//! Every chunk is checked from its header before c-blosc2 sees it: sizes against the array
+//! geometry, chunk format, codec, dictionary flag and filter pipeline. What neither C nor Rust
+//! can decode is refused by name, never decoded wrongly.
+
+use crate::ffi::{codec_name, Dctx, EXTENDED_HEADER_LEN};
+use crate::filters;
+
+/// Minimal (Blosc1-style) header length.
+const MIN_HEADER_LEN: usize = 16;
+
+/// The special-value kind of a chunk (Blosc2 flags, bits 4-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Special {
+    None,
+    Zeros,
+    Nan,
+    Value,
+    Uninit,
+}
+
+/// The fields of a chunk header this crate uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChunkHeader {
+    pub version: u8,
+    pub flags: u8,
+    pub nbytes: usize,
+    pub blocksize: usize,
+    pub cbytes: usize,
+    pub extended: bool,
+    pub filters: [u8; 6],
+    pub filters_meta: [u8; 6],
+    pub udcodec: u8,
+    pub flags2: u8,
+    pub blosc2_flags: u8,
+}
+
+impl ChunkHeader {
+    /// Parse the header at the start of `b`.
+    pub(crate) fn parse(b: &[u8]) -> Result<ChunkHeader, String> {
+        if b.len() < MIN_HEADER_LEN {
+            return Err(format!("{} bytes, shorter than a chunk header", b.len()));
+        }
+        let le = |i: usize| i32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let (nbytes, blocksize, cbytes) = (le(4), le(8), le(12));
+        if nbytes < 0 || blocksize < 0 || cbytes < 0 {
+            return Err("negative size in chunk header".into());
+        }
+        let flags = b[2];
+        let extended = flags & 0x05 == 0x05;
+        let mut h = ChunkHeader {
+            version: b[0],
+            flags,
+            nbytes: nbytes as usize,
+            blocksize: blocksize as usize,
+            cbytes: cbytes as usize,
+            extended,
+            filters: [0; 6],
+            filters_meta: [0; 6],
+            udcodec: 0,
+            flags2: 0,
+            blosc2_flags: 0,
+        };
+        if extended {
+            if b.len() < EXTENDED_HEADER_LEN {
+                return Err(format!("{} bytes, shorter than an extended chunk header", b.len()));
+            }
+            h.filters.copy_from_slice(&b[16..22]);
+            h.udcodec = b[22];
+            h.filters_meta.copy_from_slice(&b[24..30]);
+            h.flags2 = b[30];
+            h.blosc2_flags = b[31];
+        } else {
+            // Blosc1 header: shuffle / bitshuffle as flag bits.
+            if flags & 0x01 != 0 {
+                h.filters[5] = filters::SHUFFLE;
+            } else if flags & 0x04 != 0 {
+                h.filters[5] = filters::BITSHUFFLE;
+            }
+        }
+        Ok(h)
+    }
+
+    /// The special-value kind, if any.
+    pub(crate) fn special(&self) -> Special {
+        if !self.extended {
+            return Special::None;
+        }
+        match (self.blosc2_flags >> 4) & 0x07 {
+            1 => Special::Zeros,
+            2 => Special::Nan,
+            3 => Special::Value,
+            4 => Special::Uninit,
+            _ => Special::None,
+        }
+    }
+
+    /// Stored without compression (and without filters).
+    pub(crate) fn memcpyed(&self) -> bool {
+        self.flags & 0x02 != 0
+    }
+
+    /// The codec format bits (header flags bits 5-7).
+    fn codec_format(&self) -> u8 {
+        self.flags >> 5
+    }
+}
+
+/// Why a chunk could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ChunkError {
+    /// Corrupt or inconsistent with the array.
+    Corrupt(String),
+    /// Uses something this build cannot decode: (`what`, name).
+    Unsupported(&'static str, String),
+}
+
+/// What decoding produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decoded {
+    /// `dst` holds the decoded chunk.
+    Data,
+    /// All items are zero (a zero or uninitialised special chunk); `dst` was not written.
+    Zeros,
+}
+
+/// How a chunk's filters get undone.
+enum Path {
+    /// Nothing to decode: zeros.
+    Zeros,
+    /// c-blosc2 decodes everything.
+    C,
+    /// c-blosc2 decodes the codec with the filter bytes cleared; Rust undoes the filters.
+    RustFilters,
+}
+
+/// Decide how to decode a chunk, refusing what cannot be decoded.
+fn plan(h: &ChunkHeader, expected_nbytes: usize, typesize: usize, len: usize) -> Result<Path, ChunkError> {
+    let corrupt = |s: String| Err(ChunkError::Corrupt(s));
+    if h.version > 5 {
+        return Err(ChunkError::Unsupported(
+            "chunk format",
+            format!("version {} (variable-length blocks, c-blosc2 3.x only)", h.version),
+        ));
+    }
+    if h.version == 0 {
+        return corrupt("chunk format version 0".into());
+    }
+    if h.nbytes != expected_nbytes {
+        return corrupt(format!(
+            "holds {} bytes decoded, the array geometry needs {expected_nbytes}",
+            h.nbytes
+        ));
+    }
+    if h.cbytes != len {
+        return corrupt(format!("header says {} compressed bytes, the frame holds {len}", h.cbytes));
+    }
+    if h.flags2 & 0x01 != 0 {
+        return Err(ChunkError::Unsupported("chunk format", "variable-length blocks".into()));
+    }
+    match h.special() {
+        Special::Zeros | Special::Uninit => return Ok(Path::Zeros),
+        Special::Nan => {
+            if typesize != 4 && typesize != 8 {
+                return corrupt(format!("NaN special chunk for items of {typesize} bytes"));
+            }
+            return Ok(Path::C);
+        }
+        Special::Value => {
+            if len < EXTENDED_HEADER_LEN + typesize.min(255) {
+                return corrupt("repeated-value chunk too short".into());
+            }
+            return Ok(Path::C);
+        }
+        Special::None => {}
+    }
+    if h.nbytes > 0 && (h.blocksize == 0 || h.blocksize > h.nbytes) {
+        return corrupt(format!("block size {} for a chunk of {} bytes", h.blocksize, h.nbytes));
+    }
+    if h.memcpyed() {
+        if len < h.nbytes + if h.extended { EXTENDED_HEADER_LEN } else { MIN_HEADER_LEN } {
+            return corrupt("uncompressed chunk shorter than its data".into());
+        }
+        return Ok(Path::C);
+    }
+    if h.blosc2_flags & 0x01 != 0 {
+        return Err(ChunkError::Unsupported("codec feature", "dictionary compression (use_dict)".into()));
+    }
+    match h.codec_format() {
+        0 | 1 | 4 => {} // blosclz, lz4/lz4hc, zstd: compiled in
+        2 => return Err(ChunkError::Unsupported("codec", "snappy (id 3)".into())),
+        3 => return Err(ChunkError::Unsupported("codec", "zlib (id 4)".into())),
+        6 => {
+            return Err(ChunkError::Unsupported(
+                "codec",
+                format!("{} (id {})", codec_name(h.udcodec), h.udcodec),
+            ))
+        }
+        other => return corrupt(format!("unknown codec format {other}")),
+    }
+    if filters::c_can_undo(&h.filters, &h.filters_meta, typesize) {
+        return Ok(Path::C);
+    }
+    match filters::rust_can_undo(&h.filters, &h.filters_meta) {
+        Ok(()) => Ok(Path::RustFilters),
+        Err(filters::UnfilterError::Unsupported { id, meta }) => Err(ChunkError::Unsupported(
+            "filter",
+            format!("{} (id {id}, meta {meta})", filters::filter_name(id)),
+        )),
+        Err(filters::UnfilterError::Corrupt(s)) => corrupt(s),
+    }
+}
+
+/// Per-thread decoding state: a c-blosc2 context and scratch buffers.
+pub(crate) struct Decoder {
+    dctx: Dctx,
+    scratch: Vec<u8>,
+    filter_scratch: Vec<u8>,
+}
+
+impl Decoder {
+    /// A decoder whose c-blosc2 context uses `nthreads` block-level threads.
+    pub(crate) fn new(nthreads: usize) -> Decoder {
+        Decoder {
+            dctx: Dctx::new(nthreads),
+            scratch: Vec::new(),
+            filter_scratch: Vec::new(),
+        }
+    }
+
+    /// Decode chunk `src` (compressed bytes) into `dst` (exactly `dst.len()` decoded bytes
+    /// expected), for items of `typesize` bytes.
+    pub(crate) fn decode(&mut self, src: &[u8], dst: &mut [u8], typesize: usize) -> Result<Decoded, ChunkError> {
+        let h = ChunkHeader::parse(src).map_err(ChunkError::Corrupt)?;
+        let path = plan(&h, dst.len(), typesize, src.len())?;
+        let input: &[u8] = match path {
+            Path::Zeros => return Ok(Decoded::Zeros),
+            Path::C => src,
+            Path::RustFilters => {
+                self.scratch.clear();
+                self.scratch.extend_from_slice(src);
+                self.scratch[16..22].fill(0);
+                self.scratch[24..30].fill(0);
+                &self.scratch
+            }
+        };
+        let n = self
+            .dctx
+            .decompress(input, dst)
+            .map_err(|code| ChunkError::Corrupt(format!("c-blosc2 could not decompress it (error {code})")))?;
+        if n != dst.len() {
+            return Err(ChunkError::Corrupt(format!("decoded {n} bytes, expected {}", dst.len())));
+        }
+        if let Path::RustFilters = path {
+            filters::undo_chunk(
+                &h.filters,
+                &h.filters_meta,
+                typesize,
+                h.blocksize,
+                dst,
+                &mut self.filter_scratch,
+            )
+            .map_err(|e| match e {
+                filters::UnfilterError::Unsupported { id, meta } => ChunkError::Unsupported(
+                    "filter",
+                    format!("{} (id {id}, meta {meta})", filters::filter_name(id)),
+                ),
+                filters::UnfilterError::Corrupt(s) => ChunkError::Corrupt(s),
+            })?;
+        }
+        Ok(Decoded::Data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(flags: u8, nbytes: i32, blocksize: i32, cbytes: i32) -> Vec<u8> {
+        let mut h = vec![0u8; 32];
+        h[0] = 5;
+        h[1] = 1;
+        h[2] = flags;
+        h[3] = 4;
+        h[4..8].copy_from_slice(&nbytes.to_le_bytes());
+        h[8..12].copy_from_slice(&blocksize.to_le_bytes());
+        h[12..16].copy_from_slice(&cbytes.to_le_bytes());
+        h
+    }
+
+    #[test]
+    fn plans() {
+        // zstd (format 4), extended header, shuffle.
+        let mut h = header(0x05 | (4 << 5), 400, 100, 80);
+        h[21] = filters::SHUFFLE;
+        let p = ChunkHeader::parse(&h).unwrap();
+        assert!(matches!(plan(&p, 400, 4, 80), Ok(Path::C)));
+        assert!(matches!(plan(&p, 404, 4, 80), Err(ChunkError::Corrupt(_))));
+        assert!(matches!(plan(&p, 400, 4, 81), Err(ChunkError::Corrupt(_))));
+        // zlib
+        let z = ChunkHeader::parse(&header(0x05 | (3 << 5), 400, 100, 80)).unwrap();
+        assert_eq!(
+            plan(&z, 400, 4, 80).err(),
+            Some(ChunkError::Unsupported("codec", "zlib (id 4)".into()))
+        );
+        // user codec ndlz
+        let mut u = header(0x05 | (6 << 5), 400, 100, 80);
+        u[22] = 32;
+        let u = ChunkHeader::parse(&u).unwrap();
+        assert_eq!(
+            plan(&u, 400, 4, 80).err(),
+            Some(ChunkError::Unsupported("codec", "ndlz (id 32)".into()))
+        );
+        // zero special: no decoding.
+        let mut s = header(0x05, 400, 400, 32);
+        s[31] = 1 << 4;
+        let s = ChunkHeader::parse(&s).unwrap();
+        assert!(matches!(plan(&s, 400, 4, 32), Ok(Path::Zeros)));
+        // dict flag
+        let mut d = header(0x05 | (4 << 5), 400, 100, 80);
+        d[31] = 1;
+        assert!(matches!(
+            plan(&ChunkHeader::parse(&d).unwrap(), 400, 4, 80),
+            Err(ChunkError::Unsupported("codec feature", _))
+        ));
+        // VL blocks version
+        let mut v = header(0x05 | (4 << 5), 400, 100, 80);
+        v[0] = 6;
+        assert!(matches!(
+            plan(&ChunkHeader::parse(&v).unwrap(), 400, 4, 80),
+            Err(ChunkError::Unsupported("chunk format", _))
+        ));
+        assert!(ChunkHeader::parse(&h[..10]).is_err());
+        assert!(ChunkHeader::parse(&h[..20]).is_err());
+    }
+}

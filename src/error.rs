@@ -1,0 +1,152 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong opening, reading or writing an array.
+///
+/// Variants carry the context needed to act on them: the source (a path, `<memory>`
+/// or `path@offset`), the chunk index, the metalayer field.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O error on `path`.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The bytes are not a Blosc2 frame c-blosc2 can open.
+    #[error("{source_name}: not a readable Blosc2 frame: {reason}")]
+    Frame {
+        /// Where the frame came from.
+        source_name: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// The frame has neither a `b2nd` nor a `caterva` metalayer.
+    #[error("{source_name}: not an N-d array: the frame has neither a `b2nd` nor a `caterva` metalayer (metalayers: {found})")]
+    NotNdArray {
+        /// Where the frame came from.
+        source_name: String,
+        /// The metalayer names present, comma separated.
+        found: String,
+    },
+
+    /// The frame carries N-d metadata but holds no data of its own.
+    #[error("{source_name}: holds no array data of its own: {reason}")]
+    NoData {
+        /// Where the frame came from.
+        source_name: String,
+        /// Why (lazy expression, proxy, ...).
+        reason: String,
+    },
+
+    /// A metalayer's bytes are malformed or inconsistent.
+    #[error("{source_name}: invalid `{layer}` metalayer: {field}: {reason}")]
+    Metalayer {
+        /// Where the frame came from.
+        source_name: String,
+        /// `b2nd` or `caterva`.
+        layer: String,
+        /// The field at fault (e.g. `shape[1]`, `dtype`).
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// The metalayer is well formed but disagrees with the frame or is impossible.
+    #[error("{source_name}: inconsistent geometry: {reason}")]
+    Geometry {
+        /// Where the frame came from.
+        source_name: String,
+        /// What disagrees.
+        reason: String,
+    },
+
+    /// An unparsable or unsupported NumPy dtype string.
+    #[error(transparent)]
+    Dtype(#[from] crate::dtype::DtypeError),
+
+    /// A chunk is corrupt or inconsistent with the array.
+    #[error("{source_name}: chunk {chunk}: {reason}")]
+    Chunk {
+        /// Where the frame came from.
+        source_name: String,
+        /// The chunk index.
+        chunk: i64,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// A chunk uses a codec, filter or feature this build cannot decode.
+    #[error("{source_name}: chunk {chunk}: unsupported {what}: {name}")]
+    Unsupported {
+        /// Where the frame came from.
+        source_name: String,
+        /// The chunk index.
+        chunk: i64,
+        /// `codec`, `filter`, `chunk format`, ...
+        what: &'static str,
+        /// The codec/filter/feature name (with its id).
+        name: String,
+    },
+
+    /// The requested Rust element type does not match the array's dtype.
+    #[error("type mismatch: array dtype {dtype} cannot be read as {requested}")]
+    TypeMismatch {
+        /// The array's dtype string.
+        dtype: String,
+        /// The Rust type asked for.
+        requested: &'static str,
+    },
+
+    /// A `|b1` array holds a byte other than 0 or 1.
+    #[error("invalid bool value {value:#04x} at item {index}")]
+    InvalidBool {
+        /// Item index in C order.
+        index: usize,
+        /// The offending byte.
+        value: u8,
+    },
+
+    /// A caller-supplied buffer has the wrong length.
+    #[error("output buffer has {got} bytes, {expected} needed")]
+    BufferSize {
+        /// Bytes needed.
+        expected: usize,
+        /// Bytes given.
+        got: usize,
+    },
+
+    /// A vlmeta attribute could not be read or decoded.
+    #[error("{source_name}: attribute {name:?}: {reason}")]
+    Attr {
+        /// Where the frame came from.
+        source_name: String,
+        /// Attribute name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// c-blosc2 reported an error code.
+    #[error("{context}: c-blosc2 error {code}")]
+    Blosc {
+        /// What was being done.
+        context: String,
+        /// The negative c-blosc2 return code.
+        code: i64,
+    },
+
+    /// An invalid argument from the caller (not from a file).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+/// Result with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,338 @@
+//! The only module that talks to c-blosc2 (through `blosc2-src`) and the only one with `unsafe`.
+//!
+//! It offers RAII handles with safe methods: [`Schunk`] (an opened frame), [`Dctx`] (a
+//! decompression context). Everything above works with plain Rust types. The bindings of
+//! `blosc2-src` 0.1.4 do not match the C sources for `blosc2_io_cb` and the `blosc2_stdio_*`
+//! functions, so those are never used here.
+
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_int, c_void};
+use std::path::Path;
+use std::ptr::NonNull;
+use std::sync::Once;
+
+use blosc2_src as sys;
+
+/// Length of an extended Blosc2 chunk header.
+pub(crate) const EXTENDED_HEADER_LEN: usize = 32;
+
+static INIT: Once = Once::new();
+
+/// Initialise c-blosc2 once per process. Never destroyed: handles may live until exit.
+pub(crate) fn init() {
+    INIT.call_once(|| {
+        // SAFETY: blosc2_init has no preconditions; `Once` guarantees a single call and that
+        // it happens-before every other c-blosc2 call made through this module.
+        unsafe { sys::blosc2_init() }
+    });
+}
+
+/// The lowercase c-blosc2 name of a codec id (`compcode`).
+pub(crate) fn codec_name(code: u8) -> String {
+    match code {
+        0 => "blosclz".into(),
+        1 => "lz4".into(),
+        2 => "lz4hc".into(),
+        3 => "snappy".into(),
+        4 => "zlib".into(),
+        5 => "zstd".into(),
+        32 => "ndlz".into(),
+        33 => "zfp_acc".into(),
+        34 => "zfp_prec".into(),
+        35 => "zfp_rate".into(),
+        36 => "openhtj2k".into(),
+        37 => "grok".into(),
+        38 => "openzl".into(),
+        other => format!("codec {other}"),
+    }
+}
+
+/// Compression parameters as c-blosc2 reports them for a super-chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SchunkParams {
+    pub compcode: u8,
+    pub compcode_meta: u8,
+    pub clevel: u8,
+    pub splitmode: u8,
+    pub typesize: i32,
+    pub blocksize: i32,
+    pub chunksize: i32,
+    pub filters: [u8; 6],
+    pub filters_meta: [u8; 6],
+    pub nchunks: i64,
+    pub nbytes: i64,
+    pub cbytes: i64,
+    pub contiguous: bool,
+}
+
+/// An opened c-blosc2 super-chunk (a CFrame or SFrame). Not thread-safe: keep it behind a lock.
+pub(crate) struct Schunk {
+    ptr: NonNull<sys::blosc2_schunk>,
+    /// Backing bytes of an in-memory frame; C only borrows them (`avoid_cframe_free`).
+    _buffer: Option<Vec<u8>>,
+}
+
+// SAFETY: a `blosc2_schunk` has no thread affinity; it is only unsafe to use from two threads
+// at once, and `Schunk` exposes no `&self` method that mutates C state concurrently: every
+// method that touches mutable C state takes `&mut self`, so Rust's borrow rules (and the
+// caller's Mutex) serialise them.
+unsafe impl Send for Schunk {}
+
+impl Schunk {
+    /// Open a CFrame file or SFrame directory at `path`, with the frame starting at `offset`.
+    pub(crate) fn open(path: &Path, offset: u64) -> Result<Schunk, String> {
+        init();
+        let s = path
+            .to_str()
+            .ok_or_else(|| "path is not valid UTF-8".to_string())?;
+        let c = CString::new(s).map_err(|_| "path contains a NUL byte".to_string())?;
+        let offset = i64::try_from(offset).map_err(|_| "offset too large".to_string())?;
+        // SAFETY: `c` is a valid NUL-terminated string that outlives the call; c-blosc2 copies
+        // the path. A NULL return is handled below.
+        let ptr = unsafe {
+            if offset == 0 {
+                sys::blosc2_schunk_open(c.as_ptr())
+            } else {
+                sys::blosc2_schunk_open_offset(c.as_ptr(), offset)
+            }
+        };
+        NonNull::new(ptr)
+            .map(|ptr| Schunk { ptr, _buffer: None })
+            .ok_or_else(|| "c-blosc2 could not open it as a frame".to_string())
+    }
+
+    /// Open an in-memory CFrame. The bytes are kept alive by the returned handle.
+    pub(crate) fn from_buffer(mut bytes: Vec<u8>) -> Result<Schunk, String> {
+        init();
+        let len = i64::try_from(bytes.len()).map_err(|_| "buffer too large".to_string())?;
+        // SAFETY: the pointer/len describe `bytes`, whose heap allocation is moved (not
+        // reallocated) into the returned handle and so outlives the schunk. `copy = false`
+        // makes C borrow it; `avoid_cframe_free` below stops C from freeing it. c-blosc2 only
+        // reads a frame opened from a buffer unless it is written to, which this crate never
+        // does for opened frames.
+        let ptr = unsafe { sys::blosc2_schunk_from_buffer(bytes.as_mut_ptr(), len, false) };
+        let ptr = NonNull::new(ptr).ok_or_else(|| "c-blosc2 could not parse the frame".to_string())?;
+        // SAFETY: `ptr` is a valid schunk just returned by c-blosc2.
+        unsafe { sys::blosc2_schunk_avoid_cframe_free(ptr.as_ptr(), true) };
+        Ok(Schunk {
+            ptr,
+            _buffer: Some(bytes),
+        })
+    }
+
+    fn raw(&self) -> &sys::blosc2_schunk {
+        // SAFETY: `ptr` is a valid, live schunk for the lifetime of `self` (freed only in Drop).
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// The super-chunk's parameters.
+    pub(crate) fn params(&self) -> SchunkParams {
+        let s = self.raw();
+        let contiguous = if s.storage.is_null() {
+            true
+        } else {
+            // SAFETY: a non-null `storage` points to the schunk's own storage struct.
+            unsafe { (*s.storage).contiguous }
+        };
+        SchunkParams {
+            compcode: s.compcode,
+            compcode_meta: s.compcode_meta,
+            clevel: s.clevel,
+            splitmode: s.splitmode,
+            typesize: s.typesize,
+            blocksize: s.blocksize,
+            chunksize: s.chunksize,
+            filters: s.filters,
+            filters_meta: s.filters_meta,
+            nchunks: s.nchunks,
+            nbytes: s.nbytes,
+            cbytes: s.cbytes,
+            contiguous,
+        }
+    }
+
+    /// Names and contents of the fixed-size metalayers, in storage order.
+    pub(crate) fn metalayers(&self) -> Vec<(String, Vec<u8>)> {
+        let s = self.raw();
+        let n = usize::from(s.nmetalayers).min(s.metalayers.len());
+        let mut out = Vec::with_capacity(n);
+        for &m in &s.metalayers[..n] {
+            if m.is_null() {
+                continue;
+            }
+            // SAFETY: non-null entries below `nmetalayers` point to metalayers owned by the
+            // schunk; `name` is NUL-terminated and `content` holds `content_len` bytes.
+            let (name, content) = unsafe {
+                let m = &*m;
+                let name = if m.name.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr(m.name).to_string_lossy().into_owned()
+                };
+                let len = usize::try_from(m.content_len).unwrap_or(0);
+                let content = if m.content.is_null() || len == 0 {
+                    Vec::new()
+                } else {
+                    std::slice::from_raw_parts(m.content, len).to_vec()
+                };
+                (name, content)
+            };
+            out.push((name, content));
+        }
+        out
+    }
+
+    /// Names of the variable-length metalayers (user attributes).
+    pub(crate) fn vlmeta_names(&self) -> Vec<String> {
+        let s = self.raw();
+        let n = usize::try_from(s.nvlmetalayers)
+            .unwrap_or(0)
+            .min(s.vlmetalayers.len());
+        let mut out = Vec::with_capacity(n);
+        for &m in &s.vlmetalayers[..n] {
+            if m.is_null() {
+                continue;
+            }
+            // SAFETY: non-null entries below `nvlmetalayers` point to vlmetalayers owned by the
+            // schunk, with NUL-terminated names.
+            let name = unsafe {
+                let m = &*m;
+                if m.name.is_null() {
+                    continue;
+                }
+                CStr::from_ptr(m.name).to_string_lossy().into_owned()
+            };
+            out.push(name);
+        }
+        out
+    }
+
+    /// The decompressed content of vlmeta entry `name`.
+    pub(crate) fn vlmeta_get(&mut self, name: &str) -> Result<Vec<u8>, i64> {
+        let c = CString::new(name).map_err(|_| -1i64)?;
+        let mut content: *mut u8 = std::ptr::null_mut();
+        let mut len: i32 = 0;
+        // SAFETY: schunk is valid and exclusively borrowed; `c` is NUL-terminated; on success
+        // C stores a malloc'ed buffer of `len` bytes in `content`, which we copy and free.
+        let rc = unsafe { sys::blosc2_vlmeta_get(self.ptr.as_ptr(), c.as_ptr(), &mut content, &mut len) };
+        if rc < 0 {
+            return Err(i64::from(rc));
+        }
+        if content.is_null() {
+            return Ok(Vec::new());
+        }
+        let len = usize::try_from(len).unwrap_or(0);
+        // SAFETY: `content` is a live malloc'ed buffer of `len` bytes returned by C.
+        let out = unsafe { std::slice::from_raw_parts(content, len).to_vec() };
+        // SAFETY: C allocated `content` with malloc and handed ownership to us.
+        unsafe { libc::free(content as *mut c_void) };
+        Ok(out)
+    }
+
+    /// Copy the compressed chunk `n` into `out` (replacing its contents).
+    pub(crate) fn chunk_into(&mut self, n: i64, out: &mut Vec<u8>) -> Result<(), i64> {
+        let mut chunk: *mut u8 = std::ptr::null_mut();
+        let mut needs_free = false;
+        // SAFETY: schunk is valid and exclusively borrowed (C mutates internal caches). On
+        // success C returns the chunk length and a pointer to that many bytes, owned by us
+        // when `needs_free`.
+        let rc = unsafe { sys::blosc2_schunk_get_chunk(self.ptr.as_ptr(), n, &mut chunk, &mut needs_free) };
+        if rc < 0 || chunk.is_null() {
+            if needs_free && !chunk.is_null() {
+                // SAFETY: C allocated it with malloc and handed ownership to us.
+                unsafe { libc::free(chunk as *mut c_void) };
+            }
+            return Err(i64::from(rc.min(-1)));
+        }
+        let len = usize::try_from(rc).unwrap_or(0);
+        out.clear();
+        // SAFETY: `chunk` points to `len` readable bytes (see above), valid until freed or
+        // until the schunk is mutated, which cannot happen while `self` is borrowed.
+        out.extend_from_slice(unsafe { std::slice::from_raw_parts(chunk, len) });
+        if needs_free {
+            // SAFETY: C allocated it with malloc and handed ownership to us.
+            unsafe { libc::free(chunk as *mut c_void) };
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Schunk {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` is a valid schunk owned by this handle and freed exactly once. For
+        // in-memory frames C does not free the buffer (avoid_cframe_free), which we drop after.
+        unsafe {
+            sys::blosc2_schunk_free(self.ptr.as_ptr());
+        }
+    }
+}
+
+/// A c-blosc2 decompression context (one per thread).
+pub(crate) struct Dctx {
+    ptr: NonNull<sys::blosc2_context>,
+}
+
+// SAFETY: a context has no thread affinity; `decompress` takes `&mut self`, so it is never
+// used by two threads at once.
+unsafe impl Send for Dctx {}
+
+impl Dctx {
+    /// A context decoding each chunk with `nthreads` block-level threads.
+    pub(crate) fn new(nthreads: usize) -> Dctx {
+        init();
+        let dparams = sys::blosc2_dparams {
+            nthreads: i16::try_from(nthreads.clamp(1, 256)).unwrap_or(1),
+            ..Default::default()
+        };
+        // SAFETY: dparams is a fully initialised value; a NULL return is checked.
+        let ptr = unsafe { sys::blosc2_create_dctx(dparams) };
+        Dctx {
+            ptr: NonNull::new(ptr).expect("c-blosc2 could not allocate a decompression context"),
+        }
+    }
+
+    /// Decompress the chunk `src` into `dst`; returns the number of bytes written.
+    ///
+    /// The caller must have validated `src`'s header (lengths, codec) first: c-blosc2 is
+    /// memory safe on its output (it never writes more than `dst.len()`) and checks `srcsize`.
+    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, i64> {
+        let srcsize = i32::try_from(src.len()).map_err(|_| -1i64)?;
+        let dstsize = i32::try_from(dst.len()).map_err(|_| -1i64)?;
+        // SAFETY: context valid and exclusively borrowed; src/dst are valid, non-overlapping
+        // (distinct Rust borrows) for the given lengths; C writes at most `dstsize` bytes.
+        let rc = unsafe {
+            sys::blosc2_decompress_ctx(
+                self.ptr.as_ptr(),
+                src.as_ptr() as *const c_void,
+                srcsize,
+                dst.as_mut_ptr() as *mut c_void,
+                dstsize,
+            )
+        };
+        usize::try_from(rc).map_err(|_| i64::from(rc))
+    }
+
+    /// Like [`Dctx::decompress`], but skipping the blocks whose `mask` entry is `true`.
+    pub(crate) fn decompress_masked(&mut self, src: &[u8], dst: &mut [u8], mask: &mut [bool]) -> Result<usize, i64> {
+        let n = c_int::try_from(mask.len()).map_err(|_| -1i64)?;
+        // SAFETY: context valid and exclusively borrowed; `mask` holds `n` bools and stays
+        // alive through the following decompress call, the only one that reads it.
+        let rc = unsafe { sys::blosc2_set_maskout(self.ptr.as_ptr(), mask.as_mut_ptr(), n) };
+        if rc < 0 {
+            return Err(i64::from(rc));
+        }
+        self.decompress(src, dst)
+    }
+}
+
+impl Drop for Dctx {
+    fn drop(&mut self) {
+        // SAFETY: valid context owned by this handle, freed exactly once.
+        unsafe { sys::blosc2_free_ctx(self.ptr.as_ptr()) }
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_types() {
+    let _: *const c_char = std::ptr::null();
+}

@@ -1,0 +1,191 @@
+//! Frame access: opening CFrames, SFrames, in-memory and embedded frames, with the frame
+//! header checked in Rust before c-blosc2 parses anything.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::ffi::{Schunk, SchunkParams};
+
+/// Bytes of the frame header this crate checks.
+const HEADER_PREFIX: usize = 0x20;
+
+/// How a frame is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    /// One contiguous frame (a `.b2nd` file, an in-memory buffer or an embedded frame).
+    Contiguous,
+    /// A sparse frame: a directory with `chunks.b2frame` and one file per chunk.
+    Sparse,
+}
+
+impl Storage {
+    /// `"contiguous"` or `"sparse"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Storage::Contiguous => "contiguous",
+            Storage::Sparse => "sparse",
+        }
+    }
+}
+
+/// Check the fixed part of a frame header: magic, field markers, sizes, version.
+/// `available` is how many bytes exist from the frame start on.
+fn check_header(h: &[u8], available: u64) -> std::result::Result<(), String> {
+    if h.len() < HEADER_PREFIX {
+        return Err(format!("{} bytes, too short for a frame header", h.len()));
+    }
+    if &h[1..10] != b"\xa8b2frame\0" {
+        return Err("no Blosc2 frame magic (`b2frame`) at the frame start".into());
+    }
+    if h[10] != 0xd2 || h[15] != 0xcf {
+        return Err("malformed frame header".into());
+    }
+    let header_len = u32::from_be_bytes([h[11], h[12], h[13], h[14]]) as u64;
+    let frame_len = u64::from_be_bytes(h[16..24].try_into().expect("8 bytes"));
+    if header_len < HEADER_PREFIX as u64 || header_len > frame_len {
+        return Err(format!("header length {header_len} inconsistent with frame length {frame_len}"));
+    }
+    if frame_len > available {
+        return Err(format!(
+            "truncated: the header declares {frame_len} bytes, only {available} are present"
+        ));
+    }
+    let version = h[0x19] & 0x0f;
+    if version > 2 {
+        return Err(format!(
+            "frame format version {version} (variable-size chunks, c-blosc2 3.x only) is not supported"
+        ));
+    }
+    Ok(())
+}
+
+fn read_prefix(path: &Path, offset: u64) -> Result<(Vec<u8>, u64)> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = File::open(path).map_err(io)?;
+    let len = f.metadata().map_err(io)?.len();
+    let available = len.saturating_sub(offset);
+    f.seek(SeekFrom::Start(offset)).map_err(io)?;
+    let mut buf = Vec::with_capacity(HEADER_PREFIX);
+    f.take(HEADER_PREFIX as u64).read_to_end(&mut buf).map_err(io)?;
+    Ok((buf, available))
+}
+
+/// An opened frame: the c-blosc2 super-chunk behind a lock, plus where it came from.
+pub(crate) struct Frame {
+    pub(crate) source: String,
+    pub(crate) schunk: Mutex<Schunk>,
+    pub(crate) params: SchunkParams,
+}
+
+impl Frame {
+    /// Open a CFrame file or an SFrame directory, the frame starting at `offset`.
+    pub(crate) fn open(path: &Path, offset: u64) -> Result<Frame> {
+        let source = if offset == 0 {
+            path.display().to_string()
+        } else {
+            format!("{}@{offset}", path.display())
+        };
+        let bad = |reason: String| Error::Frame {
+            source_name: source.clone(),
+            reason,
+        };
+        let meta = std::fs::metadata(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if meta.is_dir() {
+            if offset != 0 {
+                return Err(bad("an offset applies to a file, not a sparse-frame directory".into()));
+            }
+            let index: PathBuf = path.join("chunks.b2frame");
+            if !index.is_file() {
+                return Err(bad("directory without `chunks.b2frame`: not a sparse frame".into()));
+            }
+            let (h, avail) = read_prefix(&index, 0)?;
+            check_header(&h, avail).map_err(bad)?;
+        } else {
+            let (h, avail) = read_prefix(path, offset)?;
+            check_header(&h, avail).map_err(bad)?;
+        }
+        let schunk = Schunk::open(path, offset).map_err(bad)?;
+        Ok(Frame::new(source, schunk))
+    }
+
+    /// Open an in-memory CFrame.
+    pub(crate) fn from_bytes(bytes: Vec<u8>) -> Result<Frame> {
+        let source = "<memory>".to_string();
+        let bad = |reason: String| Error::Frame {
+            source_name: source.clone(),
+            reason,
+        };
+        check_header(&bytes[..bytes.len().min(HEADER_PREFIX)], bytes.len() as u64).map_err(bad)?;
+        let schunk = Schunk::from_buffer(bytes).map_err(bad)?;
+        Ok(Frame::new(source, schunk))
+    }
+
+    fn new(source: String, schunk: Schunk) -> Frame {
+        let params = schunk.params();
+        Frame {
+            source,
+            schunk: Mutex::new(schunk),
+            params,
+        }
+    }
+
+    /// Lock the super-chunk (recovering from a poisoned lock: the C state is unaffected by a
+    /// Rust panic elsewhere).
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Schunk> {
+        self.schunk.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How the frame is stored.
+    pub(crate) fn storage(&self) -> Storage {
+        if self.params.contiguous {
+            Storage::Contiguous
+        } else {
+            Storage::Sparse
+        }
+    }
+
+    /// Copy compressed chunk `n` into `out`.
+    pub(crate) fn chunk_into(&self, n: u64, out: &mut Vec<u8>) -> Result<()> {
+        let n = i64::try_from(n).map_err(|_| Error::InvalidArgument(format!("chunk index {n}")))?;
+        self.lock().chunk_into(n, out).map_err(|code| Error::Chunk {
+            source_name: self.source.clone(),
+            chunk: n,
+            reason: format!("c-blosc2 could not fetch it (error {code}): missing or corrupt chunk data"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_checks() {
+        let mut h = vec![0u8; 0x20];
+        h[0] = 0x9e;
+        h[1..10].copy_from_slice(b"\xa8b2frame\0");
+        h[10] = 0xd2;
+        h[11..15].copy_from_slice(&0xa5u32.to_be_bytes());
+        h[15] = 0xcf;
+        h[16..24].copy_from_slice(&625u64.to_be_bytes());
+        h[0x19] = 0x12;
+        assert!(check_header(&h, 625).is_ok());
+        assert!(check_header(&h, 624).unwrap_err().contains("truncated"));
+        assert!(check_header(&h[..10], 625).is_err());
+        let mut v3 = h.clone();
+        v3[0x19] = 0x13;
+        assert!(check_header(&v3, 625).unwrap_err().contains("version 3"));
+        let mut bad = h.clone();
+        bad[3] = b'x';
+        assert!(check_header(&bad, 625).unwrap_err().contains("magic"));
+    }
+}

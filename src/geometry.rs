@@ -1,0 +1,493 @@
+//! Array, chunk and block geometry: validation and the item layout of decoded chunks.
+//!
+//! Per dimension `i`: shape `S`, chunk shape `C`, block shape `B`. Chunks form a C-order grid
+//! of `ceil(S/C)`; every chunk stores its *extended* shape `X = ceil(C/B)*B`, as C-order
+//! blocks over the grid `X/B`, each a C-order run of `prod(B)` items. Only the part of a chunk
+//! inside the array is data; the rest is padding and never exposed.
+
+use crate::meta::MAX_DIM;
+
+/// Largest decoded chunk c-blosc2 can hold (its buffers are sized by `int32_t`).
+pub const MAX_CHUNK_BYTES: u64 = i32::MAX as u64 - 32;
+
+/// Validated geometry of an N-d array. All products are overflow-checked at construction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Geometry {
+    shape: Vec<u64>,
+    chunks: Vec<u64>,
+    blocks: Vec<u64>,
+    ext: Vec<u64>,
+    grid: Vec<u64>,
+    block_grid: Vec<u64>,
+    itemsize: usize,
+    nitems: u64,
+    nchunks: u64,
+    chunk_items: u64,
+    block_items: u64,
+}
+
+fn prod(v: &[u64]) -> Option<u64> {
+    v.iter().try_fold(1u64, |a, &b| a.checked_mul(b))
+}
+
+fn div_ceil(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        0
+    } else {
+        a.div_ceil(b)
+    }
+}
+
+impl Geometry {
+    /// Validate a stored geometry for items of `itemsize` bytes.
+    ///
+    /// Rules: equal ranks (at most 16); shape >= 0; chunk and block > 0 where shape > 0;
+    /// block <= chunk; items, bytes, chunk count and chunk bytes fit (a decoded chunk must fit
+    /// c-blosc2's 2 GiB limit).
+    ///
+    /// ```
+    /// let g = b2nd::Geometry::new(&[7, 5], &[4, 5], &[3, 2], 4).unwrap();
+    /// assert_eq!(g.ext_chunks(), &[6, 6]);
+    /// assert_eq!(g.nchunks(), 2);
+    /// ```
+    pub fn new(shape: &[i64], chunks: &[i32], blocks: &[i32], itemsize: usize) -> Result<Geometry, String> {
+        let nd = shape.len();
+        if nd > MAX_DIM {
+            return Err(format!("{nd} dimensions, at most {MAX_DIM} supported"));
+        }
+        if chunks.len() != nd || blocks.len() != nd {
+            return Err(format!(
+                "rank mismatch: shape has {nd} dims, chunks {}, blocks {}",
+                chunks.len(),
+                blocks.len()
+            ));
+        }
+        if itemsize == 0 {
+            return Err("itemsize is 0".into());
+        }
+        let mut s = Vec::with_capacity(nd);
+        let mut c = Vec::with_capacity(nd);
+        let mut b = Vec::with_capacity(nd);
+        for i in 0..nd {
+            if shape[i] < 0 {
+                return Err(format!("shape[{i}] = {} is negative", shape[i]));
+            }
+            if chunks[i] < 0 {
+                return Err(format!("chunks[{i}] = {} is negative", chunks[i]));
+            }
+            if blocks[i] < 0 {
+                return Err(format!("blocks[{i}] = {} is negative", blocks[i]));
+            }
+            if shape[i] > 0 {
+                if chunks[i] == 0 {
+                    return Err(format!("chunks[{i}] = 0 but shape[{i}] = {}", shape[i]));
+                }
+                if blocks[i] == 0 {
+                    return Err(format!("blocks[{i}] = 0 but shape[{i}] = {}", shape[i]));
+                }
+            }
+            if blocks[i] > chunks[i] {
+                return Err(format!("blocks[{i}] = {} exceeds chunks[{i}] = {}", blocks[i], chunks[i]));
+            }
+            s.push(shape[i] as u64);
+            c.push(chunks[i] as u64);
+            b.push(blocks[i] as u64);
+        }
+        let nitems = prod(&s).ok_or("number of items overflows")?;
+        let nbytes = nitems
+            .checked_mul(itemsize as u64)
+            .filter(|&n| n <= i64::MAX as u64)
+            .ok_or("array size in bytes overflows")?;
+        let _ = nbytes;
+        let grid: Vec<u64> = s.iter().zip(&c).map(|(&s, &c)| div_ceil(s, c)).collect();
+        let nchunks = prod(&grid).ok_or("number of chunks overflows")?;
+        let ext: Vec<u64> = c.iter().zip(&b).map(|(&c, &b)| div_ceil(c, b) * b).collect();
+        let block_grid: Vec<u64> = ext.iter().zip(&b).map(|(&x, &b)| div_ceil(x, b)).collect();
+        let (chunk_items, block_items) = if nitems == 0 {
+            (0, 0)
+        } else {
+            (prod(&ext).ok_or("chunk size overflows")?, prod(&b).ok_or("block size overflows")?)
+        };
+        let chunk_bytes = chunk_items.checked_mul(itemsize as u64).ok_or("chunk size overflows")?;
+        if chunk_bytes > MAX_CHUNK_BYTES {
+            return Err(format!("a chunk of {chunk_bytes} bytes exceeds the 2 GiB c-blosc2 limit"));
+        }
+        Ok(Geometry {
+            shape: s,
+            chunks: c,
+            blocks: b,
+            ext,
+            grid,
+            block_grid,
+            itemsize,
+            nitems,
+            nchunks,
+            chunk_items,
+            block_items,
+        })
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+    /// Array shape.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+    /// Chunk shape.
+    pub fn chunks(&self) -> &[u64] {
+        &self.chunks
+    }
+    /// Block shape.
+    pub fn blocks(&self) -> &[u64] {
+        &self.blocks
+    }
+    /// Extended chunk shape `ceil(C/B)*B`: what each stored chunk holds.
+    pub fn ext_chunks(&self) -> &[u64] {
+        &self.ext
+    }
+    /// Chunk grid `ceil(S/C)`.
+    pub fn chunk_grid(&self) -> &[u64] {
+        &self.grid
+    }
+    /// Block grid inside one chunk, `X/B`.
+    pub fn block_grid(&self) -> &[u64] {
+        &self.block_grid
+    }
+    /// Bytes per item.
+    pub fn itemsize(&self) -> usize {
+        self.itemsize
+    }
+    /// Number of items in the array.
+    pub fn nitems(&self) -> u64 {
+        self.nitems
+    }
+    /// Logical size of the array in bytes (fits `i64`).
+    pub fn nbytes(&self) -> u64 {
+        self.nitems * self.itemsize as u64
+    }
+    /// Number of chunks the geometry implies.
+    pub fn nchunks(&self) -> u64 {
+        self.nchunks
+    }
+    /// Items in one stored (extended) chunk.
+    pub fn chunk_items(&self) -> u64 {
+        self.chunk_items
+    }
+    /// Bytes in one decoded (extended) chunk (at most [`MAX_CHUNK_BYTES`]).
+    pub fn chunk_bytes(&self) -> usize {
+        (self.chunk_items * self.itemsize as u64) as usize
+    }
+    /// Items in one block.
+    pub fn block_items(&self) -> u64 {
+        self.block_items
+    }
+    /// Bytes in one block.
+    pub fn block_bytes(&self) -> usize {
+        (self.block_items * self.itemsize as u64) as usize
+    }
+
+    /// Grid coordinates of chunk `idx` (C order).
+    pub fn chunk_coords(&self, idx: u64) -> Vec<u64> {
+        unravel(idx, &self.grid)
+    }
+
+    /// The region of the array chunk `idx` covers: (origin, extent), padding excluded.
+    pub fn chunk_region(&self, idx: u64) -> (Vec<u64>, Vec<u64>) {
+        let cc = self.chunk_coords(idx);
+        let origin: Vec<u64> = cc.iter().zip(&self.chunks).map(|(&c, &n)| c * n).collect();
+        let extent: Vec<u64> = (0..self.ndim())
+            .map(|i| self.chunks[i].min(self.shape[i] - origin[i]))
+            .collect();
+        (origin, extent)
+    }
+
+    /// Copy the part of decoded chunk `idx` (`src`, extended-chunk layout) that lies inside the
+    /// box `[box_start, box_start + box_shape)` into `dst`, a C-order buffer of that box.
+    ///
+    /// Only data items are copied; padding never is. `src` must hold [`Self::chunk_bytes`]
+    /// bytes and `dst` `prod(box_shape) * itemsize` bytes (checked).
+    pub fn copy_chunk_to_box(
+        &self,
+        idx: u64,
+        src: &[u8],
+        dst: &mut [u8],
+        box_start: &[u64],
+        box_shape: &[u64],
+    ) -> Result<(), String> {
+        self.for_each_run(idx, box_start, box_shape, dst.len(), |s, d, n| {
+            let s = src.get(s..s + n).ok_or("decoded chunk shorter than its geometry")?;
+            dst[d..d + n].copy_from_slice(s);
+            Ok(())
+        })
+    }
+
+    /// Fill the part of chunk `idx` inside the box with the repeated item `value`.
+    pub fn fill_chunk_in_box(
+        &self,
+        idx: u64,
+        value: &[u8],
+        dst: &mut [u8],
+        box_start: &[u64],
+        box_shape: &[u64],
+    ) -> Result<(), String> {
+        if value.len() != self.itemsize {
+            return Err("fill value has the wrong size".into());
+        }
+        let zero = value.iter().all(|&b| b == 0);
+        self.for_each_run(idx, box_start, box_shape, dst.len(), |_, d, n| {
+            let run = &mut dst[d..d + n];
+            if zero {
+                run.fill(0);
+            } else {
+                for item in run.chunks_exact_mut(value.len()) {
+                    item.copy_from_slice(value);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Call `f(src_offset, dst_offset, len)` (bytes) for each contiguous run of chunk `idx`'s
+    /// data inside the box, in an order that walks blocks then rows.
+    fn for_each_run(
+        &self,
+        idx: u64,
+        box_start: &[u64],
+        box_shape: &[u64],
+        dst_len: usize,
+        mut f: impl FnMut(usize, usize, usize) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let nd = self.ndim();
+        if box_start.len() != nd || box_shape.len() != nd {
+            return Err("box rank differs from array rank".into());
+        }
+        if idx >= self.nchunks {
+            return Err(format!("chunk {idx} out of range ({} chunks)", self.nchunks));
+        }
+        let isz = self.itemsize;
+        let box_items = prod(box_shape).ok_or("box too large")?;
+        if box_items.checked_mul(isz as u64) != Some(dst_len as u64) {
+            return Err(format!(
+                "destination has {dst_len} bytes, box needs {}",
+                box_items.saturating_mul(isz as u64)
+            ));
+        }
+        if nd == 0 {
+            return f(0, 0, isz);
+        }
+        let (origin, extent) = self.chunk_region(idx);
+        // Intersection of the chunk's data region with the box, in array coordinates.
+        let mut lo = [0u64; MAX_DIM];
+        let mut hi = [0u64; MAX_DIM];
+        for i in 0..nd {
+            lo[i] = origin[i].max(box_start[i]);
+            hi[i] = (origin[i] + extent[i]).min(box_start[i] + box_shape[i]);
+            if lo[i] >= hi[i] {
+                return Ok(());
+            }
+        }
+        // Strides (in items) of the destination box and of a block.
+        let mut dst_stride = [0u64; MAX_DIM];
+        let mut blk_stride = [0u64; MAX_DIM];
+        let mut bgrid_stride = [0u64; MAX_DIM];
+        let (mut ds, mut bs, mut gs) = (1u64, 1u64, 1u64);
+        for i in (0..nd).rev() {
+            dst_stride[i] = ds;
+            ds *= box_shape[i];
+            blk_stride[i] = bs;
+            bs *= self.blocks[i];
+            bgrid_stride[i] = gs;
+            gs *= self.block_grid[i];
+        }
+        // Range of blocks (in-chunk block coordinates) touched.
+        let mut b_lo = [0u64; MAX_DIM];
+        let mut b_hi = [0u64; MAX_DIM];
+        for i in 0..nd {
+            b_lo[i] = (lo[i] - origin[i]) / self.blocks[i];
+            b_hi[i] = (hi[i] - 1 - origin[i]) / self.blocks[i] + 1;
+        }
+        let last = nd - 1;
+        let mut b = b_lo;
+        loop {
+            // Block b: its region in array coordinates, clipped to [lo, hi).
+            let mut r_lo = [0u64; MAX_DIM];
+            let mut r_hi = [0u64; MAX_DIM];
+            let mut block_lin = 0u64;
+            for i in 0..nd {
+                let bo = origin[i] + b[i] * self.blocks[i];
+                r_lo[i] = bo.max(lo[i]);
+                r_hi[i] = (bo + self.blocks[i]).min(hi[i]);
+                block_lin += b[i] * bgrid_stride[i];
+            }
+            let block_base = block_lin * self.block_items;
+            let run = r_hi[last] - r_lo[last];
+            // Walk rows of this block region (all dims but the last).
+            let mut a = r_lo;
+            'rows: loop {
+                let mut s_items = block_base;
+                let mut d_items = 0u64;
+                for i in 0..nd {
+                    let bo = origin[i] + b[i] * self.blocks[i];
+                    s_items += (a[i] - bo) * blk_stride[i];
+                    d_items += (a[i] - box_start[i]) * dst_stride[i];
+                }
+                f((s_items as usize) * isz, (d_items as usize) * isz, (run as usize) * isz)?;
+                // Next row: advance dims last-1 .. 0.
+                let mut i = last;
+                loop {
+                    if i == 0 {
+                        break 'rows;
+                    }
+                    i -= 1;
+                    a[i] += 1;
+                    if a[i] < r_hi[i] {
+                        break;
+                    }
+                    a[i] = r_lo[i];
+                }
+            }
+            // Next block.
+            let mut i = nd;
+            let mut done = true;
+            while i > 0 {
+                i -= 1;
+                b[i] += 1;
+                if b[i] < b_hi[i] {
+                    done = false;
+                    break;
+                }
+                b[i] = b_lo[i];
+            }
+            if done {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// C-order coordinates of linear index `idx` in a grid of shape `dims`.
+pub(crate) fn unravel(mut idx: u64, dims: &[u64]) -> Vec<u64> {
+    let mut out = vec![0u64; dims.len()];
+    for i in (0..dims.len()).rev() {
+        if dims[i] > 0 {
+            out[i] = idx % dims[i];
+            idx /= dims[i];
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Encode an array into its chunks the slow, obvious way (per item), for checking.
+    fn encode_chunks(g: &Geometry, data: &[i32]) -> Vec<Vec<i32>> {
+        let nd = g.ndim();
+        let mut out = vec![vec![-1i32; g.chunk_items() as usize]; g.nchunks() as usize];
+        for (lin, &v) in data.iter().enumerate() {
+            let a = unravel(lin as u64, g.shape());
+            let mut cidx = 0u64;
+            let mut off_b = 0u64;
+            let mut off_w = 0u64;
+            for i in 0..nd {
+                let c = a[i] / g.chunks()[i];
+                let l = a[i] % g.chunks()[i];
+                cidx = cidx * g.chunk_grid()[i] + c;
+                off_b = off_b * g.block_grid()[i] + l / g.blocks()[i];
+                off_w = off_w * g.blocks()[i] + l % g.blocks()[i];
+            }
+            out[cidx as usize][(off_b * g.block_items() + off_w) as usize] = v;
+        }
+        out
+    }
+
+    fn as_bytes(v: &[i32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn reference_example_from_format_notes() {
+        let g = Geometry::new(&[7, 5], &[4, 5], &[3, 2], 4).unwrap();
+        assert_eq!(g.ext_chunks(), &[6, 6]);
+        let data: Vec<i32> = (0..35).collect();
+        let chunks = encode_chunks(&g, &data);
+        // Chunk 1 holds rows 4..7: 20 21 25 26 30 31 | 22 23 27 28 32 33 | 24 _ 29 _ 34 _ ...
+        assert_eq!(&chunks[1][..6], &[20, 21, 25, 26, 30, 31]);
+        assert_eq!(&chunks[1][6..12], &[22, 23, 27, 28, 32, 33]);
+        assert_eq!(chunks[1][12], 24);
+        assert_eq!(chunks[1][14], 29);
+        let mut out = vec![0u8; 35 * 4];
+        for c in 0..g.nchunks() {
+            g.copy_chunk_to_box(c, &as_bytes(&chunks[c as usize]), &mut out, &[0, 0], &[7, 5])
+                .unwrap();
+        }
+        assert_eq!(out, as_bytes(&data));
+    }
+
+    #[test]
+    fn many_geometries_roundtrip_and_boxes() {
+        let cases: &[(&[i64], &[i32], &[i32])] = &[
+            (&[], &[], &[]),
+            (&[10], &[4], &[3]),
+            (&[10], &[10], &[10]),
+            (&[9, 7, 5], &[4, 3, 5], &[3, 2, 2]),
+            (&[2, 3, 4, 5], &[2, 2, 3, 3], &[1, 2, 2, 2]),
+            (&[1, 1, 13], &[1, 1, 5], &[1, 1, 5]),
+            (&[5, 1, 3, 1, 2], &[3, 1, 2, 1, 2], &[2, 1, 1, 1, 1]),
+        ];
+        for (shape, chunks, blocks) in cases {
+            let g = Geometry::new(shape, chunks, blocks, 4).unwrap();
+            let n = g.nitems() as usize;
+            let data: Vec<i32> = (0..n as i32).collect();
+            let enc = encode_chunks(&g, &data);
+            let shp = g.shape().to_vec();
+            let mut out = vec![0u8; n * 4];
+            for c in 0..g.nchunks() {
+                g.copy_chunk_to_box(c, &as_bytes(&enc[c as usize]), &mut out, &vec![0; shp.len()], &shp)
+                    .unwrap();
+            }
+            assert_eq!(out, as_bytes(&data), "{shape:?} {chunks:?} {blocks:?}");
+            // A sub-box: drop the first item along each dim where possible.
+            if !shp.is_empty() && shp.iter().all(|&s| s >= 2) {
+                let start: Vec<u64> = shp.iter().map(|_| 1).collect();
+                let bshape: Vec<u64> = shp.iter().map(|&s| s - 1).collect();
+                let m: u64 = bshape.iter().product();
+                let mut sub = vec![0u8; m as usize * 4];
+                for c in 0..g.nchunks() {
+                    g.copy_chunk_to_box(c, &as_bytes(&enc[c as usize]), &mut sub, &start, &bshape)
+                        .unwrap();
+                }
+                let expect: Vec<i32> = (0..m)
+                    .map(|l| {
+                        let a = unravel(l, &bshape);
+                        let mut lin = 0u64;
+                        for i in 0..a.len() {
+                            lin = lin * shp[i] + a[i] + 1;
+                        }
+                        lin as i32
+                    })
+                    .collect();
+                assert_eq!(sub, as_bytes(&expect), "sub-box of {shape:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn validation() {
+        assert!(Geometry::new(&[-1], &[1], &[1], 1).is_err());
+        assert!(Geometry::new(&[4], &[0], &[0], 1).is_err());
+        assert!(Geometry::new(&[4], &[2], &[3], 1).is_err());
+        assert!(Geometry::new(&[4], &[2], &[0], 1).is_err());
+        assert!(Geometry::new(&[4, 4], &[2], &[1], 1).is_err());
+        assert!(Geometry::new(&[i64::MAX, i64::MAX], &[1, 1], &[1, 1], 1).is_err());
+        assert!(Geometry::new(&[1 << 40], &[i32::MAX], &[i32::MAX], 8).is_err());
+        let g = Geometry::new(&[0, 5], &[0, 5], &[0, 5], 8).unwrap();
+        assert_eq!(g.nchunks(), 0);
+        assert_eq!(g.nitems(), 0);
+        let g = Geometry::new(&[], &[], &[], 8).unwrap();
+        assert_eq!((g.nchunks(), g.nitems(), g.chunk_bytes()), (1, 1, 8));
+    }
+}

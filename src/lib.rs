@@ -1,0 +1,48 @@
+//! # b2nd
+//!
+//! Read (and write) Blosc2 N-dimensional arrays — the `.b2nd` files python-blosc2 writes, and
+//! legacy `caterva` files — from Rust, through c-blosc2.
+//!
+//! ```no_run
+//! use b2nd::Array;
+//!
+//! let a = Array::open("tests/data/f8_2d.b2nd")?;
+//! println!("shape {:?}, chunks {:?}, blocks {:?}, dtype {}", a.shape(), a.chunks(), a.blocks(), a.dtype());
+//! let values: Vec<f64> = a.read()?;          // typed, checked against the dtype
+//! let raw: Vec<u8> = a.read_bytes()?;         // any dtype, C order
+//! if let Some(unit) = a.attr("unit")? {       // vlmeta attributes
+//!     println!("unit = {unit:?}");
+//! }
+//! # Ok::<(), b2nd::Error>(())
+//! ```
+//!
+//! Layers: [`ffi`](crate) wraps c-blosc2 (the only `unsafe` code); [`frame`] opens frames;
+//! [`meta`] parses metalayers; [`dtype`] parses NumPy dtype strings; [`Geometry`] validates
+//! shapes and maps chunks and blocks to array coordinates; [`Array`] reads, decoding chunks in
+//! parallel; filters c-blosc2 2.15 lacks are undone in Rust.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod array;
+pub mod attrs;
+mod chunk;
+pub mod dtype;
+mod element;
+mod error;
+mod ffi;
+mod filters;
+pub mod frame;
+mod geometry;
+pub mod meta;
+pub mod npy;
+mod read;
+
+pub use array::Array;
+pub use attrs::Value;
+pub use dtype::{ByteOrder, Dtype};
+pub use element::Element;
+pub use error::{Error, Result};
+pub use frame::Storage;
+pub use geometry::Geometry;
+pub use meta::Format;

@@ -1,0 +1,258 @@
+//! Reading: whole arrays and boxes, decoded chunk by chunk, in parallel, straight into one
+//! C-order output.
+//!
+//! The output is cut into contiguous slabs along the first dimension longer than 1, one slab per
+//! chunk row; slabs are filled in parallel (one c-blosc2 context and scratch buffer per
+//! worker, compressed chunks fetched under the frame lock). When there are fewer slabs than
+//! threads, the remaining threads decode blocks inside each chunk (c-blosc2's own threads).
+
+use rayon::prelude::*;
+
+use crate::array::Array;
+use crate::chunk::{ChunkError, Decoded, Decoder};
+use crate::element::{self, Element};
+use crate::error::{Error, Result};
+use crate::geometry::unravel;
+
+/// Per-worker buffers.
+struct Worker {
+    decoder: Decoder,
+    compressed: Vec<u8>,
+    decoded: Vec<u8>,
+}
+
+impl Worker {
+    fn new(inner_threads: usize) -> Worker {
+        Worker {
+            decoder: Decoder::new(inner_threads),
+            compressed: Vec::new(),
+            decoded: Vec::new(),
+        }
+    }
+}
+
+/// One contiguous part of the output: the box rows `[lo, hi)` along `dim`.
+struct Slab<'a> {
+    out: &'a mut [u8],
+    start: Vec<u64>,
+    shape: Vec<u64>,
+}
+
+impl Array {
+    /// Read the whole array as raw bytes in C order (the dtype's own byte order).
+    ///
+    /// ```no_run
+    /// let a = b2nd::Array::open("data.b2nd")?;
+    /// let raw = a.read_bytes()?;
+    /// assert_eq!(raw.len() as u64, a.nbytes());
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn read_bytes(&self) -> Result<Vec<u8>> {
+        let n = usize::try_from(self.nbytes())
+            .map_err(|_| Error::InvalidArgument("array larger than the address space".into()))?;
+        let mut out = vec![0u8; n];
+        self.read_bytes_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// Read the whole array as raw bytes into `out` (exactly [`Array::nbytes`] long).
+    pub fn read_bytes_into(&self, out: &mut [u8]) -> Result<()> {
+        let start = vec![0; self.ndim()];
+        let shape = self.shape().to_vec();
+        self.read_box_bytes_into(&start, &shape, out)
+    }
+
+    /// Read the whole array as `T` (checked against the dtype; big-endian data converted).
+    ///
+    /// ```no_run
+    /// let a = b2nd::Array::open("data.b2nd")?;
+    /// let v: Vec<f32> = a.read()?;
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn read<T: Element + Default>(&self) -> Result<Vec<T>> {
+        element::check::<T>(&self.dtype)?;
+        let n = usize::try_from(self.nitems())
+            .map_err(|_| Error::InvalidArgument("array larger than the address space".into()))?;
+        let mut out = vec![T::default(); n];
+        self.read_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// Read the whole array as `T` into `out` (exactly [`Array::nitems`] long).
+    pub fn read_into<T: Element>(&self, out: &mut [T]) -> Result<()> {
+        element::check::<T>(&self.dtype)?;
+        if out.len() as u64 != self.nitems() {
+            return Err(Error::BufferSize {
+                expected: (self.nitems() as usize).saturating_mul(self.itemsize()),
+                got: out.len() * self.itemsize(),
+            });
+        }
+        T::fill_from_bytes(out, &self.dtype, &mut |bytes| self.read_bytes_into(bytes))
+    }
+
+    /// Read the whole array as an `ndarray::ArrayD<T>` with the array's shape.
+    #[cfg(feature = "ndarray")]
+    pub fn read_ndarray<T: Element + Default>(&self) -> Result<ndarray::ArrayD<T>> {
+        let v = self.read::<T>()?;
+        let shape: Vec<usize> = self.shape().iter().map(|&s| s as usize).collect();
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v)
+            .map_err(|e| Error::InvalidArgument(format!("ndarray shape: {e}")))
+    }
+
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        self.pool
+            .get_or_init(|| {
+                if self.threads <= 1 {
+                    return None;
+                }
+                rayon::ThreadPoolBuilder::new().num_threads(self.threads).build().ok()
+            })
+            .as_ref()
+    }
+
+    fn chunk_error(&self, chunk: u64, e: ChunkError) -> Error {
+        let source_name = self.frame.source.clone();
+        let chunk = chunk as i64;
+        match e {
+            ChunkError::Corrupt(reason) => Error::Chunk {
+                source_name,
+                chunk,
+                reason,
+            },
+            ChunkError::Unsupported(what, name) => Error::Unsupported {
+                source_name,
+                chunk,
+                what,
+                name,
+            },
+        }
+    }
+
+    /// Read the box `[start, start + shape)` of the array as raw bytes in the box's C order
+    /// into `out` (exactly `prod(shape) * itemsize` bytes). Only the chunks the box touches
+    /// are fetched and decoded.
+    ///
+    /// ```no_run
+    /// let a = b2nd::Array::open("data.b2nd")?; // say shape (100, 50), <i4
+    /// let mut rows = vec![0u8; 10 * 50 * 4];
+    /// a.read_box_bytes_into(&[20, 0], &[10, 50], &mut rows)?;
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn read_box_bytes_into(&self, start: &[u64], shape: &[u64], out: &mut [u8]) -> Result<()> {
+        let g = &self.geom;
+        let nd = g.ndim();
+        let isz = g.itemsize();
+        if start.len() != nd || shape.len() != nd {
+            return Err(Error::InvalidArgument("box rank differs from the array's".into()));
+        }
+        for i in 0..nd {
+            if start[i].checked_add(shape[i]).is_none_or(|e| e > g.shape()[i]) {
+                return Err(Error::InvalidArgument(format!("box exceeds the array along dim {i}")));
+            }
+        }
+        let items: u64 = shape.iter().product();
+        let need = (items as usize).saturating_mul(isz);
+        if out.len() != need {
+            return Err(Error::BufferSize {
+                expected: need,
+                got: out.len(),
+            });
+        }
+        if items == 0 {
+            return Ok(());
+        }
+        // Split along the first box dimension longer than 1: everything before it is a single
+        // index, so each chunk row along it is one contiguous run of the output.
+        let d = shape.iter().position(|&s| s > 1).unwrap_or(0);
+        let row_bytes: usize = shape[d + 1..].iter().product::<u64>() as usize * isz;
+        let c = g.chunks()[d].max(1);
+        let (lo, hi) = (start[d], start[d] + shape[d]);
+        let mut slabs = Vec::new();
+        let mut rest = out;
+        let mut k = lo / c;
+        while k * c < hi {
+            let r_lo = lo.max(k * c);
+            let r_hi = hi.min((k + 1) * c);
+            let (head, tail) = rest.split_at_mut(((r_hi - r_lo) as usize) * row_bytes);
+            rest = tail;
+            let mut s_start = start.to_vec();
+            let mut s_shape = shape.to_vec();
+            s_start[d] = r_lo;
+            s_shape[d] = r_hi - r_lo;
+            slabs.push(Slab {
+                out: head,
+                start: s_start,
+                shape: s_shape,
+            });
+            k += 1;
+        }
+        let outer = slabs.len().min(self.threads).max(1);
+        let inner = (self.threads / outer).max(1);
+        let run = |w: &mut Worker, slab: Slab<'_>| self.fill_slab(w, slab);
+        match self.pool() {
+            Some(pool) if outer > 1 => pool.install(|| {
+                slabs
+                    .into_par_iter()
+                    .with_max_len(1)
+                    .try_for_each_init(|| Worker::new(inner), run)
+            }),
+            _ => {
+                let mut w = Worker::new(inner);
+                slabs.into_iter().try_for_each(|s| run(&mut w, s))
+            }
+        }
+    }
+
+    /// Decode every chunk intersecting the slab and copy its data into it.
+    fn fill_slab(&self, w: &mut Worker, slab: Slab<'_>) -> Result<()> {
+        let g = &self.geom;
+        let nd = g.ndim();
+        // Chunk-grid ranges intersecting the slab.
+        let mut c_lo = Vec::with_capacity(nd);
+        let mut c_ext = Vec::with_capacity(nd);
+        for i in 0..nd {
+            let c = g.chunks()[i];
+            let a = slab.start[i] / c;
+            let b = (slab.start[i] + slab.shape[i] - 1) / c + 1;
+            c_lo.push(a);
+            c_ext.push(b - a);
+        }
+        let count: u64 = c_ext.iter().product();
+        for j in 0..count {
+            let rel = unravel(j, &c_ext);
+            let mut idx = 0u64;
+            for i in 0..nd {
+                idx = idx * g.chunk_grid()[i] + c_lo[i] + rel[i];
+            }
+            self.decode_chunk_into_box(w, idx, slab.out, &slab.start, &slab.shape)?;
+        }
+        Ok(())
+    }
+
+    /// Fetch and decode chunk `idx`, then copy its part of the box into `out`.
+    fn decode_chunk_into_box(
+        &self,
+        w: &mut Worker,
+        idx: u64,
+        out: &mut [u8],
+        start: &[u64],
+        shape: &[u64],
+    ) -> Result<()> {
+        let g = &self.geom;
+        self.frame.chunk_into(idx, &mut w.compressed)?;
+        w.decoded.resize(g.chunk_bytes(), 0);
+        let kind = w
+            .decoder
+            .decode(&w.compressed, &mut w.decoded, g.itemsize())
+            .map_err(|e| self.chunk_error(idx, e))?;
+        let r = match kind {
+            Decoded::Zeros => g.fill_chunk_in_box(idx, &vec![0u8; g.itemsize()], out, start, shape),
+            Decoded::Data => g.copy_chunk_to_box(idx, &w.decoded, out, start, shape),
+        };
+        r.map_err(|reason| Error::Chunk {
+            source_name: self.frame.source.clone(),
+            chunk: idx as i64,
+            reason,
+        })
+    }
+}
