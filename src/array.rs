@@ -136,13 +136,23 @@ impl Array {
         } else {
             meta.blocks.clone()
         };
-        let geom = Geometry::new(&meta.shape, &meta.chunks, &blocks, typesize).map_err(|reason| Error::Geometry {
+        let geom = Geometry::new(&meta.shape, &meta.chunks, &blocks, typesize).map_err(|e| Error::Metalayer {
             source_name: src.clone(),
-            reason,
+            layer: format.name().into(),
+            field: e.field,
+            reason: e.reason,
         })?;
+        if frame.version >= 3 && geom.nitems() > 0 {
+            return Err(Error::Frame {
+                source_name: src,
+                reason: "frame format version 3 (variable-size chunks, written by c-blosc2 3.x for \
+                         VL-block containers) is not supported"
+                    .into(),
+            });
+        }
         let nchunks = u64::try_from(p.nchunks).unwrap_or(u64::MAX);
         let want = if geom.nitems() == 0 { 0 } else { geom.nchunks() };
-        if nchunks != want && !(geom.nitems() == 0 && nchunks <= 1) {
+        if nchunks != want {
             return Err(Error::Geometry {
                 source_name: src,
                 reason: format!("the metalayer implies {want} chunks, the frame holds {nchunks}"),

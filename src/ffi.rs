@@ -6,7 +6,7 @@
 //! functions, so those are never used here.
 
 use std::ffi::{CStr, CString};
-use std::os::raw::{c_char, c_int, c_void};
+use std::os::raw::c_void;
 use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::Once;
@@ -68,8 +68,9 @@ pub(crate) struct SchunkParams {
 /// An opened c-blosc2 super-chunk (a CFrame or SFrame). Not thread-safe: keep it behind a lock.
 pub(crate) struct Schunk {
     ptr: NonNull<sys::blosc2_schunk>,
-    /// Backing bytes of an in-memory frame; C only borrows them (`avoid_cframe_free`).
-    _buffer: Option<Vec<u8>>,
+    /// Backing bytes of an in-memory frame (padded allocation, frame length); C only borrows
+    /// them (`avoid_cframe_free`).
+    buffer: Option<(Vec<u8>, usize)>,
 }
 
 // SAFETY: a `blosc2_schunk` has no thread affinity; it is only unsafe to use from two threads
@@ -97,26 +98,40 @@ impl Schunk {
             }
         };
         NonNull::new(ptr)
-            .map(|ptr| Schunk { ptr, _buffer: None })
+            .map(|ptr| Schunk { ptr, buffer: None })
             .ok_or_else(|| "c-blosc2 could not open it as a frame".to_string())
     }
 
     /// Open an in-memory CFrame. The bytes are kept alive by the returned handle.
-    pub(crate) fn from_buffer(mut bytes: Vec<u8>) -> Result<Schunk, String> {
+    ///
+    /// c-blosc2 trusts offsets read from the frame: for an in-memory frame it computes a chunk
+    /// address as `frame + header_len + offset` with only `offset <= len` checked, then reads
+    /// a chunk header there. The frame is therefore copied into an allocation padded to
+    /// `2 * len + 64` zero bytes, so every address C can form (header_len <= len is checked
+    /// by the caller) stays inside memory we own; [`Schunk::chunk_into`] then checks that the
+    /// returned chunk lies within the real frame bytes before reading it.
+    pub(crate) fn from_buffer(bytes: Vec<u8>) -> Result<Schunk, String> {
         init();
-        let len = i64::try_from(bytes.len()).map_err(|_| "buffer too large".to_string())?;
-        // SAFETY: the pointer/len describe `bytes`, whose heap allocation is moved (not
-        // reallocated) into the returned handle and so outlives the schunk. `copy = false`
-        // makes C borrow it; `avoid_cframe_free` below stops C from freeing it. c-blosc2 only
-        // reads a frame opened from a buffer unless it is written to, which this crate never
-        // does for opened frames.
-        let ptr = unsafe { sys::blosc2_schunk_from_buffer(bytes.as_mut_ptr(), len, false) };
+        let frame_len = bytes.len();
+        let len = i64::try_from(frame_len).map_err(|_| "buffer too large".to_string())?;
+        let padded_len = frame_len
+            .checked_mul(2)
+            .and_then(|n| n.checked_add(64))
+            .ok_or_else(|| "buffer too large".to_string())?;
+        let mut padded = vec![0u8; padded_len];
+        padded[..frame_len].copy_from_slice(&bytes);
+        drop(bytes);
+        // SAFETY: the pointer/len describe the first `len` bytes of `padded`, whose heap
+        // allocation is moved (not reallocated) into the returned handle and so outlives the
+        // schunk. `copy = false` makes C borrow it; `avoid_cframe_free` below stops C from
+        // freeing it. C only reads an opened frame (this crate never writes to it).
+        let ptr = unsafe { sys::blosc2_schunk_from_buffer(padded.as_mut_ptr(), len, false) };
         let ptr = NonNull::new(ptr).ok_or_else(|| "c-blosc2 could not parse the frame".to_string())?;
         // SAFETY: `ptr` is a valid schunk just returned by c-blosc2.
         unsafe { sys::blosc2_schunk_avoid_cframe_free(ptr.as_ptr(), true) };
         Ok(Schunk {
             ptr,
-            _buffer: Some(bytes),
+            buffer: Some((padded, frame_len)),
         })
     }
 
@@ -245,14 +260,34 @@ impl Schunk {
             return Err(i64::from(rc.min(-1)));
         }
         let len = usize::try_from(rc).unwrap_or(0);
-        out.clear();
-        // SAFETY: `chunk` points to `len` readable bytes (see above), valid until freed or
-        // until the schunk is mutated, which cannot happen while `self` is borrowed.
-        out.extend_from_slice(unsafe { std::slice::from_raw_parts(chunk, len) });
-        if needs_free {
-            // SAFETY: C allocated it with malloc and handed ownership to us.
-            unsafe { libc::free(chunk as *mut c_void) };
+        let free = |chunk: *mut u8| {
+            if needs_free {
+                // SAFETY: C allocated `chunk` with malloc and handed ownership to us.
+                unsafe { libc::free(chunk as *mut c_void) };
+            }
+        };
+        if !needs_free {
+            // C returned a pointer into the in-memory frame, with a length read from the
+            // (untrusted) chunk header: it must lie within the frame's real bytes.
+            let inside = match &self.buffer {
+                Some((buf, frame_len)) => {
+                    let base = buf.as_ptr() as usize;
+                    let start = chunk as usize;
+                    start >= base && start.checked_add(len).is_some_and(|end| end <= base + frame_len)
+                }
+                None => false,
+            };
+            if !inside {
+                return Err(-1);
+            }
         }
+        out.clear();
+        // SAFETY: when `needs_free`, C allocated and filled `len` bytes at `chunk` (it
+        // returns the read length only after a complete read); otherwise the range was just
+        // checked to lie inside the frame buffer this handle owns, which nothing mutates
+        // while `self` is borrowed.
+        out.extend_from_slice(unsafe { std::slice::from_raw_parts(chunk, len) });
+        free(chunk);
         Ok(())
     }
 }
@@ -311,18 +346,6 @@ impl Dctx {
         };
         usize::try_from(rc).map_err(|_| i64::from(rc))
     }
-
-    /// Like [`Dctx::decompress`], but skipping the blocks whose `mask` entry is `true`.
-    pub(crate) fn decompress_masked(&mut self, src: &[u8], dst: &mut [u8], mask: &mut [bool]) -> Result<usize, i64> {
-        let n = c_int::try_from(mask.len()).map_err(|_| -1i64)?;
-        // SAFETY: context valid and exclusively borrowed; `mask` holds `n` bools and stays
-        // alive through the following decompress call, the only one that reads it.
-        let rc = unsafe { sys::blosc2_set_maskout(self.ptr.as_ptr(), mask.as_mut_ptr(), n) };
-        if rc < 0 {
-            return Err(i64::from(rc));
-        }
-        self.decompress(src, dst)
-    }
 }
 
 impl Drop for Dctx {
@@ -330,9 +353,4 @@ impl Drop for Dctx {
         // SAFETY: valid context owned by this handle, freed exactly once.
         unsafe { sys::blosc2_free_ctx(self.ptr.as_ptr()) }
     }
-}
-
-#[allow(dead_code)]
-fn _assert_types() {
-    let _: *const c_char = std::ptr::null();
 }

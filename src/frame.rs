@@ -33,7 +33,8 @@ impl Storage {
 
 /// Check the fixed part of a frame header: magic, field markers, sizes, version.
 /// `available` is how many bytes exist from the frame start on.
-fn check_header(h: &[u8], available: u64) -> std::result::Result<(), String> {
+/// Returns the frame format version.
+fn check_header(h: &[u8], available: u64) -> std::result::Result<u8, String> {
     if h.len() < HEADER_PREFIX {
         return Err(format!("{} bytes, too short for a frame header", h.len()));
     }
@@ -54,12 +55,10 @@ fn check_header(h: &[u8], available: u64) -> std::result::Result<(), String> {
         ));
     }
     let version = h[0x19] & 0x0f;
-    if version > 2 {
-        return Err(format!(
-            "frame format version {version} (variable-size chunks, c-blosc2 3.x only) is not supported"
-        ));
+    if version > 3 {
+        return Err(format!("unknown frame format version {version}"));
     }
-    Ok(())
+    Ok(version)
 }
 
 fn read_prefix(path: &Path, offset: u64) -> Result<(Vec<u8>, u64)> {
@@ -81,6 +80,9 @@ pub(crate) struct Frame {
     pub(crate) source: String,
     pub(crate) schunk: Mutex<Schunk>,
     pub(crate) params: SchunkParams,
+    /// Frame format version (2 ordinary; 3 = variable-size chunks, which c-blosc2 2.15 reads
+    /// as empty: only acceptable for arrays without chunks).
+    pub(crate) version: u8,
 }
 
 impl Frame {
@@ -99,6 +101,7 @@ impl Frame {
             path: path.to_path_buf(),
             source,
         })?;
+        let version;
         if meta.is_dir() {
             if offset != 0 {
                 return Err(bad("an offset applies to a file, not a sparse-frame directory".into()));
@@ -108,13 +111,13 @@ impl Frame {
                 return Err(bad("directory without `chunks.b2frame`: not a sparse frame".into()));
             }
             let (h, avail) = read_prefix(&index, 0)?;
-            check_header(&h, avail).map_err(bad)?;
+            version = check_header(&h, avail).map_err(bad)?;
         } else {
             let (h, avail) = read_prefix(path, offset)?;
-            check_header(&h, avail).map_err(bad)?;
+            version = check_header(&h, avail).map_err(bad)?;
         }
         let schunk = Schunk::open(path, offset).map_err(bad)?;
-        Ok(Frame::new(source, schunk))
+        Ok(Frame::new(source, schunk, version))
     }
 
     /// Open an in-memory CFrame.
@@ -124,17 +127,18 @@ impl Frame {
             source_name: source.clone(),
             reason,
         };
-        check_header(&bytes[..bytes.len().min(HEADER_PREFIX)], bytes.len() as u64).map_err(bad)?;
+        let version = check_header(&bytes[..bytes.len().min(HEADER_PREFIX)], bytes.len() as u64).map_err(bad)?;
         let schunk = Schunk::from_buffer(bytes).map_err(bad)?;
-        Ok(Frame::new(source, schunk))
+        Ok(Frame::new(source, schunk, version))
     }
 
-    fn new(source: String, schunk: Schunk) -> Frame {
+    fn new(source: String, schunk: Schunk, version: u8) -> Frame {
         let params = schunk.params();
         Frame {
             source,
             schunk: Mutex::new(schunk),
             params,
+            version,
         }
     }
 
@@ -183,7 +187,9 @@ mod tests {
         assert!(check_header(&h[..10], 625).is_err());
         let mut v3 = h.clone();
         v3[0x19] = 0x13;
-        assert!(check_header(&v3, 625).unwrap_err().contains("version 3"));
+        assert_eq!(check_header(&v3, 625), Ok(3));
+        v3[0x19] = 0x14;
+        assert!(check_header(&v3, 625).unwrap_err().contains("version 4"));
         let mut bad = h.clone();
         bad[3] = b'x';
         assert!(check_header(&bad, 625).unwrap_err().contains("magic"));

@@ -10,6 +10,15 @@ use crate::meta::MAX_DIM;
 /// Largest decoded chunk c-blosc2 can hold (its buffers are sized by `int32_t`).
 pub const MAX_CHUNK_BYTES: u64 = i32::MAX as u64 - 32;
 
+/// A geometry that breaks the rules: the field at fault and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeometryError {
+    /// `shape`, `chunks`, `blocks`, `ndim` or `itemsize`.
+    pub field: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
 /// Validated geometry of an N-d array. All products are overflow-checked at construction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Geometry {
@@ -50,67 +59,78 @@ impl Geometry {
     /// assert_eq!(g.ext_chunks(), &[6, 6]);
     /// assert_eq!(g.nchunks(), 2);
     /// ```
-    pub fn new(shape: &[i64], chunks: &[i32], blocks: &[i32], itemsize: usize) -> Result<Geometry, String> {
+    pub fn new(shape: &[i64], chunks: &[i32], blocks: &[i32], itemsize: usize) -> Result<Geometry, GeometryError> {
+        Geometry::build(shape, chunks, blocks, itemsize).map_err(|(field, reason)| GeometryError {
+            field: field.to_string(),
+            reason,
+        })
+    }
+
+    fn build(shape: &[i64], chunks: &[i32], blocks: &[i32], itemsize: usize) -> Result<Geometry, (&'static str, String)> {
         let nd = shape.len();
         if nd > MAX_DIM {
-            return Err(format!("{nd} dimensions, at most {MAX_DIM} supported"));
+            return Err(("ndim", format!("{nd} dimensions, at most {MAX_DIM} supported")));
         }
         if chunks.len() != nd || blocks.len() != nd {
-            return Err(format!(
-                "rank mismatch: shape has {nd} dims, chunks {}, blocks {}",
-                chunks.len(),
-                blocks.len()
+            return Err((
+                "ndim",
+                format!("rank mismatch: shape has {nd} dims, chunks {}, blocks {}", chunks.len(), blocks.len()),
             ));
         }
         if itemsize == 0 {
-            return Err("itemsize is 0".into());
+            return Err(("itemsize", "itemsize is 0".into()));
         }
         let mut s = Vec::with_capacity(nd);
         let mut c = Vec::with_capacity(nd);
         let mut b = Vec::with_capacity(nd);
         for i in 0..nd {
             if shape[i] < 0 {
-                return Err(format!("shape[{i}] = {} is negative", shape[i]));
+                return Err(("shape", format!("shape[{i}] = {} is negative", shape[i])));
             }
             if chunks[i] < 0 {
-                return Err(format!("chunks[{i}] = {} is negative", chunks[i]));
+                return Err(("chunks", format!("chunks[{i}] = {} is negative", chunks[i])));
             }
             if blocks[i] < 0 {
-                return Err(format!("blocks[{i}] = {} is negative", blocks[i]));
+                return Err(("blocks", format!("blocks[{i}] = {} is negative", blocks[i])));
             }
             if shape[i] > 0 {
                 if chunks[i] == 0 {
-                    return Err(format!("chunks[{i}] = 0 but shape[{i}] = {}", shape[i]));
+                    return Err(("chunks", format!("chunks[{i}] = 0 but shape[{i}] = {}", shape[i])));
                 }
                 if blocks[i] == 0 {
-                    return Err(format!("blocks[{i}] = 0 but shape[{i}] = {}", shape[i]));
+                    return Err(("blocks", format!("blocks[{i}] = 0 but shape[{i}] = {}", shape[i])));
                 }
             }
             if blocks[i] > chunks[i] {
-                return Err(format!("blocks[{i}] = {} exceeds chunks[{i}] = {}", blocks[i], chunks[i]));
+                return Err(("blocks", format!("blocks[{i}] = {} exceeds chunks[{i}] = {}", blocks[i], chunks[i])));
             }
             s.push(shape[i] as u64);
             c.push(chunks[i] as u64);
             b.push(blocks[i] as u64);
         }
-        let nitems = prod(&s).ok_or("number of items overflows")?;
+        let nitems = prod(&s).ok_or(("shape", "number of items overflows".to_string()))?;
         let nbytes = nitems
             .checked_mul(itemsize as u64)
             .filter(|&n| n <= i64::MAX as u64)
-            .ok_or("array size in bytes overflows")?;
+            .ok_or(("shape", "array size in bytes overflows".to_string()))?;
         let _ = nbytes;
         let grid: Vec<u64> = s.iter().zip(&c).map(|(&s, &c)| div_ceil(s, c)).collect();
-        let nchunks = prod(&grid).ok_or("number of chunks overflows")?;
+        let nchunks = prod(&grid).ok_or(("chunks", "number of chunks overflows".to_string()))?;
         let ext: Vec<u64> = c.iter().zip(&b).map(|(&c, &b)| div_ceil(c, b) * b).collect();
         let block_grid: Vec<u64> = ext.iter().zip(&b).map(|(&x, &b)| div_ceil(x, b)).collect();
         let (chunk_items, block_items) = if nitems == 0 {
             (0, 0)
         } else {
-            (prod(&ext).ok_or("chunk size overflows")?, prod(&b).ok_or("block size overflows")?)
+            (
+                prod(&ext).ok_or(("chunks", "chunk size overflows".to_string()))?,
+                prod(&b).ok_or(("blocks", "block size overflows".to_string()))?,
+            )
         };
-        let chunk_bytes = chunk_items.checked_mul(itemsize as u64).ok_or("chunk size overflows")?;
+        let chunk_bytes = chunk_items
+            .checked_mul(itemsize as u64)
+            .ok_or(("chunks", "chunk size overflows".to_string()))?;
         if chunk_bytes > MAX_CHUNK_BYTES {
-            return Err(format!("a chunk of {chunk_bytes} bytes exceeds the 2 GiB c-blosc2 limit"));
+            return Err(("chunks", format!("a chunk of {chunk_bytes} bytes exceeds the 2 GiB c-blosc2 limit")));
         }
         Ok(Geometry {
             shape: s,

@@ -44,5 +44,5 @@ pub use dtype::{ByteOrder, Dtype};
 pub use element::Element;
 pub use error::{Error, Result};
 pub use frame::Storage;
-pub use geometry::Geometry;
+pub use geometry::{Geometry, GeometryError};
 pub use meta::Format;

@@ -1,0 +1,157 @@
+//! Hostile bytes: truncated, corrupted, random and empty inputs must give an error (or, for
+//! corrupted compressed payloads without checksums, some data) but never a panic or a crash.
+
+mod common;
+
+use b2nd::{Array, Error};
+use common::*;
+
+/// Open and fully read; any outcome but a panic/abort is acceptable here.
+fn try_all(bytes: Vec<u8>) -> Result<(), Error> {
+    let a = Array::from_bytes(bytes)?;
+    let _ = a.attrs();
+    a.read_bytes().map(|_| ())
+}
+
+#[test]
+fn empty_and_tiny_inputs_are_errors() {
+    for n in [0usize, 1, 10, 31, 32, 64] {
+        let e = Array::from_bytes(vec![0u8; n]).unwrap_err();
+        assert!(matches!(e, Error::Frame { .. }), "{n} zero bytes: {e}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("empty.b2nd");
+    std::fs::write(&p, b"").unwrap();
+    let e = Array::open(&p).unwrap_err();
+    assert!(e.to_string().contains("empty.b2nd"), "{e}");
+    let e = Array::open(dir.path().join("missing.b2nd")).unwrap_err();
+    assert!(matches!(e, Error::Io { .. }), "{e}");
+    // A directory that is not a sparse frame.
+    let e = Array::open(dir.path()).unwrap_err();
+    assert!(matches!(e, Error::Frame { .. }), "{e}");
+}
+
+#[test]
+fn random_bytes_are_errors() {
+    let mut x = 0x9e3779b97f4a7c15u64;
+    for len in [16usize, 100, 1000, 5000] {
+        for _ in 0..20 {
+            let v: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            assert!(try_all(v).is_err());
+        }
+    }
+}
+
+#[test]
+fn every_truncation_of_real_files_is_an_error() {
+    let fx = good_contiguous();
+    assert!(fx.len() > 20, "expected many fixtures");
+    for f in fx.iter().take(40) {
+        let bytes = std::fs::read(data_dir().join(f["path"].as_str().unwrap())).unwrap();
+        // Every cut in the header region, then a spread through the rest.
+        let mut cuts: Vec<usize> = (0..bytes.len().min(300)).collect();
+        cuts.extend((300..bytes.len()).step_by(37));
+        for n in cuts {
+            let r = try_all(bytes[..n].to_vec());
+            assert!(r.is_err(), "{}: prefix of {n}/{} bytes accepted", f["name"], bytes.len());
+        }
+        // The same through the file path.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.b2nd");
+        std::fs::write(&p, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(Array::open(&p).and_then(|a| a.read_bytes()).is_err());
+    }
+}
+
+#[test]
+fn corrupted_bytes_never_crash() {
+    let mut x = 0x2545f4914f6cdd1du64;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for f in good_contiguous().iter().take(40) {
+        let bytes = std::fs::read(data_dir().join(f["path"].as_str().unwrap())).unwrap();
+        for _ in 0..60 {
+            let mut b = bytes.clone();
+            let flips = 1 + rnd() % 4;
+            for _ in 0..flips {
+                let i = (rnd() as usize) % b.len();
+                b[i] = rnd() as u8;
+            }
+            let _ = try_all(b);
+        }
+        // Every single byte of the header region set to 0xff.
+        for i in 0..bytes.len().min(256) {
+            let mut b = bytes.clone();
+            b[i] = 0xff;
+            let _ = try_all(b);
+        }
+    }
+}
+
+#[test]
+fn missing_sparse_chunk_file_is_an_error() {
+    let sparse: Vec<_> = fixtures()
+        .into_iter()
+        .filter(|f| f["ok"] == true && f["storage"] == "sparse" && f["nchunks"].as_u64().unwrap_or(0) > 0)
+        .collect();
+    assert!(!sparse.is_empty());
+    for f in sparse {
+        let src = data_dir().join(f["path"].as_str().unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let dst = dir.path().join("s.b2nd");
+        std::fs::create_dir(&dst).unwrap();
+        let mut chunk_files = Vec::new();
+        for e in std::fs::read_dir(&src).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+            if e.file_name().to_string_lossy().ends_with(".chunk") {
+                chunk_files.push(e.file_name());
+            }
+        }
+        assert!(Array::open(&dst).unwrap().read_bytes().is_ok());
+        if let Some(victim) = chunk_files.iter().max() {
+            std::fs::remove_file(dst.join(victim)).unwrap();
+            let e = Array::open(&dst).and_then(|a| a.read_bytes()).unwrap_err();
+            assert!(matches!(e, Error::Chunk { .. }), "{}: {e}", f["name"]);
+        }
+    }
+}
+
+#[test]
+fn corrupted_files_never_crash() {
+    let mut x = 0x853c49e6748fea9bu64;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("c.b2nd");
+    for f in good_contiguous().iter().take(25) {
+        let bytes = std::fs::read(data_dir().join(f["path"].as_str().unwrap())).unwrap();
+        for _ in 0..25 {
+            let mut b = bytes.clone();
+            for _ in 0..1 + rnd() % 3 {
+                let i = (rnd() as usize) % b.len();
+                b[i] = rnd() as u8;
+            }
+            std::fs::write(&p, &b).unwrap();
+            if let Ok(a) = Array::open(&p) {
+                let _ = a.attrs();
+                let _ = a.read_bytes();
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The `b2nd` binary: output formats, exit codes, and no output left behind on errors.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use serde_json::Value as J;
+
+fn b2nd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_b2nd"))
+}
+
+#[test]
+fn info_json_has_the_documented_fields() {
+    for f in good_contiguous().iter().take(30) {
+        let p = data_dir().join(f["path"].as_str().unwrap());
+        let out = b2nd().arg("info").arg(&p).arg("--json").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let j: J = serde_json::from_slice(&out.stdout).unwrap();
+        for k in [
+            "format", "metalayer_version", "shape", "chunks", "blocks", "dtype", "typesize", "nchunks", "nbytes",
+            "cbytes", "codec", "clevel", "filters", "storage", "attrs",
+        ] {
+            assert!(j.get(k).is_some(), "{}: missing {k}", f["name"]);
+        }
+        assert_eq!(j["dtype"], f["dtype"]);
+        assert_eq!(j["shape"], f["shape"]);
+        assert_eq!(j["codec"], f["codec"]);
+        assert_eq!(j["filters"], f["filters"]);
+        let items: u64 = j["shape"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).product();
+        assert_eq!(j["nbytes"].as_u64().unwrap(), items * j["typesize"].as_u64().unwrap());
+        // Human output mentions the dtype too.
+        let out = b2nd().arg("info").arg(&p).output().unwrap();
+        assert!(String::from_utf8_lossy(&out.stdout).contains(f["dtype"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn to_npy_writes_header_and_data() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in good_contiguous().iter().take(40) {
+        let p = data_dir().join(f["path"].as_str().unwrap());
+        let out = dir.path().join("o.npy");
+        let r = b2nd().arg("to-npy").arg(&p).arg(&out).output().unwrap();
+        assert!(r.status.success(), "{}: {}", f["name"], String::from_utf8_lossy(&r.stderr));
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(&bytes[..6], b"\x93NUMPY");
+        let hlen = if bytes[6] == 1 {
+            10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize
+        } else {
+            12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize
+        };
+        assert_eq!(hlen % 64, 0);
+        let want = std::fs::read(data_dir().join(f["expected"].as_str().unwrap())).unwrap();
+        assert!(bytes[hlen..] == want[..], "{}: data differs", f["name"]);
+    }
+}
+
+fn assert_clean(dir: &std::path::Path) {
+    let left: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "files left behind: {left:?}");
+}
+
+#[test]
+fn errors_exit_1_with_one_line_and_leave_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.b2nd");
+    std::fs::write(&bad, b"this is not a frame at all, not even close......").unwrap();
+    let out = out_dir.path().join("o.npy");
+    let r = b2nd().arg("to-npy").arg(&bad).arg(&out).output().unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("bad.b2nd"), "{err}");
+    assert_clean(out_dir.path());
+    // Refused fixtures and unsupported ones fail the same way.
+    for f in fixtures() {
+        let refused = f["ok"] == false || f.get("supported").and_then(|s| s.as_bool()) == Some(false);
+        if !refused {
+            continue;
+        }
+        let p = data_dir().join(f["path"].as_str().unwrap());
+        let r = b2nd().arg("to-npy").arg(&p).arg(&out).output().unwrap();
+        assert_eq!(r.status.code(), Some(1), "{}", f["name"]);
+        assert_eq!(String::from_utf8_lossy(&r.stderr).trim_end().lines().count(), 1);
+        assert_clean(out_dir.path());
+    }
+    // Truncated real file.
+    let good = &good_contiguous()[0];
+    let bytes = std::fs::read(data_dir().join(good["path"].as_str().unwrap())).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() - 7]).unwrap();
+    let r = b2nd().arg("to-npy").arg(&bad).arg(&out).output().unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    assert_clean(out_dir.path());
+    // Usage errors exit 2.
+    let r = b2nd().arg("to-npy").output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    let r = b2nd().arg("frobnicate").output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+}

@@ -1,0 +1,54 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as J;
+
+/// The committed fixture directory.
+pub fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+/// All manifest entries of the committed fixtures (blosc2 and caterva).
+pub fn fixtures() -> Vec<J> {
+    let mut out = Vec::new();
+    for name in ["manifest.json", "manifest-caterva.json"] {
+        if let Ok(s) = std::fs::read_to_string(data_dir().join(name)) {
+            let m: J = serde_json::from_str(&s).unwrap();
+            out.extend(m["fixtures"].as_array().unwrap().iter().cloned());
+        }
+    }
+    out
+}
+
+/// The entry called `name`.
+pub fn fixture(name: &str) -> J {
+    fixtures()
+        .into_iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("no fixture {name}"))
+}
+
+/// Path of fixture `name`.
+pub fn path(name: &str) -> PathBuf {
+    data_dir().join(fixture(name)["path"].as_str().unwrap())
+}
+
+/// Expected raw bytes of fixture `name`.
+pub fn expected(name: &str) -> Vec<u8> {
+    std::fs::read(data_dir().join(fixture(name)["expected"].as_str().unwrap())).unwrap()
+}
+
+/// Readable, supported, contiguous fixtures at offset 0.
+pub fn good_contiguous() -> Vec<J> {
+    fixtures()
+        .into_iter()
+        .filter(|f| {
+            f["ok"] == true
+                && f.get("supported").and_then(|s| s.as_bool()).unwrap_or(true)
+                && f["storage"] == "contiguous"
+                && f["offset"].as_u64().unwrap_or(0) == 0
+        })
+        .collect()
+}

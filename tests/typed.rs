@@ -1,0 +1,141 @@
+//! Typed reads: element types are checked against the dtype, big-endian data is converted,
+//! and values equal python-blosc2's.
+
+mod common;
+
+use b2nd::{Array, Error};
+use common::*;
+
+/// Decode the expected raw bytes of fixture `name` as items of `N` bytes, in its byte order.
+fn expected_items<const N: usize>(name: &str) -> Vec<[u8; N]> {
+    let big = fixture(name)["dtype"].as_str().unwrap().starts_with('>');
+    expected(name)
+        .chunks_exact(N)
+        .map(|c| {
+            let mut a: [u8; N] = c.try_into().unwrap();
+            if big {
+                a.reverse();
+            }
+            a
+        })
+        .collect()
+}
+
+fn typed_fixtures(dtype: &str) -> Vec<String> {
+    fixtures()
+        .into_iter()
+        .filter(|f| {
+            f["ok"] == true && f.get("supported").and_then(|s| s.as_bool()).unwrap_or(true) && f["dtype"] == dtype
+        })
+        .map(|f| f["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+macro_rules! check_type {
+    ($t:ty, $n:expr, $dtypes:expr) => {{
+        let mut seen = 0;
+        for dt in $dtypes {
+            for name in typed_fixtures(dt) {
+                let a = Array::open(path(&name)).unwrap();
+                let got: Vec<$t> = a.read().unwrap_or_else(|e| panic!("{name}: {e}"));
+                let want: Vec<$t> = expected_items::<$n>(&name).into_iter().map(<$t>::from_ne_bytes).collect();
+                assert_eq!(got.len(), want.len(), "{name}");
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(g.to_ne_bytes(), w.to_ne_bytes(), "{name}");
+                }
+                seen += 1;
+            }
+        }
+        seen
+    }};
+}
+
+#[test]
+fn numeric_types_read_native_values() {
+    let mut n = 0;
+    n += check_type!(i8, 1, ["|i1"]);
+    n += check_type!(u8, 1, ["|u1"]);
+    n += check_type!(i16, 2, ["<i2", ">i2"]);
+    n += check_type!(u16, 2, ["<u2", ">u2"]);
+    n += check_type!(i32, 4, ["<i4", ">i4"]);
+    n += check_type!(u32, 4, ["<u4", ">u4"]);
+    n += check_type!(i64, 8, ["<i8", ">i8", "<M8[ns]", "<M8[D]", "<m8[s]"]);
+    n += check_type!(u64, 8, ["<u8", ">u8"]);
+    n += check_type!(f32, 4, ["<f4", ">f4"]);
+    n += check_type!(f64, 8, ["<f8", ">f8"]);
+    assert!(n >= 10, "only {n} typed fixtures found");
+}
+
+#[test]
+fn bool_reads_and_rejects_other_bytes() {
+    let names = typed_fixtures("|b1");
+    assert!(!names.is_empty());
+    for name in names {
+        let a = Array::open(path(&name)).unwrap();
+        let raw = expected(&name);
+        match a.read::<bool>() {
+            Ok(v) => {
+                assert!(raw.iter().all(|&b| b <= 1), "{name}: accepted invalid bool bytes");
+                assert_eq!(v.iter().map(|&b| b as u8).collect::<Vec<_>>(), raw, "{name}");
+            }
+            Err(Error::InvalidBool { index, value }) => {
+                assert_eq!(raw[index], value);
+                assert!(value > 1);
+            }
+            Err(e) => panic!("{name}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn wrong_types_are_refused() {
+    let name = &typed_fixtures("<f8")[0];
+    let a = Array::open(path(name)).unwrap();
+    assert!(matches!(a.read::<f32>(), Err(Error::TypeMismatch { .. })));
+    assert!(matches!(a.read::<i64>(), Err(Error::TypeMismatch { .. })));
+    assert!(matches!(a.read::<bool>(), Err(Error::TypeMismatch { .. })));
+    let mut small = vec![0f64; 1];
+    if a.nitems() != 1 {
+        assert!(matches!(a.read_into(&mut small), Err(Error::BufferSize { .. })));
+    }
+    let s = fixtures()
+        .into_iter()
+        .find(|f| f["ok"] == true && f["dtype"].as_str().unwrap().contains("S"))
+        .unwrap();
+    let a = Array::open(data_dir().join(s["path"].as_str().unwrap())).unwrap();
+    assert!(matches!(a.read::<u8>(), Err(Error::TypeMismatch { .. })));
+}
+
+#[cfg(feature = "ndarray")]
+#[test]
+fn ndarray_has_the_array_shape() {
+    let name = &typed_fixtures("<f8")[0];
+    let a = Array::open(path(name)).unwrap();
+    let nd = a.read_ndarray::<f64>().unwrap();
+    let shape: Vec<usize> = a.shape().iter().map(|&s| s as usize).collect();
+    assert_eq!(nd.shape(), &shape[..]);
+    assert_eq!(nd.iter().copied().collect::<Vec<_>>(), a.read::<f64>().unwrap());
+}
+
+#[cfg(feature = "f16")]
+#[test]
+fn f16_reads() {
+    for name in typed_fixtures("<f2") {
+        let a = Array::open(path(&name)).unwrap();
+        let v: Vec<half::f16> = a.read().unwrap();
+        let raw = expected(&name);
+        assert_eq!(v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(), raw);
+    }
+}
+
+#[cfg(feature = "complex")]
+#[test]
+fn complex_reads() {
+    for name in typed_fixtures("<c16") {
+        let a = Array::open(path(&name)).unwrap();
+        let v: Vec<num_complex::Complex<f64>> = a.read().unwrap();
+        let raw = expected(&name);
+        let back: Vec<u8> = v.iter().flat_map(|c| [c.re.to_le_bytes(), c.im.to_le_bytes()].concat()).collect();
+        assert_eq!(back, raw);
+    }
+}
