@@ -46,8 +46,13 @@ impl std::fmt::Debug for Array {
     }
 }
 
+/// The largest decoded attribute value this crate reads (256 MiB).
+pub const MAX_ATTR_BYTES: usize = 256 << 20;
+
 fn default_threads() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 impl Array {
@@ -69,7 +74,12 @@ impl Array {
     fn from_frame(frame: Frame) -> Result<Array> {
         let src = frame.source.clone();
         let layers = frame.lock().metalayers();
-        let find = |name: &str| layers.iter().find(|(n, _)| n == name).map(|(_, c)| c.as_slice());
+        let find = |name: &str| {
+            layers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, c)| c.as_slice())
+        };
         let (format, bytes) = match (find("b2nd"), find("caterva")) {
             (Some(b), _) => (Format::B2nd, b),
             (None, Some(c)) => (Format::Caterva, c),
@@ -130,35 +140,47 @@ impl Array {
             });
         }
         // The oldest caterva files stored an all-zero blockshape: chunks are plain partitions.
-        let blocks: Vec<i32> = if format == Format::Caterva && !meta.blocks.is_empty() && meta.blocks.iter().all(|&b| b == 0)
+        let blocks: Vec<i32> = if format == Format::Caterva
+            && !meta.blocks.is_empty()
+            && meta.blocks.iter().all(|&b| b == 0)
         {
             meta.chunks.clone()
         } else {
             meta.blocks.clone()
         };
-        let geom = Geometry::new(&meta.shape, &meta.chunks, &blocks, typesize).map_err(|e| Error::Metalayer {
-            source_name: src.clone(),
-            layer: format.name().into(),
-            field: e.field,
-            reason: e.reason,
+        let geom = Geometry::new(&meta.shape, &meta.chunks, &blocks, typesize).map_err(|e| {
+            Error::Metalayer {
+                source_name: src.clone(),
+                layer: format.name().into(),
+                field: e.field,
+                reason: e.reason,
+            }
         })?;
         if frame.version >= 3 && geom.nitems() > 0 {
             return Err(Error::Frame {
                 source_name: src,
-                reason: "frame format version 3 (variable-size chunks, written by c-blosc2 3.x for \
+                reason:
+                    "frame format version 3 (variable-size chunks, written by c-blosc2 3.x for \
                          VL-block containers) is not supported"
-                    .into(),
+                        .into(),
             });
         }
         let nchunks = u64::try_from(p.nchunks).unwrap_or(u64::MAX);
-        let want = if geom.nitems() == 0 { 0 } else { geom.nchunks() };
+        let want = if geom.nitems() == 0 {
+            0
+        } else {
+            geom.nchunks()
+        };
         if nchunks != want {
             return Err(Error::Geometry {
                 source_name: src,
                 reason: format!("the metalayer implies {want} chunks, the frame holds {nchunks}"),
             });
         }
-        if nchunks > 0 && geom.nitems() > 0 && usize::try_from(p.chunksize).ok() != Some(geom.chunk_bytes()) {
+        if nchunks > 0
+            && geom.nitems() > 0
+            && usize::try_from(p.chunksize).ok() != Some(geom.chunk_bytes())
+        {
             return Err(Error::Geometry {
                 source_name: src,
                 reason: format!(
@@ -310,18 +332,24 @@ impl Array {
     }
 
     /// The raw (decompressed msgpack) bytes of attribute `name`, `None` if absent.
+    ///
+    /// Values are limited to [`MAX_ATTR_BYTES`] decoded bytes.
     pub fn attr_bytes(&self, name: &str) -> Result<Option<Vec<u8>>> {
-        if !self.attr_names().iter().any(|n| n == name) {
+        let Some(raw) = self.frame.lock().vlmeta_raw(name) else {
             return Ok(None);
-        }
-        self.frame
-            .lock()
-            .vlmeta_get(name)
+        };
+        let mut d = crate::chunk::Decoder::new(1);
+        d.decode_standalone(&raw, MAX_ATTR_BYTES)
             .map(Some)
-            .map_err(|code| Error::Attr {
+            .map_err(|e| Error::Attr {
                 source_name: self.frame.source.clone(),
                 name: name.into(),
-                reason: format!("c-blosc2 could not read it (error {code})"),
+                reason: match e {
+                    crate::chunk::ChunkError::Corrupt(r) => format!("corrupt stored value: {r}"),
+                    crate::chunk::ChunkError::Unsupported(what, n) => {
+                        format!("unsupported {what}: {n}")
+                    }
+                },
             })
     }
 

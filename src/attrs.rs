@@ -30,8 +30,8 @@
 
 use std::convert::Infallible;
 
-use rmp::Marker;
 use rmp::encode::{ByteBuf, ValueWriteError};
+use rmp::Marker;
 
 /// Maximum nesting of containers (arrays, maps and the extension payloads of
 /// sets and NumPy arrays) accepted by [`Value::decode`].
@@ -1416,12 +1416,10 @@ mod tests {
             data,
         }
         .encode();
-        assert!(
-            Value::decode(&wrong)
-                .unwrap_err()
-                .reason
-                .contains("need 16 bytes")
-        );
+        assert!(Value::decode(&wrong)
+            .unwrap_err()
+            .reason
+            .contains("need 16 bytes"));
         // Negative shape entry.
         let pos = good.windows(2).position(|w| w == [0x91, 0x03]).unwrap();
         good[pos + 1] = 0xff; // shape [-1]

@@ -65,7 +65,10 @@ impl ChunkHeader {
         };
         if extended {
             if b.len() < EXTENDED_HEADER_LEN {
-                return Err(format!("{} bytes, shorter than an extended chunk header", b.len()));
+                return Err(format!(
+                    "{} bytes, shorter than an extended chunk header",
+                    b.len()
+                ));
             }
             h.filters.copy_from_slice(&b[16..22]);
             h.udcodec = b[22];
@@ -137,12 +140,20 @@ enum Path {
 }
 
 /// Decide how to decode a chunk, refusing what cannot be decoded.
-fn plan(h: &ChunkHeader, expected_nbytes: usize, typesize: usize, len: usize) -> Result<Path, ChunkError> {
+fn plan(
+    h: &ChunkHeader,
+    expected_nbytes: usize,
+    typesize: usize,
+    len: usize,
+) -> Result<Path, ChunkError> {
     let corrupt = |s: String| Err(ChunkError::Corrupt(s));
     if h.version > 5 {
         return Err(ChunkError::Unsupported(
             "chunk format",
-            format!("version {} (variable-length blocks, c-blosc2 3.x only)", h.version),
+            format!(
+                "version {} (variable-length blocks, c-blosc2 3.x only)",
+                h.version
+            ),
         ));
     }
     if h.version == 0 {
@@ -155,10 +166,16 @@ fn plan(h: &ChunkHeader, expected_nbytes: usize, typesize: usize, len: usize) ->
         ));
     }
     if h.cbytes != len {
-        return corrupt(format!("header says {} compressed bytes, the frame holds {len}", h.cbytes));
+        return corrupt(format!(
+            "header says {} compressed bytes, the frame holds {len}",
+            h.cbytes
+        ));
     }
     if h.flags2 & 0x01 != 0 {
-        return Err(ChunkError::Unsupported("chunk format", "variable-length blocks".into()));
+        return Err(ChunkError::Unsupported(
+            "chunk format",
+            "variable-length blocks".into(),
+        ));
     }
     match h.special() {
         Special::Zeros | Special::Uninit => return Ok(Path::Zeros),
@@ -177,17 +194,26 @@ fn plan(h: &ChunkHeader, expected_nbytes: usize, typesize: usize, len: usize) ->
         Special::None => {}
     }
     if h.nbytes > 0 && (h.blocksize == 0 || h.blocksize > h.nbytes) {
-        return corrupt(format!("block size {} for a chunk of {} bytes", h.blocksize, h.nbytes));
+        return corrupt(format!(
+            "block size {} for a chunk of {} bytes",
+            h.blocksize, h.nbytes
+        ));
     }
     if h.memcpyed() {
-        if len < h.nbytes + if h.extended { EXTENDED_HEADER_LEN } else { MIN_HEADER_LEN } {
+        if len
+            < h.nbytes
+                + if h.extended {
+                    EXTENDED_HEADER_LEN
+                } else {
+                    MIN_HEADER_LEN
+                }
+        {
             return corrupt("uncompressed chunk shorter than its data".into());
         }
         return Ok(Path::C);
     }
-    if h.blosc2_flags & 0x01 != 0 {
-        return Err(ChunkError::Unsupported("codec feature", "dictionary compression (use_dict)".into()));
-    }
+    // Dictionaries (blosc2 flag 0x01, or implied by the stream) are handled by c-blosc2 2.15
+    // for LZ4 and ZSTD: python-blosc2's dict files decode bit-exact.
     match h.codec_format() {
         0 | 1 | 4 => {} // blosclz, lz4/lz4hc, zstd: compiled in
         2 => return Err(ChunkError::Unsupported("codec", "snappy (id 3)".into())),
@@ -230,9 +256,37 @@ impl Decoder {
         }
     }
 
+    /// Decode a standalone chunk (e.g. a vlmeta value) whose decoded size comes from its own
+    /// header, at most `max_nbytes`.
+    pub(crate) fn decode_standalone(
+        &mut self,
+        src: &[u8],
+        max_nbytes: usize,
+    ) -> Result<Vec<u8>, ChunkError> {
+        let h = ChunkHeader::parse(src).map_err(ChunkError::Corrupt)?;
+        if h.nbytes > max_nbytes {
+            return Err(ChunkError::Corrupt(format!(
+                "declares {} decoded bytes, more than the {max_nbytes} allowed",
+                h.nbytes
+            )));
+        }
+        let typesize = usize::from(src[3]).max(1);
+        let mut out = vec![0u8; h.nbytes];
+        match self.decode(src, &mut out, typesize)? {
+            Decoded::Data => {}
+            Decoded::Zeros => out.fill(0),
+        }
+        Ok(out)
+    }
+
     /// Decode chunk `src` (compressed bytes) into `dst` (exactly `dst.len()` decoded bytes
     /// expected), for items of `typesize` bytes.
-    pub(crate) fn decode(&mut self, src: &[u8], dst: &mut [u8], typesize: usize) -> Result<Decoded, ChunkError> {
+    pub(crate) fn decode(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        typesize: usize,
+    ) -> Result<Decoded, ChunkError> {
         let h = ChunkHeader::parse(src).map_err(ChunkError::Corrupt)?;
         let path = plan(&h, dst.len(), typesize, src.len())?;
         let input: &[u8] = match path {
@@ -246,12 +300,14 @@ impl Decoder {
                 &self.scratch
             }
         };
-        let n = self
-            .dctx
-            .decompress(input, dst)
-            .map_err(|code| ChunkError::Corrupt(format!("c-blosc2 could not decompress it (error {code})")))?;
+        let n = self.dctx.decompress(input, dst).map_err(|code| {
+            ChunkError::Corrupt(format!("c-blosc2 could not decompress it (error {code})"))
+        })?;
         if n != dst.len() {
-            return Err(ChunkError::Corrupt(format!("decoded {n} bytes, expected {}", dst.len())));
+            return Err(ChunkError::Corrupt(format!(
+                "decoded {n} bytes, expected {}",
+                dst.len()
+            )));
         }
         if let Path::RustFilters = path {
             filters::undo_chunk(
@@ -318,13 +374,6 @@ mod tests {
         s[31] = 1 << 4;
         let s = ChunkHeader::parse(&s).unwrap();
         assert!(matches!(plan(&s, 400, 4, 32), Ok(Path::Zeros)));
-        // dict flag
-        let mut d = header(0x05 | (4 << 5), 400, 100, 80);
-        d[31] = 1;
-        assert!(matches!(
-            plan(&ChunkHeader::parse(&d).unwrap(), 400, 4, 80),
-            Err(ChunkError::Unsupported("codec feature", _))
-        ));
         // VL blocks version
         let mut v = header(0x05 | (4 << 5), 400, 100, 80);
         v[0] = 6;

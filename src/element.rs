@@ -79,7 +79,11 @@ pod_element!(half::f16, 2, Dtype::Float { size: 2, .. });
 #[cfg(feature = "complex")]
 pod_element!(num_complex::Complex<f32>, 4, Dtype::Complex { size: 8, .. });
 #[cfg(feature = "complex")]
-pod_element!(num_complex::Complex<f64>, 8, Dtype::Complex { size: 16, .. });
+pod_element!(
+    num_complex::Complex<f64>,
+    8,
+    Dtype::Complex { size: 16, .. }
+);
 
 impl sealed::Sealed for bool {}
 impl Element for bool {

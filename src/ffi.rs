@@ -18,6 +18,32 @@ pub(crate) const EXTENDED_HEADER_LEN: usize = 32;
 
 static INIT: Once = Once::new();
 
+/// c-blosc2's default filesystem I/O description (`BLOSC2_IO_DEFAULTS` is a `static const` in
+/// the header, so the library exports no symbol for it).
+struct Io(sys::blosc2_io);
+// SAFETY: the description is immutable and its pointers refer to static data.
+unsafe impl Sync for Io {}
+static FILESYSTEM_IO: Io = Io(sys::blosc2_io {
+    id: sys::BLOSC2_IO_FILESYSTEM as u8,
+    name: c"filesystem".as_ptr(),
+    params: std::ptr::null_mut(),
+});
+
+// Internal (non-static) c-blosc2 functions, declared in blosc/frame.h, linked from the same
+// static library as the public API.
+extern "C" {
+    fn frame_from_file_offset(
+        urlpath: *const std::os::raw::c_char,
+        io: *const sys::blosc2_io,
+        offset: i64,
+    ) -> *mut c_void;
+    fn frame_to_schunk(
+        frame: *mut c_void,
+        copy: bool,
+        udio: *const sys::blosc2_io,
+    ) -> *mut sys::blosc2_schunk;
+}
+
 /// Initialise c-blosc2 once per process. Never destroyed: handles may live until exit.
 pub(crate) fn init() {
     INIT.call_once(|| {
@@ -81,6 +107,12 @@ unsafe impl Send for Schunk {}
 
 impl Schunk {
     /// Open a CFrame file or SFrame directory at `path`, with the frame starting at `offset`.
+    ///
+    /// This does what `blosc2_schunk_open_offset` does, minus its crash: in c-blosc2 2.15 that
+    /// function dereferences the result of `frame_to_schunk` without checking it for NULL, so
+    /// any frame whose header, metalayers or vlmeta fail to parse crashes the process. Here the
+    /// same two internal steps are called and NULL is handled, then the storage is completed
+    /// exactly as C does (urlpath copied with malloc, `contiguous` set).
     pub(crate) fn open(path: &Path, offset: u64) -> Result<Schunk, String> {
         init();
         let s = path
@@ -88,18 +120,38 @@ impl Schunk {
             .ok_or_else(|| "path is not valid UTF-8".to_string())?;
         let c = CString::new(s).map_err(|_| "path contains a NUL byte".to_string())?;
         let offset = i64::try_from(offset).map_err(|_| "offset too large".to_string())?;
-        // SAFETY: `c` is a valid NUL-terminated string that outlives the call; c-blosc2 copies
-        // the path. A NULL return is handled below.
-        let ptr = unsafe {
-            if offset == 0 {
-                sys::blosc2_schunk_open(c.as_ptr())
-            } else {
-                sys::blosc2_schunk_open_offset(c.as_ptr(), offset)
+        let sparse = path.is_dir();
+        let io: *const sys::blosc2_io = &FILESYSTEM_IO.0;
+        // SAFETY: `c` is NUL-terminated and outlives the call (C copies it); `io` points to a
+        // static, immutable filesystem io description. NULL is handled.
+        let frame = unsafe { frame_from_file_offset(c.as_ptr(), io, offset) };
+        if frame.is_null() {
+            return Err("c-blosc2 could not read a frame header and trailer there".into());
+        }
+        // SAFETY: `frame` is a valid frame just returned by C and owned by us until handed to
+        // the schunk; on failure C frees it together with the partial schunk.
+        let ptr = unsafe { frame_to_schunk(frame, false, io) };
+        let ptr = NonNull::new(ptr).ok_or_else(|| {
+            "c-blosc2 could not parse the frame (header, metalayers or attributes)".to_string()
+        })?;
+        let schunk = Schunk { ptr, buffer: None };
+        // SAFETY: the schunk is valid; `frame_to_schunk` always sets `storage` on success.
+        // The urlpath copy is malloc'ed because C frees it with `free` in blosc2_schunk_free.
+        unsafe {
+            let storage = (*ptr.as_ptr()).storage;
+            if storage.is_null() {
+                return Err("c-blosc2 returned a super-chunk without storage".into());
             }
-        };
-        NonNull::new(ptr)
-            .map(|ptr| Schunk { ptr, buffer: None })
-            .ok_or_else(|| "c-blosc2 could not open it as a frame".to_string())
+            let bytes = c.as_bytes_with_nul();
+            let url = libc::malloc(bytes.len()) as *mut u8;
+            if url.is_null() {
+                return Err("out of memory".into());
+            }
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), url, bytes.len());
+            (*storage).urlpath = url as *mut std::os::raw::c_char;
+            (*storage).contiguous = !sparse;
+        }
+        Ok(schunk)
     }
 
     /// Open an in-memory CFrame. The bytes are kept alive by the returned handle.
@@ -126,7 +178,8 @@ impl Schunk {
         // schunk. `copy = false` makes C borrow it; `avoid_cframe_free` below stops C from
         // freeing it. C only reads an opened frame (this crate never writes to it).
         let ptr = unsafe { sys::blosc2_schunk_from_buffer(padded.as_mut_ptr(), len, false) };
-        let ptr = NonNull::new(ptr).ok_or_else(|| "c-blosc2 could not parse the frame".to_string())?;
+        let ptr =
+            NonNull::new(ptr).ok_or_else(|| "c-blosc2 could not parse the frame".to_string())?;
         // SAFETY: `ptr` is a valid schunk just returned by c-blosc2.
         unsafe { sys::blosc2_schunk_avoid_cframe_free(ptr.as_ptr(), true) };
         Ok(Schunk {
@@ -222,26 +275,35 @@ impl Schunk {
         out
     }
 
-    /// The decompressed content of vlmeta entry `name`.
-    pub(crate) fn vlmeta_get(&mut self, name: &str) -> Result<Vec<u8>, i64> {
-        let c = CString::new(name).map_err(|_| -1i64)?;
-        let mut content: *mut u8 = std::ptr::null_mut();
-        let mut len: i32 = 0;
-        // SAFETY: schunk is valid and exclusively borrowed; `c` is NUL-terminated; on success
-        // C stores a malloc'ed buffer of `len` bytes in `content`, which we copy and free.
-        let rc = unsafe { sys::blosc2_vlmeta_get(self.ptr.as_ptr(), c.as_ptr(), &mut content, &mut len) };
-        if rc < 0 {
-            return Err(i64::from(rc));
+    /// The stored (compressed, a Blosc2 chunk) content of vlmeta entry `name`, if present.
+    ///
+    /// `blosc2_vlmeta_get` is not used: it decompresses without validating the chunk header,
+    /// and c-blosc2 2.15 corrupts its heap on some corrupted headers. The caller validates and
+    /// decompresses these bytes like any chunk.
+    pub(crate) fn vlmeta_raw(&self, name: &str) -> Option<Vec<u8>> {
+        let s = self.raw();
+        let n = usize::try_from(s.nvlmetalayers)
+            .unwrap_or(0)
+            .min(s.vlmetalayers.len());
+        for &m in &s.vlmetalayers[..n] {
+            if m.is_null() {
+                continue;
+            }
+            // SAFETY: non-null entries below `nvlmetalayers` point to vlmetalayers owned by
+            // the schunk, with NUL-terminated names and `content_len` bytes of content.
+            unsafe {
+                let m = &*m;
+                if m.name.is_null() || CStr::from_ptr(m.name).to_bytes() != name.as_bytes() {
+                    continue;
+                }
+                let len = usize::try_from(m.content_len).unwrap_or(0);
+                if m.content.is_null() || len == 0 {
+                    return Some(Vec::new());
+                }
+                return Some(std::slice::from_raw_parts(m.content, len).to_vec());
+            }
         }
-        if content.is_null() {
-            return Ok(Vec::new());
-        }
-        let len = usize::try_from(len).unwrap_or(0);
-        // SAFETY: `content` is a live malloc'ed buffer of `len` bytes returned by C.
-        let out = unsafe { std::slice::from_raw_parts(content, len).to_vec() };
-        // SAFETY: C allocated `content` with malloc and handed ownership to us.
-        unsafe { libc::free(content as *mut c_void) };
-        Ok(out)
+        None
     }
 
     /// Copy the compressed chunk `n` into `out` (replacing its contents).
@@ -251,7 +313,9 @@ impl Schunk {
         // SAFETY: schunk is valid and exclusively borrowed (C mutates internal caches). On
         // success C returns the chunk length and a pointer to that many bytes, owned by us
         // when `needs_free`.
-        let rc = unsafe { sys::blosc2_schunk_get_chunk(self.ptr.as_ptr(), n, &mut chunk, &mut needs_free) };
+        let rc = unsafe {
+            sys::blosc2_schunk_get_chunk(self.ptr.as_ptr(), n, &mut chunk, &mut needs_free)
+        };
         if rc < 0 || chunk.is_null() {
             if needs_free && !chunk.is_null() {
                 // SAFETY: C allocated it with malloc and handed ownership to us.
@@ -273,7 +337,10 @@ impl Schunk {
                 Some((buf, frame_len)) => {
                     let base = buf.as_ptr() as usize;
                     let start = chunk as usize;
-                    start >= base && start.checked_add(len).is_some_and(|end| end <= base + frame_len)
+                    start >= base
+                        && start
+                            .checked_add(len)
+                            .is_some_and(|end| end <= base + frame_len)
                 }
                 None => false,
             };

@@ -47,7 +47,9 @@ fn check_header(h: &[u8], available: u64) -> std::result::Result<u8, String> {
     let header_len = u32::from_be_bytes([h[11], h[12], h[13], h[14]]) as u64;
     let frame_len = u64::from_be_bytes(h[16..24].try_into().expect("8 bytes"));
     if header_len < HEADER_PREFIX as u64 || header_len > frame_len {
-        return Err(format!("header length {header_len} inconsistent with frame length {frame_len}"));
+        return Err(format!(
+            "header length {header_len} inconsistent with frame length {frame_len}"
+        ));
     }
     if frame_len > available {
         return Err(format!(
@@ -71,7 +73,9 @@ fn read_prefix(path: &Path, offset: u64) -> Result<(Vec<u8>, u64)> {
     let available = len.saturating_sub(offset);
     f.seek(SeekFrom::Start(offset)).map_err(io)?;
     let mut buf = Vec::with_capacity(HEADER_PREFIX);
-    f.take(HEADER_PREFIX as u64).read_to_end(&mut buf).map_err(io)?;
+    f.take(HEADER_PREFIX as u64)
+        .read_to_end(&mut buf)
+        .map_err(io)?;
     Ok((buf, available))
 }
 
@@ -101,21 +105,24 @@ impl Frame {
             path: path.to_path_buf(),
             source,
         })?;
-        let version;
-        if meta.is_dir() {
+        let version = if meta.is_dir() {
             if offset != 0 {
-                return Err(bad("an offset applies to a file, not a sparse-frame directory".into()));
+                return Err(bad(
+                    "an offset applies to a file, not a sparse-frame directory".into(),
+                ));
             }
             let index: PathBuf = path.join("chunks.b2frame");
             if !index.is_file() {
-                return Err(bad("directory without `chunks.b2frame`: not a sparse frame".into()));
+                return Err(bad(
+                    "directory without `chunks.b2frame`: not a sparse frame".into(),
+                ));
             }
             let (h, avail) = read_prefix(&index, 0)?;
-            version = check_header(&h, avail).map_err(bad)?;
+            check_header(&h, avail).map_err(bad)?
         } else {
             let (h, avail) = read_prefix(path, offset)?;
-            version = check_header(&h, avail).map_err(bad)?;
-        }
+            check_header(&h, avail).map_err(bad)?
+        };
         let schunk = Schunk::open(path, offset).map_err(bad)?;
         Ok(Frame::new(source, schunk, version))
     }
@@ -127,7 +134,8 @@ impl Frame {
             source_name: source.clone(),
             reason,
         };
-        let version = check_header(&bytes[..bytes.len().min(HEADER_PREFIX)], bytes.len() as u64).map_err(bad)?;
+        let version = check_header(&bytes[..bytes.len().min(HEADER_PREFIX)], bytes.len() as u64)
+            .map_err(bad)?;
         let schunk = Schunk::from_buffer(bytes).map_err(bad)?;
         Ok(Frame::new(source, schunk, version))
     }
@@ -163,7 +171,9 @@ impl Frame {
         self.lock().chunk_into(n, out).map_err(|code| Error::Chunk {
             source_name: self.source.clone(),
             chunk: n,
-            reason: format!("c-blosc2 could not fetch it (error {code}): missing or corrupt chunk data"),
+            reason: format!(
+                "c-blosc2 could not fetch it (error {code}): missing or corrupt chunk data"
+            ),
         })
     }
 }

@@ -5,6 +5,9 @@
 //! blocks over the grid `X/B`, each a C-order run of `prod(B)` items. Only the part of a chunk
 //! inside the array is data; the rest is padding and never exposed.
 
+// Geometry loops walk several per-dimension arrays in step; indexing reads clearest.
+#![allow(clippy::needless_range_loop)]
+
 use crate::meta::MAX_DIM;
 
 /// Largest decoded chunk c-blosc2 can hold (its buffers are sized by `int32_t`).
@@ -59,22 +62,39 @@ impl Geometry {
     /// assert_eq!(g.ext_chunks(), &[6, 6]);
     /// assert_eq!(g.nchunks(), 2);
     /// ```
-    pub fn new(shape: &[i64], chunks: &[i32], blocks: &[i32], itemsize: usize) -> Result<Geometry, GeometryError> {
+    pub fn new(
+        shape: &[i64],
+        chunks: &[i32],
+        blocks: &[i32],
+        itemsize: usize,
+    ) -> Result<Geometry, GeometryError> {
         Geometry::build(shape, chunks, blocks, itemsize).map_err(|(field, reason)| GeometryError {
             field: field.to_string(),
             reason,
         })
     }
 
-    fn build(shape: &[i64], chunks: &[i32], blocks: &[i32], itemsize: usize) -> Result<Geometry, (&'static str, String)> {
+    fn build(
+        shape: &[i64],
+        chunks: &[i32],
+        blocks: &[i32],
+        itemsize: usize,
+    ) -> Result<Geometry, (&'static str, String)> {
         let nd = shape.len();
         if nd > MAX_DIM {
-            return Err(("ndim", format!("{nd} dimensions, at most {MAX_DIM} supported")));
+            return Err((
+                "ndim",
+                format!("{nd} dimensions, at most {MAX_DIM} supported"),
+            ));
         }
         if chunks.len() != nd || blocks.len() != nd {
             return Err((
                 "ndim",
-                format!("rank mismatch: shape has {nd} dims, chunks {}, blocks {}", chunks.len(), blocks.len()),
+                format!(
+                    "rank mismatch: shape has {nd} dims, chunks {}, blocks {}",
+                    chunks.len(),
+                    blocks.len()
+                ),
             ));
         }
         if itemsize == 0 {
@@ -95,14 +115,26 @@ impl Geometry {
             }
             if shape[i] > 0 {
                 if chunks[i] == 0 {
-                    return Err(("chunks", format!("chunks[{i}] = 0 but shape[{i}] = {}", shape[i])));
+                    return Err((
+                        "chunks",
+                        format!("chunks[{i}] = 0 but shape[{i}] = {}", shape[i]),
+                    ));
                 }
                 if blocks[i] == 0 {
-                    return Err(("blocks", format!("blocks[{i}] = 0 but shape[{i}] = {}", shape[i])));
+                    return Err((
+                        "blocks",
+                        format!("blocks[{i}] = 0 but shape[{i}] = {}", shape[i]),
+                    ));
                 }
             }
             if blocks[i] > chunks[i] {
-                return Err(("blocks", format!("blocks[{i}] = {} exceeds chunks[{i}] = {}", blocks[i], chunks[i])));
+                return Err((
+                    "blocks",
+                    format!(
+                        "blocks[{i}] = {} exceeds chunks[{i}] = {}",
+                        blocks[i], chunks[i]
+                    ),
+                ));
             }
             s.push(shape[i] as u64);
             c.push(chunks[i] as u64);
@@ -116,7 +148,11 @@ impl Geometry {
         let _ = nbytes;
         let grid: Vec<u64> = s.iter().zip(&c).map(|(&s, &c)| div_ceil(s, c)).collect();
         let nchunks = prod(&grid).ok_or(("chunks", "number of chunks overflows".to_string()))?;
-        let ext: Vec<u64> = c.iter().zip(&b).map(|(&c, &b)| div_ceil(c, b) * b).collect();
+        let ext: Vec<u64> = c
+            .iter()
+            .zip(&b)
+            .map(|(&c, &b)| div_ceil(c, b) * b)
+            .collect();
         let block_grid: Vec<u64> = ext.iter().zip(&b).map(|(&x, &b)| div_ceil(x, b)).collect();
         let (chunk_items, block_items) = if nitems == 0 {
             (0, 0)
@@ -130,7 +166,10 @@ impl Geometry {
             .checked_mul(itemsize as u64)
             .ok_or(("chunks", "chunk size overflows".to_string()))?;
         if chunk_bytes > MAX_CHUNK_BYTES {
-            return Err(("chunks", format!("a chunk of {chunk_bytes} bytes exceeds the 2 GiB c-blosc2 limit")));
+            return Err((
+                "chunks",
+                format!("a chunk of {chunk_bytes} bytes exceeds the 2 GiB c-blosc2 limit"),
+            ));
         }
         Ok(Geometry {
             shape: s,
@@ -237,7 +276,9 @@ impl Geometry {
         box_shape: &[u64],
     ) -> Result<(), String> {
         self.for_each_run(idx, box_start, box_shape, dst.len(), |s, d, n| {
-            let s = src.get(s..s + n).ok_or("decoded chunk shorter than its geometry")?;
+            let s = src
+                .get(s..s + n)
+                .ok_or("decoded chunk shorter than its geometry")?;
             dst[d..d + n].copy_from_slice(s);
             Ok(())
         })
@@ -284,7 +325,10 @@ impl Geometry {
             return Err("box rank differs from array rank".into());
         }
         if idx >= self.nchunks {
-            return Err(format!("chunk {idx} out of range ({} chunks)", self.nchunks));
+            return Err(format!(
+                "chunk {idx} out of range ({} chunks)",
+                self.nchunks
+            ));
         }
         let isz = self.itemsize;
         let box_items = prod(box_shape).ok_or("box too large")?;
@@ -353,7 +397,11 @@ impl Geometry {
                     s_items += (a[i] - bo) * blk_stride[i];
                     d_items += (a[i] - box_start[i]) * dst_stride[i];
                 }
-                f((s_items as usize) * isz, (d_items as usize) * isz, (run as usize) * isz)?;
+                f(
+                    (s_items as usize) * isz,
+                    (d_items as usize) * isz,
+                    (run as usize) * isz,
+                )?;
                 // Next row: advance dims last-1 .. 0.
                 let mut i = last;
                 loop {
@@ -441,8 +489,14 @@ mod tests {
         assert_eq!(chunks[1][14], 29);
         let mut out = vec![0u8; 35 * 4];
         for c in 0..g.nchunks() {
-            g.copy_chunk_to_box(c, &as_bytes(&chunks[c as usize]), &mut out, &[0, 0], &[7, 5])
-                .unwrap();
+            g.copy_chunk_to_box(
+                c,
+                &as_bytes(&chunks[c as usize]),
+                &mut out,
+                &[0, 0],
+                &[7, 5],
+            )
+            .unwrap();
         }
         assert_eq!(out, as_bytes(&data));
     }
@@ -466,8 +520,14 @@ mod tests {
             let shp = g.shape().to_vec();
             let mut out = vec![0u8; n * 4];
             for c in 0..g.nchunks() {
-                g.copy_chunk_to_box(c, &as_bytes(&enc[c as usize]), &mut out, &vec![0; shp.len()], &shp)
-                    .unwrap();
+                g.copy_chunk_to_box(
+                    c,
+                    &as_bytes(&enc[c as usize]),
+                    &mut out,
+                    &vec![0; shp.len()],
+                    &shp,
+                )
+                .unwrap();
             }
             assert_eq!(out, as_bytes(&data), "{shape:?} {chunks:?} {blocks:?}");
             // A sub-box: drop the first item along each dim where possible.

@@ -38,7 +38,7 @@ pub mod meta;
 pub mod npy;
 mod read;
 
-pub use array::Array;
+pub use array::{Array, MAX_ATTR_BYTES};
 pub use attrs::Value;
 pub use dtype::{ByteOrder, Dtype};
 pub use element::Element;

@@ -88,7 +88,11 @@ impl<'a> Cursor<'a> {
             }
             _ => err(
                 field,
-                format!("truncated: needs {n} more bytes at offset {}, metalayer has {}", self.pos, self.buf.len()),
+                format!(
+                    "truncated: needs {n} more bytes at offset {}, metalayer has {}",
+                    self.pos,
+                    self.buf.len()
+                ),
             ),
         }
     }
@@ -99,7 +103,10 @@ impl<'a> Cursor<'a> {
         let at = self.pos;
         let got = self.byte(field)?;
         if got != want {
-            return err(field, format!("expected marker {want:#04x} at offset {at}, found {got:#04x}"));
+            return err(
+                field,
+                format!("expected marker {want:#04x} at offset {at}, found {got:#04x}"),
+            );
         }
         Ok(())
     }
@@ -119,15 +126,24 @@ pub fn parse(format: Format, bytes: &[u8]) -> Result<NdMeta, MetaError> {
             Format::Caterva => "0x95 (5 elements)",
             Format::B2nd => "0x97 (7 elements) or 0x96 (6-element draft)",
         };
-        return err("array marker", format!("found {head:#04x}, expected {want}"));
+        return err(
+            "array marker",
+            format!("found {head:#04x}, expected {want}"),
+        );
     }
     let version = c.byte("version")?;
     if version > 0x7f {
-        return err("version", format!("{version:#04x} is not a positive fixint"));
+        return err(
+            "version",
+            format!("{version:#04x} is not a positive fixint"),
+        );
     }
     let ndim = c.byte("ndim")?;
     if usize::from(ndim) > MAX_DIM {
-        return err("ndim", format!("{ndim} dimensions, at most {MAX_DIM} are supported"));
+        return err(
+            "ndim",
+            format!("{ndim} dimensions, at most {MAX_DIM} are supported"),
+        );
     }
     let nd = usize::from(ndim);
     let marker = 0x90u8.wrapping_add(ndim);
@@ -182,7 +198,10 @@ pub fn parse(format: Format, bytes: &[u8]) -> Result<NdMeta, MetaError> {
     if c.pos != bytes.len() {
         return err(
             "end",
-            format!("{} unexpected trailing bytes after the last element", bytes.len() - c.pos),
+            format!(
+                "{} unexpected trailing bytes after the last element",
+                bytes.len() - c.pos
+            ),
         );
     }
     Ok(NdMeta {
@@ -206,7 +225,13 @@ pub fn parse(format: Format, bytes: &[u8]) -> Result<NdMeta, MetaError> {
 /// assert_eq!(&b[..5], &[0x97, 0x00, 0x01, 0x91, 0xd3]);
 /// assert_eq!(b2nd::meta::parse(b2nd::meta::Format::B2nd, &b).unwrap().shape, vec![10]);
 /// ```
-pub fn encode(format: Format, shape: &[i64], chunks: &[i32], blocks: &[i32], dtype: Option<&str>) -> Vec<u8> {
+pub fn encode(
+    format: Format,
+    shape: &[i64],
+    chunks: &[i32],
+    blocks: &[i32],
+    dtype: Option<&str>,
+) -> Vec<u8> {
     let nd = shape.len() as u8;
     let marker = 0x90u8.wrapping_add(nd);
     let mut out = Vec::with_capacity(3 + 3 + shape.len() * 19 + 16);
@@ -294,7 +319,13 @@ mod tests {
 
     #[test]
     fn every_truncation_is_an_error() {
-        let b = encode(Format::B2nd, &[4, 5, 6], &[2, 2, 2], &[1, 1, 1], Some("<i2"));
+        let b = encode(
+            Format::B2nd,
+            &[4, 5, 6],
+            &[2, 2, 2],
+            &[1, 1, 1],
+            Some("<i2"),
+        );
         for n in 0..b.len() {
             assert!(parse(Format::B2nd, &b[..n]).is_err(), "prefix {n} accepted");
         }

@@ -105,7 +105,10 @@ impl Array {
                 if self.threads <= 1 {
                     return None;
                 }
-                rayon::ThreadPoolBuilder::new().num_threads(self.threads).build().ok()
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(self.threads)
+                    .build()
+                    .ok()
             })
             .as_ref()
     }
@@ -143,11 +146,18 @@ impl Array {
         let nd = g.ndim();
         let isz = g.itemsize();
         if start.len() != nd || shape.len() != nd {
-            return Err(Error::InvalidArgument("box rank differs from the array's".into()));
+            return Err(Error::InvalidArgument(
+                "box rank differs from the array's".into(),
+            ));
         }
         for i in 0..nd {
-            if start[i].checked_add(shape[i]).is_none_or(|e| e > g.shape()[i]) {
-                return Err(Error::InvalidArgument(format!("box exceeds the array along dim {i}")));
+            if start[i]
+                .checked_add(shape[i])
+                .is_none_or(|e| e > g.shape()[i])
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "box exceeds the array along dim {i}"
+                )));
             }
         }
         let items: u64 = shape.iter().product();
@@ -160,6 +170,10 @@ impl Array {
         }
         if items == 0 {
             return Ok(());
+        }
+        if nd == 0 {
+            let mut w = Worker::new(self.threads);
+            return self.decode_chunk_into_box(&mut w, 0, out, start, shape);
         }
         // Split along the first box dimension longer than 1: everything before it is a single
         // index, so each chunk row along it is one contiguous run of the output.

@@ -7,7 +7,10 @@ use common::*;
 use serde_json::{json, Value as J};
 
 fn hex(h: &str) -> Vec<u8> {
-    (0..h.len()).step_by(2).map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap()).collect()
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 /// Our value as the JSON the generator writes (sets sorted, tuples as lists, bytes as hex).
@@ -34,7 +37,10 @@ fn to_json(v: &Value) -> J {
         Value::Complex { re, im } => json!([re, im]),
         Value::NdArray { dtype, shape, data } => {
             assert_eq!(dtype, "<i2", "only <i2 arrays in the fixture");
-            let items: Vec<i16> = data.chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect();
+            let items: Vec<i16> = data
+                .chunks_exact(2)
+                .map(|c| i16::from_le_bytes([c[0], c[1]]))
+                .collect();
             let nested: Vec<J> = items.chunks(shape[1]).map(|r| json!(r)).collect();
             json!({"dtype": dtype, "shape": shape, "data": nested})
         }
@@ -67,13 +73,23 @@ fn every_attribute_matches_python() {
         let Some(file) = f.get("attrs_file").and_then(|a| a.as_str()) else {
             continue;
         };
-        let want: J = serde_json::from_str(&std::fs::read_to_string(data_dir().join(file)).unwrap()).unwrap();
-        let a = Array::open(data_dir().join(f["path"].as_str().unwrap())).unwrap();
+        let want: J =
+            serde_json::from_str(&std::fs::read_to_string(data_dir().join(file)).unwrap()).unwrap();
+        let path = data_dir().join(f["path"].as_str().unwrap());
+        let a = match f["offset"].as_u64().unwrap_or(0) {
+            0 => Array::open(&path),
+            off => Array::open_at(&path, off),
+        }
+        .unwrap();
         let names = a.attr_names();
         assert_eq!(names.len(), want.as_object().unwrap().len());
         for (name, w) in want.as_object().unwrap() {
             let raw = a.attr_bytes(name).unwrap().expect("present");
-            assert_eq!(raw, hex(w["msgpack"].as_str().unwrap()), "{name}: stored bytes");
+            assert_eq!(
+                raw,
+                hex(w["msgpack"].as_str().unwrap()),
+                "{name}: stored bytes"
+            );
             let v = a.attr(name).unwrap().unwrap();
             assert_eq!(kind(&v), w["kind"], "{name}: kind");
             assert_eq!(to_json(&v), w["value"], "{name}: value");

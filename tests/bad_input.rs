@@ -6,8 +6,25 @@ mod common;
 use b2nd::{Array, Error};
 use common::*;
 
+/// Mutations per file in the corruption tests; `B2ND_FUZZ_SCALE=N` multiplies them.
+fn scale() -> usize {
+    std::env::var("B2ND_FUZZ_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+/// With `B2ND_FUZZ_DUMP=FILE`, each case is written there before it is tried, so a crash
+/// leaves its input behind.
+fn dump(bytes: &[u8]) {
+    if let Some(p) = std::env::var_os("B2ND_FUZZ_DUMP") {
+        std::fs::write(p, bytes).unwrap();
+    }
+}
+
 /// Open and fully read; any outcome but a panic/abort is acceptable here.
 fn try_all(bytes: Vec<u8>) -> Result<(), Error> {
+    dump(&bytes);
     let a = Array::from_bytes(bytes)?;
     let _ = a.attrs();
     a.read_bytes().map(|_| ())
@@ -60,7 +77,12 @@ fn every_truncation_of_real_files_is_an_error() {
         cuts.extend((300..bytes.len()).step_by(37));
         for n in cuts {
             let r = try_all(bytes[..n].to_vec());
-            assert!(r.is_err(), "{}: prefix of {n}/{} bytes accepted", f["name"], bytes.len());
+            assert!(
+                r.is_err(),
+                "{}: prefix of {n}/{} bytes accepted",
+                f["name"],
+                bytes.len()
+            );
         }
         // The same through the file path.
         let dir = tempfile::tempdir().unwrap();
@@ -79,9 +101,9 @@ fn corrupted_bytes_never_crash() {
         x ^= x << 17;
         x
     };
-    for f in good_contiguous().iter().take(40) {
+    for f in good_contiguous().iter().take(40 * scale()) {
         let bytes = std::fs::read(data_dir().join(f["path"].as_str().unwrap())).unwrap();
-        for _ in 0..60 {
+        for _ in 0..60 * scale() {
             let mut b = bytes.clone();
             let flips = 1 + rnd() % 4;
             for _ in 0..flips {
@@ -103,7 +125,9 @@ fn corrupted_bytes_never_crash() {
 fn missing_sparse_chunk_file_is_an_error() {
     let sparse: Vec<_> = fixtures()
         .into_iter()
-        .filter(|f| f["ok"] == true && f["storage"] == "sparse" && f["nchunks"].as_u64().unwrap_or(0) > 0)
+        .filter(|f| {
+            f["ok"] == true && f["storage"] == "sparse" && f["nchunks"].as_u64().unwrap_or(0) > 0
+        })
         .collect();
     assert!(!sparse.is_empty());
     for f in sparse {
@@ -139,15 +163,16 @@ fn corrupted_files_never_crash() {
     };
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("c.b2nd");
-    for f in good_contiguous().iter().take(25) {
+    for f in good_contiguous().iter().take(25 * scale()) {
         let bytes = std::fs::read(data_dir().join(f["path"].as_str().unwrap())).unwrap();
-        for _ in 0..25 {
+        for _ in 0..25 * scale() {
             let mut b = bytes.clone();
             for _ in 0..1 + rnd() % 3 {
                 let i = (rnd() as usize) % b.len();
                 b[i] = rnd() as u8;
             }
             std::fs::write(&p, &b).unwrap();
+            dump(&b);
             if let Ok(a) = Array::open(&p) {
                 let _ = a.attrs();
                 let _ = a.read_bytes();

@@ -16,11 +16,28 @@ fn info_json_has_the_documented_fields() {
     for f in good_contiguous().iter().take(30) {
         let p = data_dir().join(f["path"].as_str().unwrap());
         let out = b2nd().arg("info").arg(&p).arg("--json").output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let j: J = serde_json::from_slice(&out.stdout).unwrap();
         for k in [
-            "format", "metalayer_version", "shape", "chunks", "blocks", "dtype", "typesize", "nchunks", "nbytes",
-            "cbytes", "codec", "clevel", "filters", "storage", "attrs",
+            "format",
+            "metalayer_version",
+            "shape",
+            "chunks",
+            "blocks",
+            "dtype",
+            "typesize",
+            "nchunks",
+            "nbytes",
+            "cbytes",
+            "codec",
+            "clevel",
+            "filters",
+            "storage",
+            "attrs",
         ] {
             assert!(j.get(k).is_some(), "{}: missing {k}", f["name"]);
         }
@@ -28,8 +45,16 @@ fn info_json_has_the_documented_fields() {
         assert_eq!(j["shape"], f["shape"]);
         assert_eq!(j["codec"], f["codec"]);
         assert_eq!(j["filters"], f["filters"]);
-        let items: u64 = j["shape"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).product();
-        assert_eq!(j["nbytes"].as_u64().unwrap(), items * j["typesize"].as_u64().unwrap());
+        let items: u64 = j["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .product();
+        assert_eq!(
+            j["nbytes"].as_u64().unwrap(),
+            items * j["typesize"].as_u64().unwrap()
+        );
         // Human output mentions the dtype too.
         let out = b2nd().arg("info").arg(&p).output().unwrap();
         assert!(String::from_utf8_lossy(&out.stdout).contains(f["dtype"].as_str().unwrap()));
@@ -43,7 +68,12 @@ fn to_npy_writes_header_and_data() {
         let p = data_dir().join(f["path"].as_str().unwrap());
         let out = dir.path().join("o.npy");
         let r = b2nd().arg("to-npy").arg(&p).arg(&out).output().unwrap();
-        assert!(r.status.success(), "{}: {}", f["name"], String::from_utf8_lossy(&r.stderr));
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            f["name"],
+            String::from_utf8_lossy(&r.stderr)
+        );
         let bytes = std::fs::read(&out).unwrap();
         assert_eq!(&bytes[..6], b"\x93NUMPY");
         let hlen = if bytes[6] == 1 {
@@ -58,7 +88,10 @@ fn to_npy_writes_header_and_data() {
 }
 
 fn assert_clean(dir: &std::path::Path) {
-    let left: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert!(left.is_empty(), "files left behind: {left:?}");
 }
 
@@ -77,14 +110,21 @@ fn errors_exit_1_with_one_line_and_leave_no_output() {
     assert_clean(out_dir.path());
     // Refused fixtures and unsupported ones fail the same way.
     for f in fixtures() {
-        let refused = f["ok"] == false || f.get("supported").and_then(|s| s.as_bool()) == Some(false);
+        let refused =
+            f["ok"] == false || f.get("supported").and_then(|s| s.as_bool()) == Some(false);
         if !refused {
             continue;
         }
         let p = data_dir().join(f["path"].as_str().unwrap());
         let r = b2nd().arg("to-npy").arg(&p).arg(&out).output().unwrap();
         assert_eq!(r.status.code(), Some(1), "{}", f["name"]);
-        assert_eq!(String::from_utf8_lossy(&r.stderr).trim_end().lines().count(), 1);
+        assert_eq!(
+            String::from_utf8_lossy(&r.stderr)
+                .trim_end()
+                .lines()
+                .count(),
+            1
+        );
         assert_clean(out_dir.path());
     }
     // Truncated real file.

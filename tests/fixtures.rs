@@ -42,7 +42,11 @@ fn open(dir: &Path, f: &J) -> b2nd::Result<Array> {
 }
 
 fn u64s(v: &J) -> Vec<u64> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
 }
 
 fn error_kind(e: &Error) -> &'static str {
@@ -54,7 +58,10 @@ fn error_kind(e: &Error) -> &'static str {
         Error::Geometry { .. } => "geometry_mismatch",
         Error::Dtype(_) => "bad_dtype",
         Error::Unsupported { what: "codec", .. } => "unsupported_codec",
-        Error::Unsupported { what: "codec feature", .. } => "unsupported_codec",
+        Error::Unsupported {
+            what: "codec feature",
+            ..
+        } => "unsupported_codec",
         Error::Unsupported { what: "filter", .. } => "unsupported_filter",
         Error::Unsupported { .. } => "unsupported",
         Error::Frame { .. } => "bad_frame",
@@ -73,22 +80,42 @@ fn check_ok(dir: &Path, f: &J) -> Result<(), String> {
             Err(format!("{what}: got {got}, want {want}"))
         }
     };
-    eq("format", a.format().name().into(), f["format"].as_str().unwrap().into())?;
+    eq(
+        "format",
+        a.format().name().into(),
+        f["format"].as_str().unwrap().into(),
+    )?;
     eq(
         "metalayer_version",
         a.metalayer_version().to_string(),
         f["metalayer_version"].to_string(),
     )?;
-    eq("shape", format!("{:?}", a.shape()), format!("{:?}", u64s(&f["shape"])))?;
-    eq("chunks", format!("{:?}", a.chunks()), format!("{:?}", u64s(&f["chunks"])))?;
+    eq(
+        "shape",
+        format!("{:?}", a.shape()),
+        format!("{:?}", u64s(&f["shape"])),
+    )?;
+    eq(
+        "chunks",
+        format!("{:?}", a.chunks()),
+        format!("{:?}", u64s(&f["chunks"])),
+    )?;
     let blocks = if f.get("effective_blocks").is_some() {
         &f["effective_blocks"]
     } else {
         &f["blocks"]
     };
-    eq("blocks", format!("{:?}", a.blocks()), format!("{:?}", u64s(blocks)))?;
+    eq(
+        "blocks",
+        format!("{:?}", a.blocks()),
+        format!("{:?}", u64s(blocks)),
+    )?;
     eq("dtype", a.dtype_str(), f["dtype"].as_str().unwrap().into())?;
-    eq("typesize", a.itemsize().to_string(), f["typesize"].to_string())?;
+    eq(
+        "typesize",
+        a.itemsize().to_string(),
+        f["typesize"].to_string(),
+    )?;
     eq("nchunks", a.nchunks().to_string(), f["nchunks"].to_string())?;
     eq("codec", a.codec(), f["codec"].as_str().unwrap().into())?;
     eq("clevel", a.clevel().to_string(), f["clevel"].to_string())?;
@@ -98,10 +125,21 @@ fn check_ok(dir: &Path, f: &J) -> Result<(), String> {
         .iter()
         .map(|x| x.as_str().unwrap().to_string())
         .collect();
-    eq("filters", format!("{:?}", a.filters()), format!("{filters:?}"))?;
-    eq("storage", a.storage().name().into(), f["storage"].as_str().unwrap().into())?;
+    eq(
+        "filters",
+        format!("{:?}", a.filters()),
+        format!("{filters:?}"),
+    )?;
+    eq(
+        "storage",
+        a.storage().name().into(),
+        f["storage"].as_str().unwrap().into(),
+    )?;
     if let Some(names) = f.get("attr_names").and_then(|n| n.as_array()) {
-        let mut want: Vec<String> = names.iter().map(|x| x.as_str().unwrap().to_string()).collect();
+        let mut want: Vec<String> = names
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect();
         want.sort();
         let mut got = a.attr_names();
         got.sort();
@@ -115,11 +153,16 @@ fn check_ok(dir: &Path, f: &J) -> Result<(), String> {
     if !supported {
         return match read {
             Ok(_) => Err("unsupported fixture decoded without error".into()),
-            Err(e) => eq("error kind", error_kind(&e).into(), f["error"].as_str().unwrap().into()),
+            Err(e) => eq(
+                "error kind",
+                error_kind(&e).into(),
+                f["error"].as_str().unwrap().into(),
+            ),
         };
     }
     let got = read.map_err(|e| format!("read failed: {e}"))?;
-    let want = std::fs::read(dir.join(f["expected"].as_str().unwrap())).map_err(|e| e.to_string())?;
+    let want =
+        std::fs::read(dir.join(f["expected"].as_str().unwrap())).map_err(|e| e.to_string())?;
     if got != want {
         let first = got.iter().zip(&want).position(|(a, b)| a != b);
         return Err(format!(
@@ -129,7 +172,11 @@ fn check_ok(dir: &Path, f: &J) -> Result<(), String> {
         ));
     }
     // The same through one thread and through a single full box read.
-    let one = open(dir, f).unwrap().with_threads(1).read_bytes().map_err(|e| e.to_string())?;
+    let one = open(dir, f)
+        .unwrap()
+        .with_threads(1)
+        .read_bytes()
+        .map_err(|e| e.to_string())?;
     if one != want {
         return Err("single-threaded read differs".into());
     }
@@ -159,11 +206,19 @@ fn every_fixture_reads_or_is_refused_as_expected() {
                         failures.push(format!("{name}: error kind {got} ({e}), expected {want}"));
                     }
                     let msg = e.to_string();
-                    assert!(!msg.is_empty() && !msg.contains('\n'), "{name}: error message {msg:?}");
+                    assert!(
+                        !msg.is_empty() && !msg.contains('\n'),
+                        "{name}: error message {msg:?}"
+                    );
                 }
             }
         }
     }
     eprintln!("{n_ok} readable fixtures, {n_err} refused fixtures checked");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -25,7 +25,9 @@ fn typed_fixtures(dtype: &str) -> Vec<String> {
     fixtures()
         .into_iter()
         .filter(|f| {
-            f["ok"] == true && f.get("supported").and_then(|s| s.as_bool()).unwrap_or(true) && f["dtype"] == dtype
+            f["ok"] == true
+                && f.get("supported").and_then(|s| s.as_bool()).unwrap_or(true)
+                && f["dtype"] == dtype
         })
         .map(|f| f["name"].as_str().unwrap().to_string())
         .collect()
@@ -36,9 +38,12 @@ macro_rules! check_type {
         let mut seen = 0;
         for dt in $dtypes {
             for name in typed_fixtures(dt) {
-                let a = Array::open(path(&name)).unwrap();
+                let a = open_named(&name);
                 let got: Vec<$t> = a.read().unwrap_or_else(|e| panic!("{name}: {e}"));
-                let want: Vec<$t> = expected_items::<$n>(&name).into_iter().map(<$t>::from_ne_bytes).collect();
+                let want: Vec<$t> = expected_items::<$n>(&name)
+                    .into_iter()
+                    .map(<$t>::from_ne_bytes)
+                    .collect();
                 assert_eq!(got.len(), want.len(), "{name}");
                 for (g, w) in got.iter().zip(&want) {
                     assert_eq!(g.to_ne_bytes(), w.to_ne_bytes(), "{name}");
@@ -71,12 +76,19 @@ fn bool_reads_and_rejects_other_bytes() {
     let names = typed_fixtures("|b1");
     assert!(!names.is_empty());
     for name in names {
-        let a = Array::open(path(&name)).unwrap();
+        let a = open_named(&name);
         let raw = expected(&name);
         match a.read::<bool>() {
             Ok(v) => {
-                assert!(raw.iter().all(|&b| b <= 1), "{name}: accepted invalid bool bytes");
-                assert_eq!(v.iter().map(|&b| b as u8).collect::<Vec<_>>(), raw, "{name}");
+                assert!(
+                    raw.iter().all(|&b| b <= 1),
+                    "{name}: accepted invalid bool bytes"
+                );
+                assert_eq!(
+                    v.iter().map(|&b| b as u8).collect::<Vec<_>>(),
+                    raw,
+                    "{name}"
+                );
             }
             Err(Error::InvalidBool { index, value }) => {
                 assert_eq!(raw[index], value);
@@ -90,13 +102,16 @@ fn bool_reads_and_rejects_other_bytes() {
 #[test]
 fn wrong_types_are_refused() {
     let name = &typed_fixtures("<f8")[0];
-    let a = Array::open(path(name)).unwrap();
+    let a = open_named(name);
     assert!(matches!(a.read::<f32>(), Err(Error::TypeMismatch { .. })));
     assert!(matches!(a.read::<i64>(), Err(Error::TypeMismatch { .. })));
     assert!(matches!(a.read::<bool>(), Err(Error::TypeMismatch { .. })));
     let mut small = vec![0f64; 1];
     if a.nitems() != 1 {
-        assert!(matches!(a.read_into(&mut small), Err(Error::BufferSize { .. })));
+        assert!(matches!(
+            a.read_into(&mut small),
+            Err(Error::BufferSize { .. })
+        ));
     }
     let s = fixtures()
         .into_iter()
@@ -110,21 +125,27 @@ fn wrong_types_are_refused() {
 #[test]
 fn ndarray_has_the_array_shape() {
     let name = &typed_fixtures("<f8")[0];
-    let a = Array::open(path(name)).unwrap();
+    let a = open_named(name);
     let nd = a.read_ndarray::<f64>().unwrap();
     let shape: Vec<usize> = a.shape().iter().map(|&s| s as usize).collect();
     assert_eq!(nd.shape(), &shape[..]);
-    assert_eq!(nd.iter().copied().collect::<Vec<_>>(), a.read::<f64>().unwrap());
+    assert_eq!(
+        nd.iter().copied().collect::<Vec<_>>(),
+        a.read::<f64>().unwrap()
+    );
 }
 
 #[cfg(feature = "f16")]
 #[test]
 fn f16_reads() {
     for name in typed_fixtures("<f2") {
-        let a = Array::open(path(&name)).unwrap();
+        let a = open_named(&name);
         let v: Vec<half::f16> = a.read().unwrap();
         let raw = expected(&name);
-        assert_eq!(v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(), raw);
+        assert_eq!(
+            v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(),
+            raw
+        );
     }
 }
 
@@ -132,10 +153,13 @@ fn f16_reads() {
 #[test]
 fn complex_reads() {
     for name in typed_fixtures("<c16") {
-        let a = Array::open(path(&name)).unwrap();
+        let a = open_named(&name);
         let v: Vec<num_complex::Complex<f64>> = a.read().unwrap();
         let raw = expected(&name);
-        let back: Vec<u8> = v.iter().flat_map(|c| [c.re.to_le_bytes(), c.im.to_le_bytes()].concat()).collect();
+        let back: Vec<u8> = v
+            .iter()
+            .flat_map(|c| [c.re.to_le_bytes(), c.im.to_le_bytes()].concat())
+            .collect();
         assert_eq!(back, raw);
     }
 }

@@ -52,3 +52,14 @@ pub fn good_contiguous() -> Vec<J> {
         })
         .collect()
 }
+
+/// Open the fixture called `name` (honouring its offset).
+pub fn open_named(name: &str) -> b2nd::Array {
+    let f = fixture(name);
+    let p = data_dir().join(f["path"].as_str().unwrap());
+    match f["offset"].as_u64().unwrap_or(0) {
+        0 => b2nd::Array::open(&p),
+        off => b2nd::Array::open_at(&p, off),
+    }
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
+}

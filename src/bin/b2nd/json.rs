@@ -32,7 +32,9 @@ pub fn info(a: &Array, attrs: &[(String, Value)]) -> J {
 }
 
 fn float(f: f64) -> J {
-    serde_json::Number::from_f64(f).map(J::Number).unwrap_or_else(|| J::String(f.to_string()))
+    serde_json::Number::from_f64(f)
+        .map(J::Number)
+        .unwrap_or_else(|| J::String(f.to_string()))
 }
 
 fn hex(b: &[u8]) -> String {
@@ -50,7 +52,9 @@ pub fn value(v: &Value) -> J {
         Value::Float(f) => float(*f),
         Value::Str(s) => J::String(s.clone()),
         Value::Bytes(b) => json!({ "bytes_hex": hex(b) }),
-        Value::Array(a) | Value::Tuple(a) | Value::Set(a) => J::Array(a.iter().map(value).collect()),
+        Value::Array(a) | Value::Tuple(a) | Value::Set(a) => {
+            J::Array(a.iter().map(value).collect())
+        }
         Value::Map(m) => {
             let mut o = Map::new();
             for (k, v) in m {

@@ -10,7 +10,11 @@ use b2nd::Array;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "b2nd", version, about = "Inspect and convert Blosc2 N-d arrays (.b2nd, caterva)")]
+#[command(
+    name = "b2nd",
+    version,
+    about = "Inspect and convert Blosc2 N-d arrays (.b2nd, caterva)"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -60,15 +64,41 @@ fn info(path: &Path, offset: u64, as_json: bool) -> Result<(), Box<dyn std::erro
         println!("{}", serde_json::to_string(&obj)?);
         return Ok(());
     }
-    let shape = |v: &[u64]| v.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" x ");
+    let shape = |v: &[u64]| {
+        v.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(" x ")
+    };
     println!("{}", a.source());
-    println!("  format     {} (metalayer version {})", a.format(), a.metalayer_version());
+    println!(
+        "  format     {} (metalayer version {})",
+        a.format(),
+        a.metalayer_version()
+    );
     println!("  shape      ({})  {} items", shape(a.shape()), a.nitems());
-    println!("  chunks     ({})  {} chunks", shape(a.chunks()), a.nchunks());
+    println!(
+        "  chunks     ({})  {} chunks",
+        shape(a.chunks()),
+        a.nchunks()
+    );
     println!("  blocks     ({})", shape(a.blocks()));
-    println!("  dtype      {}  ({} bytes/item)", a.dtype_str(), a.itemsize());
-    let ratio = if a.cbytes() > 0 { a.nbytes() as f64 / a.cbytes() as f64 } else { 0.0 };
-    println!("  size       {} bytes, {} compressed (ratio {:.2})", a.nbytes(), a.cbytes(), ratio);
+    println!(
+        "  dtype      {}  ({} bytes/item)",
+        a.dtype_str(),
+        a.itemsize()
+    );
+    let ratio = if a.cbytes() > 0 {
+        a.nbytes() as f64 / a.cbytes() as f64
+    } else {
+        0.0
+    };
+    println!(
+        "  size       {} bytes, {} compressed (ratio {:.2})",
+        a.nbytes(),
+        a.cbytes(),
+        ratio
+    );
     let filters = a.filters();
     println!(
         "  codec      {} clevel {}, filters [{}]",
@@ -94,7 +124,12 @@ fn slab_rows(a: &Array) -> u64 {
     c * per.max(1)
 }
 
-fn to_npy(path: &Path, out: &Path, offset: u64, threads: Option<usize>) -> Result<(), Box<dyn std::error::Error>> {
+fn to_npy(
+    path: &Path,
+    out: &Path,
+    offset: u64,
+    threads: Option<usize>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let mut a = open(path, offset)?;
     if let Some(t) = threads {
         a = a.with_threads(t);
@@ -135,7 +170,8 @@ fn to_npy(path: &Path, out: &Path, offset: u64, threads: Option<usize>) -> Resul
         w.flush()?;
     }
     tmp.as_file().sync_all()?;
-    tmp.persist(out).map_err(|e| format!("{}: {}", out.display(), e.error))?;
+    tmp.persist(out)
+        .map_err(|e| format!("{}: {}", out.display(), e.error))?;
     Ok(())
 }
 
