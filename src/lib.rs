@@ -6,9 +6,9 @@
 //! ```no_run
 //! use b2nd::Array;
 //!
-//! let a = Array::open("tests/data/f8_2d.b2nd")?;
+//! let a = Array::open("tests/data/attrs_all.b2nd")?;
 //! println!("shape {:?}, chunks {:?}, blocks {:?}, dtype {}", a.shape(), a.chunks(), a.blocks(), a.dtype());
-//! let values: Vec<f64> = a.read()?;          // typed, checked against the dtype
+//! let values: Vec<i32> = a.read()?;          // typed, checked against the dtype
 //! let raw: Vec<u8> = a.read_bytes()?;         // any dtype, C order
 //! if let Some(unit) = a.attr("unit")? {       // vlmeta attributes
 //!     println!("unit = {unit:?}");
