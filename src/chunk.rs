@@ -239,11 +239,23 @@ fn plan(
     }
 }
 
+/// Which blocks of a chunk a caller needs: one flag per block of `block_bytes` bytes, in the
+/// chunk's block order (for b2nd chunks, the C-order block grid of the extended chunk).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BlockMask<'a> {
+    /// `wanted[j]`: block `j` must be decoded.
+    pub wanted: &'a [bool],
+    /// Bytes per block (the last block of a chunk may be shorter).
+    pub block_bytes: usize,
+}
+
 /// Per-thread decoding state: a c-blosc2 context and scratch buffers.
 pub(crate) struct Decoder {
     dctx: Dctx,
     scratch: Vec<u8>,
     filter_scratch: Vec<u8>,
+    /// c-blosc2 maskout (`true` = skip the block), rebuilt per masked decode.
+    maskout: Vec<bool>,
 }
 
 impl Decoder {
@@ -253,6 +265,7 @@ impl Decoder {
             dctx: Dctx::new(nthreads),
             scratch: Vec::new(),
             filter_scratch: Vec::new(),
+            maskout: Vec::new(),
         }
     }
 
@@ -287,8 +300,26 @@ impl Decoder {
         dst: &mut [u8],
         typesize: usize,
     ) -> Result<Decoded, ChunkError> {
+        self.decode_blocks(src, dst, typesize, None)
+    }
+
+    /// Like [`Decoder::decode`], but with `mask` only the wanted blocks are sure to be decoded:
+    /// the bytes of the other blocks of `dst` are unspecified (usually left as they were).
+    ///
+    /// The mask is used (c-blosc2's block maskout, and the Rust filters skip the same blocks)
+    /// only for ordinary data chunks whose Blosc blocks are exactly the mask's blocks; other
+    /// chunks are decoded whole. Block 0 is always decoded when the chunk has a DELTA filter,
+    /// since every other block is decoded against it.
+    pub(crate) fn decode_blocks(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        typesize: usize,
+        mask: Option<BlockMask<'_>>,
+    ) -> Result<Decoded, ChunkError> {
         let h = ChunkHeader::parse(src).map_err(ChunkError::Corrupt)?;
         let path = plan(&h, dst.len(), typesize, src.len())?;
+        let masked = !matches!(path, Path::Zeros) && mask.is_some_and(|m| self.set_maskout(&h, m));
         let input: &[u8] = match path {
             Path::Zeros => return Ok(Decoded::Zeros),
             Path::C => src,
@@ -300,7 +331,12 @@ impl Decoder {
                 &self.scratch
             }
         };
-        let n = self.dctx.decompress(input, dst).map_err(|code| {
+        let n = if masked {
+            self.dctx.decompress_masked(input, dst, &self.maskout)
+        } else {
+            self.dctx.decompress(input, dst)
+        }
+        .map_err(|code| {
             ChunkError::Corrupt(format!("c-blosc2 could not decompress it (error {code})"))
         })?;
         if n != dst.len() {
@@ -310,14 +346,13 @@ impl Decoder {
             )));
         }
         if let Path::RustFilters = path {
-            filters::undo_chunk(
-                &h.filters,
-                &h.filters_meta,
-                typesize,
-                h.blocksize,
-                dst,
-                &mut self.filter_scratch,
-            )
+            let (f, m, bs) = (&h.filters, &h.filters_meta, h.blocksize);
+            let scratch = &mut self.filter_scratch;
+            if masked {
+                filters::undo_blocks(f, m, typesize, bs, dst, scratch, Some(&self.maskout))
+            } else {
+                filters::undo_chunk(f, m, typesize, bs, dst, scratch)
+            }
             .map_err(|e| match e {
                 filters::UnfilterError::Unsupported { id, meta } => ChunkError::Unsupported(
                     "filter",
@@ -327,6 +362,28 @@ impl Decoder {
             })?;
         }
         Ok(Decoded::Data)
+    }
+
+    /// Build `self.maskout` for `mask` if it applies to the chunk with header `h` (already
+    /// planned); `false` when the chunk must be decoded whole.
+    fn set_maskout(&mut self, h: &ChunkHeader, mask: BlockMask<'_>) -> bool {
+        // Special chunks (NaN, repeated value) are cheap and laid out by C: decode whole.
+        if !h.extended
+            || h.special() != Special::None
+            || h.nbytes == 0
+            || h.blocksize != mask.block_bytes
+        {
+            return false;
+        }
+        if h.nbytes.div_ceil(h.blocksize) != mask.wanted.len() || mask.wanted.iter().all(|&w| w) {
+            return false;
+        }
+        self.maskout.clear();
+        self.maskout.extend(mask.wanted.iter().map(|&w| !w));
+        if h.filters.contains(&filters::DELTA) {
+            self.maskout[0] = false;
+        }
+        true
     }
 }
 

@@ -413,6 +413,40 @@ impl Dctx {
         };
         usize::try_from(rc).map_err(|_| i64::from(rc))
     }
+
+    /// Like [`Dctx::decompress`], but blocks whose `maskout` entry is `true` are skipped:
+    /// c-blosc2 neither decodes nor writes them, so their bytes in `dst` are left as they were
+    /// (c-blosc2 still counts them in the returned length). `maskout` must hold exactly one
+    /// entry per Blosc block of `src` (`ceil(nbytes / blocksize)` from its validated header),
+    /// else c-blosc2 refuses the chunk. The mask applies to this one call only.
+    ///
+    /// Skipping block 0 of a chunk with a DELTA filter is the caller's mistake to avoid:
+    /// other blocks are decoded against block 0 (and c-blosc2's threads wait for it).
+    pub(crate) fn decompress_masked(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        maskout: &[bool],
+    ) -> Result<usize, i64> {
+        let nblocks = i32::try_from(maskout.len()).map_err(|_| -1i64)?;
+        // The size checks `decompress` makes come first: once the mask is set, the C call
+        // that consumes it must happen.
+        i32::try_from(src.len()).map_err(|_| -1i64)?;
+        i32::try_from(dst.len()).map_err(|_| -1i64)?;
+        // c-blosc2 copies the mask (`malloc` + `memcpy`), so a shared slice is enough; it
+        // only reads it, even though the binding asks for `*mut`.
+        let mask = maskout.as_ptr() as *mut bool;
+        // SAFETY: context valid and exclusively borrowed; `mask` points to `nblocks` readable
+        // `bool`s (Rust's `bool` is C's `_Bool`: one byte, 0 or 1) which C copies before
+        // returning and never writes.
+        let rc = unsafe { sys::blosc2_set_maskout(self.ptr.as_ptr(), mask, nblocks) };
+        if rc < 0 {
+            return Err(i64::from(rc));
+        }
+        // `decompress` calls blosc2_decompress_ctx, which consumes the mask whatever the
+        // outcome (C frees it and resets it to NULL after the call).
+        self.decompress(src, dst)
+    }
 }
 
 impl Drop for Dctx {

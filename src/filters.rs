@@ -275,6 +275,22 @@ pub(crate) fn undo_chunk(
     data: &mut [u8],
     scratch: &mut Vec<u8>,
 ) -> Result<(), UnfilterError> {
+    undo_blocks(filters, meta, typesize, blocksize, data, scratch, None)
+}
+
+/// [`undo_chunk`] for a chunk C decoded with a block mask: blocks `j` with `skip[j] == true`
+/// were not decoded (their bytes are whatever `data` held) and are left alone. Block 0 is
+/// undone whatever `skip` says when the pipeline has DELTA (the other blocks are undone against
+/// it; callers must not have masked it out).
+pub(crate) fn undo_blocks(
+    filters: &[u8; 6],
+    meta: &[u8; 6],
+    typesize: usize,
+    blocksize: usize,
+    data: &mut [u8],
+    scratch: &mut Vec<u8>,
+    skip: Option<&[bool]>,
+) -> Result<(), UnfilterError> {
     rust_can_undo(filters, meta)?;
     // Slots to undo, in decoding order.
     let steps: Vec<(u8, u8)> = (0..NSLOTS)
@@ -294,9 +310,15 @@ pub(crate) fn undo_chunk(
     let cts = c_typesize(typesize);
 
     // Blocks in order: DELTA makes blocks > 0 depend on the fully decoded block 0.
+    let has_delta = steps.iter().any(|&(id, _)| id == DELTA);
     let mut start = 0;
     while start < data.len() {
         let len = blocksize.min(data.len() - start);
+        let j = start / blocksize;
+        if skip.is_some_and(|m| m.get(j) == Some(&true)) && !(j == 0 && has_delta) {
+            start += len;
+            continue;
+        }
         let (done, rest) = data.split_at_mut(start);
         let block = &mut rest[..len];
         for &(id, m) in &steps {

@@ -99,7 +99,7 @@ impl Array {
             .map_err(|e| Error::InvalidArgument(format!("ndarray shape: {e}")))
     }
 
-    fn pool(&self) -> Option<&rayon::ThreadPool> {
+    pub(crate) fn pool(&self) -> Option<&rayon::ThreadPool> {
         self.pool
             .get_or_init(|| {
                 if self.threads <= 1 {
@@ -113,7 +113,7 @@ impl Array {
             .as_ref()
     }
 
-    fn chunk_error(&self, chunk: u64, e: ChunkError) -> Error {
+    pub(crate) fn chunk_error(&self, chunk: u64, e: ChunkError) -> Error {
         let source_name = self.frame.source.clone();
         let chunk = chunk as i64;
         match e {

@@ -1,0 +1,1221 @@
+//! Region reads with NumPy basic-indexing semantics, and streaming them in slabs.
+//!
+//! A selection is one [`SliceItem`] per leading dimension (missing trailing dimensions are
+//! taken whole): an integer index (negative counts from the end; the dimension is dropped
+//! from the result) or a `start:stop:step` range (bounds clamp as in NumPy, `step >= 1`).
+//!
+//! Only the chunks holding selected items are fetched, and inside each chunk only the blocks
+//! holding selected items are decoded (c-blosc2's block maskout). Like whole-array reads, the
+//! output is cut into contiguous parts, one per chunk row along the first output dimension
+//! longer than 1, filled in parallel with one c-blosc2 context per worker.
+
+// Selection loops walk several per-dimension arrays in step; indexing reads clearest.
+#![allow(clippy::needless_range_loop)]
+
+use std::fmt;
+use std::ops::{Range, RangeFrom, RangeFull, RangeTo};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use crate::array::Array;
+use crate::chunk::{BlockMask, Decoded, Decoder};
+use crate::element::{self, Element};
+use crate::error::{Error, Result};
+use crate::meta::MAX_DIM;
+
+/// How one dimension is indexed, as in NumPy basic indexing.
+///
+/// ```
+/// use b2nd::SliceItem;
+/// assert_eq!("-1".parse::<SliceItem>()?, SliceItem::Index(-1));
+/// assert_eq!(
+///     "2::3".parse::<SliceItem>()?,
+///     SliceItem::Range { start: Some(2), stop: None, step: 3 }
+/// );
+/// assert_eq!(SliceItem::from(10..20).to_string(), "10:20");
+/// # Ok::<(), b2nd::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SliceItem {
+    /// One position; negative values count from the end. The dimension is dropped from the
+    /// result. Out of range is an error.
+    Index(i64),
+    /// Positions `start, start + step, ...` below `stop`. `None` means the start (or end) of
+    /// the dimension; negative bounds count from the end; bounds are clamped to the
+    /// dimension as NumPy does. `step` must be at least 1.
+    Range {
+        /// First position (default 0).
+        start: Option<i64>,
+        /// End position, exclusive (default: the dimension's length).
+        stop: Option<i64>,
+        /// Distance between selected positions (>= 1).
+        step: u64,
+    },
+}
+
+impl SliceItem {
+    /// The whole dimension (`:`).
+    pub const ALL: SliceItem = SliceItem::Range {
+        start: None,
+        stop: None,
+        step: 1,
+    };
+}
+
+impl From<i64> for SliceItem {
+    fn from(i: i64) -> SliceItem {
+        SliceItem::Index(i)
+    }
+}
+
+impl From<Range<i64>> for SliceItem {
+    fn from(r: Range<i64>) -> SliceItem {
+        SliceItem::Range {
+            start: Some(r.start),
+            stop: Some(r.end),
+            step: 1,
+        }
+    }
+}
+
+impl From<RangeFrom<i64>> for SliceItem {
+    fn from(r: RangeFrom<i64>) -> SliceItem {
+        SliceItem::Range {
+            start: Some(r.start),
+            stop: None,
+            step: 1,
+        }
+    }
+}
+
+impl From<RangeTo<i64>> for SliceItem {
+    fn from(r: RangeTo<i64>) -> SliceItem {
+        SliceItem::Range {
+            start: None,
+            stop: Some(r.end),
+            step: 1,
+        }
+    }
+}
+
+impl From<RangeFull> for SliceItem {
+    fn from(_: RangeFull) -> SliceItem {
+        SliceItem::ALL
+    }
+}
+
+impl fmt::Display for SliceItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            SliceItem::Index(i) => write!(f, "{i}"),
+            SliceItem::Range { start, stop, step } => {
+                if let Some(s) = start {
+                    write!(f, "{s}")?;
+                }
+                f.write_str(":")?;
+                if let Some(s) = stop {
+                    write!(f, "{s}")?;
+                }
+                if step != 1 {
+                    write!(f, ":{step}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Parse one bound of a range: empty means absent.
+fn parse_bound(s: &str, what: &str) -> std::result::Result<Option<i64>, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(None);
+    }
+    s.parse::<i64>()
+        .map(Some)
+        .map_err(|_| format!("{what} `{s}` is not an integer (or is out of range)"))
+}
+
+fn parse_item(s: &str) -> std::result::Result<SliceItem, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("empty item (use `:` for a whole dimension)".into());
+    }
+    if !s.contains(':') {
+        return s
+            .parse::<i64>()
+            .map(SliceItem::Index)
+            .map_err(|_| "not an integer or a `start:stop:step` range".into());
+    }
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() > 3 {
+        return Err("more than two `:` (expected `start:stop:step`)".into());
+    }
+    let start = parse_bound(parts[0], "start")?;
+    let stop = parse_bound(parts[1], "stop")?;
+    let step = match parts.get(2).map(|p| p.trim()) {
+        None | Some("") => 1,
+        Some(p) => {
+            let v: i64 = p
+                .parse()
+                .map_err(|_| format!("step `{p}` is not an integer (or is out of range)"))?;
+            if v == 0 {
+                return Err("step 0: the step must be at least 1".into());
+            }
+            if v < 0 {
+                return Err(format!(
+                    "step {v}: negative steps are not supported (the step must be at least 1)"
+                ));
+            }
+            v as u64
+        }
+    };
+    Ok(SliceItem::Range { start, stop, step })
+}
+
+impl FromStr for SliceItem {
+    type Err = Error;
+
+    /// Parse `i`, `start:stop` or `start:stop:step` (each part optional in a range).
+    fn from_str(s: &str) -> Result<SliceItem> {
+        parse_item(s).map_err(|why| Error::InvalidArgument(format!("slice item `{s}`: {why}")))
+    }
+}
+
+/// A selection: one [`SliceItem`] per leading dimension. Dereferences to `[SliceItem]`, so a
+/// `&Slice` can be passed wherever `&[SliceItem]` is expected.
+///
+/// Parses the comma-separated syntax of the command line, with NumPy meaning:
+///
+/// ```
+/// use b2nd::{Slice, SliceItem};
+/// let s: Slice = "10:20, ::3, -1".parse()?;
+/// assert_eq!(s.len(), 3);
+/// assert_eq!(s[2], SliceItem::Index(-1));
+/// assert_eq!(s.to_string(), "10:20,::3,-1");
+/// assert!("::0".parse::<Slice>().is_err());   // step 0
+/// assert!("5:1:-1".parse::<Slice>().is_err()); // negative step
+/// assert!("".parse::<Slice>()?.is_empty());    // everything
+/// # Ok::<(), b2nd::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Slice(pub Vec<SliceItem>);
+
+impl Slice {
+    /// The whole array (no items).
+    pub fn all() -> Slice {
+        Slice(Vec::new())
+    }
+}
+
+impl std::ops::Deref for Slice {
+    type Target = [SliceItem];
+    fn deref(&self) -> &[SliceItem] {
+        &self.0
+    }
+}
+
+impl From<Vec<SliceItem>> for Slice {
+    fn from(v: Vec<SliceItem>) -> Slice {
+        Slice(v)
+    }
+}
+
+impl FromIterator<SliceItem> for Slice {
+    fn from_iter<I: IntoIterator<Item = SliceItem>>(iter: I) -> Slice {
+        Slice(iter.into_iter().collect())
+    }
+}
+
+impl fmt::Display for Slice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, item) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{item}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Slice {
+    type Err = Error;
+
+    /// Parse comma-separated items (`10:20,::3,-1`); an empty or blank string selects
+    /// everything. Step 0, negative steps and anything unparsable are refused.
+    fn from_str(s: &str) -> Result<Slice> {
+        if s.trim().is_empty() {
+            return Ok(Slice::all());
+        }
+        s.split(',')
+            .enumerate()
+            .map(|(i, item)| {
+                parse_item(item).map_err(|why| {
+                    Error::InvalidArgument(format!(
+                        "slice `{s}`: item {} `{}`: {why}",
+                        i + 1,
+                        item.trim()
+                    ))
+                })
+            })
+            .collect()
+    }
+}
+
+/// A resolved selection, one entry per array dimension: positions `start + k * step` for
+/// `k < count`; `keep` is false for integer-indexed dimensions (dropped from the output).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Selection {
+    start: Vec<u64>,
+    step: Vec<u64>,
+    count: Vec<u64>,
+    keep: Vec<bool>,
+}
+
+impl Selection {
+    /// Resolve `items` against an array of `shape`, with NumPy's rules.
+    pub(crate) fn resolve(items: &[SliceItem], shape: &[u64]) -> Result<Selection> {
+        let nd = shape.len();
+        if items.len() > nd {
+            return Err(Error::InvalidArgument(format!(
+                "too many indices: {} slice items for an array of {nd} dimensions",
+                items.len()
+            )));
+        }
+        let mut sel = Selection {
+            start: vec![0; nd],
+            step: vec![1; nd],
+            count: shape.to_vec(),
+            keep: vec![true; nd],
+        };
+        for (d, item) in items.iter().enumerate() {
+            let n = i128::from(shape[d]);
+            match *item {
+                SliceItem::Index(i) => {
+                    let j = if i < 0 {
+                        i128::from(i) + n
+                    } else {
+                        i128::from(i)
+                    };
+                    if j < 0 || j >= n {
+                        return Err(Error::InvalidArgument(format!(
+                            "index {i} is out of bounds for dimension {d} with size {n}"
+                        )));
+                    }
+                    sel.start[d] = j as u64;
+                    sel.count[d] = 1;
+                    sel.keep[d] = false;
+                }
+                SliceItem::Range { start, stop, step } => {
+                    if step == 0 {
+                        return Err(Error::InvalidArgument(format!(
+                            "dimension {d}: slice step 0 (the step must be at least 1)"
+                        )));
+                    }
+                    // NumPy (PySlice_AdjustIndices) for a positive step.
+                    let clamp = |v: Option<i64>, default: i128| match v {
+                        None => default,
+                        Some(v) if v < 0 => (i128::from(v) + n).max(0),
+                        Some(v) => i128::from(v).min(n),
+                    };
+                    let a = clamp(start, 0);
+                    let b = clamp(stop, n);
+                    let step = i128::from(step);
+                    let count = if b > a { (b - a + step - 1) / step } else { 0 };
+                    sel.start[d] = a as u64;
+                    // A step beyond the dimension selects at most one position.
+                    sel.step[d] = step.min(n.max(1)) as u64;
+                    sel.count[d] = count as u64;
+                }
+            }
+        }
+        Ok(sel)
+    }
+
+    fn ndim(&self) -> usize {
+        self.count.len()
+    }
+
+    /// The output shape: the selected counts of the kept dimensions.
+    pub(crate) fn shape(&self) -> Vec<u64> {
+        self.count
+            .iter()
+            .zip(&self.keep)
+            .filter(|(_, &k)| k)
+            .map(|(&c, _)| c)
+            .collect()
+    }
+
+    /// Number of selected items (fits the array's item count).
+    pub(crate) fn nitems(&self) -> u64 {
+        self.count.iter().product()
+    }
+
+    /// Split the positions `k in [lo, hi)` of dimension `d` by the chunk (of length `c`) that
+    /// holds them: `(chunk coordinate, k_lo, k_hi)` in order.
+    fn chunk_groups(
+        &self,
+        d: usize,
+        c: u64,
+        lo: u64,
+        hi: u64,
+    ) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        let (start, step) = (self.start[d], self.step[d]);
+        let mut k = lo;
+        std::iter::from_fn(move || {
+            if k >= hi {
+                return None;
+            }
+            let cc = (start + k * step) / c;
+            let next = self.next_outside(d, k, (cc + 1) * c).min(hi);
+            let g = (cc, k, next);
+            k = next;
+            Some(g)
+        })
+    }
+
+    /// The first `k' > k` whose position along `d` is at or beyond `end` (the position of `k`
+    /// being below it).
+    fn next_outside(&self, d: usize, k: u64, end: u64) -> u64 {
+        let (start, step) = (self.start[d], self.step[d]);
+        debug_assert!(start + k * step < end);
+        (end - start).div_ceil(step)
+    }
+}
+
+/// A box of the selection, in selection coordinates (`k` per dimension): `[lo, lo + len)`.
+struct SelBox<'a> {
+    out: &'a mut [u8],
+    lo: Vec<u64>,
+    len: Vec<u64>,
+}
+
+/// Per-worker state, kept across the parts of a streamed selection: a decoder (with its
+/// c-blosc2 context) and buffers that keep their size from chunk to chunk.
+struct Worker {
+    decoder: Decoder,
+    /// Block-level threads of the decoder's context.
+    inner: usize,
+    compressed: Vec<u8>,
+    decoded: Vec<u8>,
+    wanted: Vec<bool>,
+}
+
+impl Worker {
+    fn new(inner: usize) -> Worker {
+        Worker {
+            decoder: Decoder::new(inner),
+            inner,
+            compressed: Vec::new(),
+            decoded: Vec::new(),
+            wanted: Vec::new(),
+        }
+    }
+
+    /// Use `inner` block-level threads from now on.
+    fn set_inner(&mut self, inner: usize) {
+        if self.inner != inner {
+            self.decoder = Decoder::new(inner);
+            self.inner = inner;
+        }
+    }
+}
+
+/// At least `n` workers with `inner` block-level threads each, reusing those in `workers`.
+fn workers_for(workers: &mut Vec<Worker>, n: usize, inner: usize) -> &mut [Worker] {
+    for w in workers.iter_mut().take(n) {
+        w.set_inner(inner);
+    }
+    while workers.len() < n {
+        workers.push(Worker::new(inner));
+    }
+    &mut workers[..n]
+}
+
+/// The selected positions of one dimension inside one chunk, as item offsets into the decoded
+/// chunk (`src`) and into the output box (`dst`), and the in-chunk blocks they fall in.
+#[derive(Default)]
+struct DimPart {
+    src: Vec<u64>,
+    dst: Vec<u64>,
+    blocks: Vec<u64>,
+}
+
+impl Array {
+    /// The shape a selection reads to: integer-indexed dimensions dropped, ranges clamped.
+    ///
+    /// ```no_run
+    /// let a = b2nd::Array::open("data.b2nd")?; // say shape (100, 50)
+    /// let s: b2nd::Slice = "10:20,-1".parse()?;
+    /// assert_eq!(a.slice_shape(&s)?, vec![10]);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn slice_shape(&self, items: &[SliceItem]) -> Result<Vec<u64>> {
+        Ok(Selection::resolve(items, self.shape())?.shape())
+    }
+
+    /// Read a selection as raw bytes (the dtype's own byte order) in the C order of its shape;
+    /// returns the bytes and the shape. See [`SliceItem`] for the indexing rules.
+    ///
+    /// Only the chunks holding selected items are fetched and, inside them, only the blocks
+    /// holding selected items are decoded.
+    ///
+    /// ```no_run
+    /// let a = b2nd::Array::open("data.b2nd")?; // say shape (100, 50), <f8
+    /// let (raw, shape) = a.read_slice_bytes(&"10:20,::3".parse::<b2nd::Slice>()?)?;
+    /// assert_eq!(shape, vec![10, 17]);
+    /// assert_eq!(raw.len(), 10 * 17 * 8);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn read_slice_bytes(&self, items: &[SliceItem]) -> Result<(Vec<u8>, Vec<u64>)> {
+        let sel = Selection::resolve(items, self.shape())?;
+        let n = self.sel_bytes(&sel)?;
+        let mut out = vec![0u8; n];
+        self.fill_selection(&sel, &mut out)?;
+        Ok((out, sel.shape()))
+    }
+
+    /// Read a selection as raw bytes into `out` (exactly the selection's size in bytes, see
+    /// [`Array::slice_shape`]); returns the selection's shape.
+    pub fn read_slice_bytes_into(&self, items: &[SliceItem], out: &mut [u8]) -> Result<Vec<u64>> {
+        let sel = Selection::resolve(items, self.shape())?;
+        self.fill_selection(&sel, out)?;
+        Ok(sel.shape())
+    }
+
+    /// Read a selection as `T` (checked against the dtype; big-endian data converted) in the
+    /// C order of its shape; returns the values and the shape.
+    ///
+    /// ```no_run
+    /// use b2nd::{Array, Slice, SliceItem};
+    /// let a = Array::open("data.b2nd")?; // say shape (1000, 3, 40), <f8
+    /// // Every 3rd row of rows 10..20, all of dimension 1, the last column.
+    /// let (v, shape) = a.read_slice::<f64>(&"10:20:3,:,-1".parse::<Slice>()?)?;
+    /// assert_eq!(shape, vec![4, 3]);
+    /// // The same with items built in code.
+    /// let items = [SliceItem::Range { start: Some(10), stop: Some(20), step: 3 }, (..).into(), (-1).into()];
+    /// assert_eq!(a.read_slice::<f64>(&items)?.0, v);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn read_slice<T: Element + Default>(
+        &self,
+        items: &[SliceItem],
+    ) -> Result<(Vec<T>, Vec<u64>)> {
+        element::check::<T>(&self.dtype)?;
+        let sel = Selection::resolve(items, self.shape())?;
+        let n = usize::try_from(sel.nitems()).map_err(|_| {
+            Error::InvalidArgument("selection larger than the address space".into())
+        })?;
+        let mut out = vec![T::default(); n];
+        T::fill_from_bytes(&mut out, &self.dtype, &mut |bytes| {
+            self.fill_selection(&sel, bytes)
+        })?;
+        Ok((out, sel.shape()))
+    }
+
+    /// Read a selection as `T` into `out` (exactly as many items as the selection holds);
+    /// returns the selection's shape.
+    pub fn read_slice_into<T: Element>(
+        &self,
+        items: &[SliceItem],
+        out: &mut [T],
+    ) -> Result<Vec<u64>> {
+        element::check::<T>(&self.dtype)?;
+        let sel = Selection::resolve(items, self.shape())?;
+        if out.len() as u64 != sel.nitems() {
+            return Err(Error::BufferSize {
+                expected: (sel.nitems() as usize).saturating_mul(self.itemsize()),
+                got: out.len().saturating_mul(self.itemsize()),
+            });
+        }
+        T::fill_from_bytes(out, &self.dtype, &mut |bytes| {
+            self.fill_selection(&sel, bytes)
+        })?;
+        Ok(sel.shape())
+    }
+
+    /// Read a selection as an `ndarray::ArrayD<T>` of the selection's shape (0-d for a
+    /// selection of integers only).
+    ///
+    /// ```no_run
+    /// # #[cfg(feature = "ndarray")] {
+    /// let a = b2nd::Array::open("data.b2nd")?; // say shape (100, 50), <i4
+    /// let v = a.read_slice_ndarray::<i32>(&"::10,5:8".parse::<b2nd::Slice>()?)?;
+    /// assert_eq!(v.shape(), &[10, 3]);
+    /// # }
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    #[cfg(feature = "ndarray")]
+    pub fn read_slice_ndarray<T: Element + Default>(
+        &self,
+        items: &[SliceItem],
+    ) -> Result<ndarray::ArrayD<T>> {
+        let (v, shape) = self.read_slice::<T>(items)?;
+        let shape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v)
+            .map_err(|e| Error::InvalidArgument(format!("ndarray shape: {e}")))
+    }
+
+    /// Stream a selection as consecutive parts of its C-order bytes, each at most about
+    /// `max_bytes` long (at least one item), without ever holding the whole selection.
+    ///
+    /// Parts are whole runs of chunks along the first output dimension longer than 1 (a
+    /// deeper dimension is used when one position of it is already larger than `max_bytes`);
+    /// each part is read in parallel like [`Array::read_slice_bytes`]. Peak memory is about
+    /// one part plus one decoded chunk per thread.
+    ///
+    /// ```no_run
+    /// use std::io::Write;
+    /// let a = b2nd::Array::open("big.b2nd")?;
+    /// let mut slabs = a.slice_slabs(&b2nd::Slice::all(), 64 << 20)?;
+    /// let mut out = std::io::sink();
+    /// let mut buf = Vec::new();
+    /// while slabs.read_next(&mut buf)? {
+    ///     out.write_all(&buf).unwrap();
+    /// }
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn slice_slabs(&self, items: &[SliceItem], max_bytes: usize) -> Result<SliceSlabs<'_>> {
+        let sel = Selection::resolve(items, self.shape())?;
+        Ok(SliceSlabs::new(self, sel, max_bytes.max(1)))
+    }
+
+    fn sel_bytes(&self, sel: &Selection) -> Result<usize> {
+        usize::try_from(sel.nitems())
+            .ok()
+            .and_then(|n| n.checked_mul(self.itemsize()))
+            .ok_or_else(|| Error::InvalidArgument("selection larger than the address space".into()))
+    }
+
+    /// Read the whole selection into `out`.
+    fn fill_selection(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
+        let lo = vec![0; sel.ndim()];
+        let b = SelBox {
+            out,
+            lo,
+            len: sel.count.clone(),
+        };
+        self.fill_box(sel, b, &mut Vec::new())
+    }
+
+    /// Read a box of the selection into its C-order buffer, in parallel over chunk rows
+    /// along the box's first dimension longer than 1, with (and into) `workers`.
+    fn fill_box(&self, sel: &Selection, b: SelBox<'_>, workers: &mut Vec<Worker>) -> Result<()> {
+        let g = &self.geom;
+        let nd = g.ndim();
+        let isz = g.itemsize();
+        let items: u64 = b.len.iter().product();
+        let need = usize::try_from(items)
+            .ok()
+            .and_then(|n| n.checked_mul(isz))
+            .ok_or_else(|| {
+                Error::InvalidArgument("selection larger than the address space".into())
+            })?;
+        if b.out.len() != need {
+            return Err(Error::BufferSize {
+                expected: need,
+                got: b.out.len(),
+            });
+        }
+        if items == 0 {
+            return Ok(());
+        }
+        if nd == 0 {
+            let w = &mut workers_for(workers, 1, self.threads)[0];
+            return self.fill_part(w, sel, b);
+        }
+        let d = b.len.iter().position(|&s| s > 1).unwrap_or(0);
+        let row_bytes = b.len[d + 1..].iter().product::<u64>() as usize * isz;
+        let mut parts = Vec::new();
+        let mut rest = b.out;
+        for (_, k0, k1) in sel.chunk_groups(d, g.chunks()[d], b.lo[d], b.lo[d] + b.len[d]) {
+            let (head, tail) = rest.split_at_mut((k1 - k0) as usize * row_bytes);
+            rest = tail;
+            let mut lo = b.lo.clone();
+            let mut len = b.len.clone();
+            lo[d] = k0;
+            len[d] = k1 - k0;
+            parts.push(SelBox { out: head, lo, len });
+        }
+        let outer = parts.len().min(self.threads).max(1);
+        let inner = (self.threads / outer).max(1);
+        let ws = workers_for(workers, outer, inner);
+        match self.pool() {
+            Some(pool) if outer > 1 => {
+                // Each worker takes the next part until none is left (or one failed).
+                let queue = Mutex::new(parts.into_iter());
+                let failed = AtomicBool::new(false);
+                pool.install(|| {
+                    ws.par_iter_mut().try_for_each(|w| loop {
+                        if failed.load(Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                        let Some(part) = next else {
+                            return Ok(());
+                        };
+                        if let Err(e) = self.fill_part(w, sel, part) {
+                            failed.store(true, Ordering::Relaxed);
+                            return Err(e);
+                        }
+                    })
+                })
+            }
+            _ => {
+                let w = &mut ws[0];
+                parts
+                    .into_iter()
+                    .try_for_each(|p| self.fill_part(w, sel, p))
+            }
+        }
+    }
+
+    /// Decode every chunk holding selected items of the box and copy them into it.
+    fn fill_part(&self, w: &mut Worker, sel: &Selection, b: SelBox<'_>) -> Result<()> {
+        let g = &self.geom;
+        let nd = g.ndim();
+        if nd == 0 {
+            // One chunk of one item.
+            let n = b.out.len();
+            return match self.decode_chunk(w, 0, false)? {
+                Decoded::Data => {
+                    b.out.copy_from_slice(&w.decoded[..n]);
+                    Ok(())
+                }
+                Decoded::Zeros => {
+                    b.out.fill(0);
+                    Ok(())
+                }
+            };
+        }
+        // Per dimension: the chunks along it holding selected positions of the box.
+        let groups: Vec<Vec<(u64, u64, u64)>> = (0..nd)
+            .map(|i| {
+                sel.chunk_groups(i, g.chunks()[i], b.lo[i], b.lo[i] + b.len[i])
+                    .collect()
+            })
+            .collect();
+        let mut pick = [0usize; MAX_DIM];
+        loop {
+            let mut chunk = [(0u64, 0u64, 0u64); MAX_DIM];
+            for i in 0..nd {
+                chunk[i] = groups[i][pick[i]];
+            }
+            self.copy_chunk(w, sel, &chunk[..nd], &b.lo, &b.len, b.out)?;
+            // Next chunk (odometer over the per-dimension groups).
+            let mut i = nd;
+            loop {
+                if i == 0 {
+                    return Ok(());
+                }
+                i -= 1;
+                pick[i] += 1;
+                if pick[i] < groups[i].len() {
+                    break;
+                }
+                pick[i] = 0;
+            }
+        }
+    }
+
+    /// Fetch chunk `idx` and decode it into `w.decoded`: with `masked`, only the blocks
+    /// flagged in `w.wanted` are sure to be decoded.
+    fn decode_chunk(&self, w: &mut Worker, idx: u64, masked: bool) -> Result<Decoded> {
+        let g = &self.geom;
+        self.frame.chunk_into(idx, &mut w.compressed)?;
+        if w.decoded.len() != g.chunk_bytes() {
+            // Zeroed by the allocator: the pages of blocks a mask skips are never touched.
+            w.decoded = vec![0u8; g.chunk_bytes()];
+        }
+        let mask = masked.then_some(BlockMask {
+            wanted: &w.wanted,
+            block_bytes: g.block_bytes(),
+        });
+        w.decoder
+            .decode_blocks(&w.compressed, &mut w.decoded, g.itemsize(), mask)
+            .map_err(|e| self.chunk_error(idx, e))
+    }
+
+    /// Copy the selected items of one chunk into the box. `chunk[i]` is the chunk's grid
+    /// coordinate along dimension `i` and the range of selected positions it holds there.
+    fn copy_chunk(
+        &self,
+        w: &mut Worker,
+        sel: &Selection,
+        chunk: &[(u64, u64, u64)],
+        lo: &[u64],
+        len: &[u64],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let g = &self.geom;
+        let nd = g.ndim();
+        let isz = g.itemsize();
+        let mut idx = 0u64;
+        for i in 0..nd {
+            idx = idx * g.chunk_grid()[i] + chunk[i].0;
+        }
+        // Strides in items: of the output box, of a block, of the block grid.
+        let mut dst_stride = [0u64; MAX_DIM];
+        let mut blk_stride = [0u64; MAX_DIM];
+        let mut grid_stride = [0u64; MAX_DIM];
+        let (mut ds, mut bs, mut gs) = (1u64, 1u64, 1u64);
+        for i in (0..nd).rev() {
+            dst_stride[i] = ds;
+            ds *= len[i];
+            blk_stride[i] = bs;
+            bs *= g.blocks()[i];
+            grid_stride[i] = gs;
+            gs *= g.block_grid()[i];
+        }
+        // Dimensions before the last: one entry per selected position. The last dimension:
+        // runs of items consecutive in both the chunk and the output (one per block touched
+        // when the step is 1).
+        let last = nd - 1;
+        let mut parts: Vec<DimPart> = Vec::with_capacity(nd);
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        for i in 0..nd {
+            let (cc, k0, k1) = chunk[i];
+            let origin = cc * g.chunks()[i];
+            let bl = g.blocks()[i];
+            let (start, step) = (sel.start[i], sel.step[i]);
+            let mut p = DimPart::default();
+            let mut k = k0;
+            while k < k1 {
+                let l = start + k * step - origin;
+                let blk = l / bl;
+                let kb = sel.next_outside(i, k, origin + (blk + 1) * bl).min(k1);
+                p.blocks.push(blk);
+                let base = blk * grid_stride[i] * g.block_items();
+                for j in k..kb {
+                    let src = base + (l % bl + (j - k) * step) * blk_stride[i];
+                    let dst = (j - lo[i]) * dst_stride[i];
+                    if i < last {
+                        p.src.push(src);
+                        p.dst.push(dst);
+                    } else if step == 1 {
+                        // The whole block segment is one run.
+                        runs.push((
+                            src as usize * isz,
+                            dst as usize * isz,
+                            (kb - k) as usize * isz,
+                        ));
+                        break;
+                    } else {
+                        runs.push((src as usize * isz, dst as usize * isz, isz));
+                    }
+                }
+                k = kb;
+            }
+            parts.push(p);
+        }
+        // Blocks holding selected items: the product of the per-dimension block sets.
+        let nblocks = gs as usize;
+        w.wanted.clear();
+        w.wanted.resize(nblocks, false);
+        let mut pick = [0usize; MAX_DIM];
+        'blocks: loop {
+            let mut lin = 0u64;
+            for i in 0..nd {
+                lin += parts[i].blocks[pick[i]] * grid_stride[i];
+            }
+            w.wanted[lin as usize] = true;
+            let mut i = nd;
+            loop {
+                if i == 0 {
+                    break 'blocks;
+                }
+                i -= 1;
+                pick[i] += 1;
+                if pick[i] < parts[i].blocks.len() {
+                    break;
+                }
+                pick[i] = 0;
+            }
+        }
+        let kind = self.decode_chunk(w, idx, true)?;
+        let src: &[u8] = &w.decoded;
+        let mut pick = [0usize; MAX_DIM];
+        loop {
+            let (mut s0, mut d0) = (0usize, 0usize);
+            for i in 0..last {
+                s0 += parts[i].src[pick[i]] as usize * isz;
+                d0 += parts[i].dst[pick[i]] as usize * isz;
+            }
+            for &(s, d, n) in &runs {
+                let dst = &mut out[d0 + d..d0 + d + n];
+                match kind {
+                    Decoded::Data => dst.copy_from_slice(&src[s0 + s..s0 + s + n]),
+                    Decoded::Zeros => dst.fill(0),
+                }
+            }
+            let mut i = last;
+            loop {
+                if i == 0 {
+                    return Ok(());
+                }
+                i -= 1;
+                pick[i] += 1;
+                if pick[i] < parts[i].src.len() {
+                    break;
+                }
+                pick[i] = 0;
+            }
+        }
+    }
+}
+
+/// A selection streamed in consecutive C-order parts: see [`Array::slice_slabs`].
+///
+/// Read parts with [`SliceSlabs::read_next`] (reusing one buffer) or iterate (one new
+/// `Vec<u8>` per part). The parts, concatenated, are exactly what
+/// [`Array::read_slice_bytes`] returns.
+pub struct SliceSlabs<'a> {
+    array: &'a Array,
+    sel: Selection,
+    shape: Vec<u64>,
+    /// The dimension parts are cut along; `None`: everything in one part.
+    dim: Option<usize>,
+    /// Current position in the dimensions before `dim`.
+    prefix: Vec<u64>,
+    /// Next position along `dim`.
+    k: u64,
+    /// Most positions along `dim` per part.
+    rows_max: u64,
+    done: bool,
+    /// Decoders and buffers, kept from part to part.
+    workers: Vec<Worker>,
+}
+
+impl std::fmt::Debug for SliceSlabs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SliceSlabs")
+            .field("shape", &self.shape)
+            .field("dim", &self.dim)
+            .field("rows_max", &self.rows_max)
+            .field("done", &self.done)
+            .finish()
+    }
+}
+
+impl<'a> SliceSlabs<'a> {
+    fn new(array: &'a Array, sel: Selection, max_bytes: usize) -> SliceSlabs<'a> {
+        let nd = sel.ndim();
+        let isz = array.itemsize() as u64;
+        let unit = |d: usize| sel.count[d + 1..].iter().product::<u64>() * isz;
+        let mut dim = sel.count.iter().position(|&c| c > 1);
+        while let Some(d) = dim {
+            if unit(d) <= max_bytes as u64 {
+                break;
+            }
+            match (d + 1..nd).find(|&j| sel.count[j] > 1) {
+                Some(j) => dim = Some(j),
+                None => break,
+            }
+        }
+        let rows_max = dim.map_or(1, |d| (max_bytes as u64 / unit(d).max(1)).max(1));
+        SliceSlabs {
+            array,
+            shape: sel.shape(),
+            done: sel.nitems() == 0,
+            prefix: vec![0; dim.unwrap_or(0)],
+            sel,
+            dim,
+            k: 0,
+            rows_max,
+            workers: Vec::new(),
+        }
+    }
+
+    /// The shape of the whole selection.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// Size of the whole selection in bytes.
+    pub fn nbytes(&self) -> u64 {
+        self.sel.nitems() * self.array.itemsize() as u64
+    }
+
+    /// Read the next part into `buf` (resized to fit); `Ok(false)` when there is none left.
+    pub fn read_next(&mut self, buf: &mut Vec<u8>) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let sel = &self.sel;
+        let nd = sel.ndim();
+        let Some(d) = self.dim else {
+            // At most one position per dimension: a single part.
+            self.done = true;
+            buf.resize(self.array.sel_bytes(sel)?, 0);
+            let b = SelBox {
+                out: buf.as_mut_slice(),
+                lo: vec![0; nd],
+                len: sel.count.clone(),
+            };
+            self.array.fill_box(sel, b, &mut self.workers)?;
+            return Ok(true);
+        };
+        // Whole chunk runs along `d`, up to rows_max positions (a chunk run longer than
+        // that is cut).
+        let total = sel.count[d];
+        let c = self.array.chunks()[d];
+        let mut end = self.k;
+        for (_, k0, k1) in sel.chunk_groups(d, c, self.k, total) {
+            if k1 - self.k <= self.rows_max {
+                end = k1;
+            } else {
+                if k0 == self.k {
+                    end = self.k + self.rows_max;
+                }
+                break;
+            }
+        }
+        let mut lo = vec![0u64; nd];
+        let mut len = sel.count.clone();
+        for i in 0..d {
+            lo[i] = self.prefix[i];
+            len[i] = 1;
+        }
+        lo[d] = self.k;
+        len[d] = end - self.k;
+        let items: u64 = len.iter().product();
+        buf.resize(items as usize * self.array.itemsize(), 0);
+        let b = SelBox {
+            out: buf.as_mut_slice(),
+            lo,
+            len,
+        };
+        self.array.fill_box(sel, b, &mut self.workers)?;
+        // Advance.
+        self.k = end;
+        if self.k == total {
+            self.k = 0;
+            let mut i = d;
+            loop {
+                if i == 0 {
+                    self.done = true;
+                    break;
+                }
+                i -= 1;
+                self.prefix[i] += 1;
+                if self.prefix[i] < sel.count[i] {
+                    break;
+                }
+                self.prefix[i] = 0;
+            }
+        }
+        Ok(true)
+    }
+}
+
+impl Iterator for SliceSlabs<'_> {
+    type Item = Result<Vec<u8>>;
+
+    fn next(&mut self) -> Option<Result<Vec<u8>>> {
+        let mut buf = Vec::new();
+        match self.read_next(&mut buf) {
+            Ok(true) => Some(Ok(buf)),
+            Ok(false) => None,
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(start: Option<i64>, stop: Option<i64>, step: u64) -> SliceItem {
+        SliceItem::Range { start, stop, step }
+    }
+
+    #[test]
+    fn parse_and_display() {
+        let s: Slice = "10:20,::3,-1".parse().unwrap();
+        assert_eq!(
+            s.0,
+            vec![
+                r(Some(10), Some(20), 1),
+                r(None, None, 3),
+                SliceItem::Index(-1)
+            ]
+        );
+        assert_eq!(s.to_string(), "10:20,::3,-1");
+        let s: Slice = " : , 5: , :-2 , 1:2:1 , +3 ".parse().unwrap();
+        assert_eq!(
+            s.0,
+            vec![
+                SliceItem::ALL,
+                r(Some(5), None, 1),
+                r(None, Some(-2), 1),
+                r(Some(1), Some(2), 1),
+                SliceItem::Index(3)
+            ]
+        );
+        assert_eq!(s.to_string(), ":,5:,:-2,1:2,3");
+        assert_eq!("".parse::<Slice>().unwrap(), Slice::all());
+        assert_eq!("  ".parse::<Slice>().unwrap(), Slice::all());
+        for bad in [
+            "::0",
+            "1:5:0",
+            "::-1",
+            "5:1:-2",
+            "a",
+            "1,,2",
+            "1,",
+            ",1",
+            "1:2:3:4",
+            "1.5",
+            "--1",
+            "1:x",
+            "::y",
+            "99999999999999999999",
+            "...",
+        ] {
+            let e = bad.parse::<Slice>().unwrap_err().to_string();
+            assert!(e.contains("slice"), "{bad}: {e}");
+        }
+        let e = "0,::0".parse::<Slice>().unwrap_err().to_string();
+        assert!(e.contains("item 2") && e.contains("step"), "{e}");
+        let e = "::-2".parse::<Slice>().unwrap_err().to_string();
+        assert!(e.contains("negative"), "{e}");
+    }
+
+    #[test]
+    fn resolve_follows_numpy() {
+        let shape = [10u64];
+        let check = |item: SliceItem, start: u64, step: u64, count: u64| {
+            let s = Selection::resolve(&[item], &shape).unwrap();
+            assert_eq!(
+                (s.start[0], s.step[0], s.count[0]),
+                (start, step, count),
+                "{item}"
+            );
+        };
+        check(r(None, None, 1), 0, 1, 10);
+        check(r(Some(2), Some(8), 3), 2, 3, 2); // 2, 5
+        check(r(Some(-3), None, 1), 7, 1, 3);
+        check(r(Some(-30), Some(30), 1), 0, 1, 10); // clamped
+        check(r(Some(8), Some(2), 1), 8, 1, 0); // empty
+        check(r(Some(12), None, 1), 10, 1, 0);
+        check(r(None, Some(-12), 1), 0, 1, 0);
+        check(r(Some(3), None, 100), 3, 10, 1); // huge step
+        check(r(None, None, u64::MAX), 0, 10, 1);
+        check(r(Some(i64::MIN), Some(i64::MAX), 4), 0, 4, 3);
+        check(SliceItem::Index(-1), 9, 1, 1);
+        check(SliceItem::Index(0), 0, 1, 1);
+        for bad in [
+            SliceItem::Index(10),
+            SliceItem::Index(-11),
+            r(None, None, 0),
+        ] {
+            assert!(Selection::resolve(&[bad], &shape).is_err(), "{bad}");
+        }
+        assert!(Selection::resolve(&[SliceItem::ALL; 2], &shape).is_err());
+        // Missing trailing dims whole; integer dims dropped; 0-d results.
+        let s = Selection::resolve(&[SliceItem::Index(1)], &[3, 4, 5]).unwrap();
+        assert_eq!(s.shape(), vec![4, 5]);
+        let s = Selection::resolve(&[1.into(), 2.into(), (-1).into()], &[3, 4, 5]).unwrap();
+        assert_eq!((s.shape(), s.nitems()), (vec![], 1));
+        let s = Selection::resolve(&[], &[]).unwrap();
+        assert_eq!((s.shape(), s.nitems()), (vec![], 1));
+        assert!(Selection::resolve(&[SliceItem::Index(0)], &[]).is_err());
+        // Empty dimension: ranges are empty, any index is out of range.
+        let s = Selection::resolve(&[SliceItem::ALL, (1..3).into()], &[0, 5]).unwrap();
+        assert_eq!(s.shape(), vec![0, 2]);
+        assert!(Selection::resolve(&[SliceItem::Index(0)], &[0, 5]).is_err());
+    }
+
+    /// Decode chunk `idx` of a fixture whole, then with only block `want` wanted into a
+    /// buffer of 0xee bytes: (whole, masked, block bytes, blocks per chunk).
+    fn masked_decode(
+        name: &str,
+        idx: u64,
+        want: usize,
+        threads: usize,
+    ) -> (Vec<u8>, Vec<u8>, usize) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/slices")
+            .join(name);
+        let a = Array::open(path).unwrap();
+        let g = a.geometry();
+        let mut compressed = Vec::new();
+        a.frame.chunk_into(idx, &mut compressed).unwrap();
+        let mut d = Decoder::new(threads);
+        let mut whole = vec![0u8; g.chunk_bytes()];
+        assert_eq!(
+            d.decode(&compressed, &mut whole, g.itemsize()).unwrap(),
+            Decoded::Data
+        );
+        let nblocks = g.block_grid().iter().product::<u64>() as usize;
+        let mut wanted = vec![false; nblocks];
+        wanted[want] = true;
+        let mask = BlockMask {
+            wanted: &wanted,
+            block_bytes: g.block_bytes(),
+        };
+        let mut masked = vec![0xeeu8; g.chunk_bytes()];
+        d.decode_blocks(&compressed, &mut masked, g.itemsize(), Some(mask))
+            .unwrap();
+        (whole, masked, g.block_bytes())
+    }
+
+    #[test]
+    fn masked_decoding_decodes_only_wanted_blocks() {
+        let untouched = |b: &[u8]| b.iter().all(|&x| x == 0xee);
+        // c-blosc2 path (LZ4 + SHUFFLE), Rust filter path (<U3: SHUFFLE meta 4): only block 2
+        // is written.
+        for (name, threads) in [
+            ("d2_f8_lz4.b2nd", 1),
+            ("d2_f8_lz4.b2nd", 3),
+            ("unicode_u3.b2nd", 1),
+            ("bytedelta_f4.b2nd", 2),
+        ] {
+            let (whole, masked, bb) = masked_decode(name, 0, 2, threads);
+            assert_eq!(masked[2 * bb..3 * bb], whole[2 * bb..3 * bb], "{name}");
+            assert!(untouched(&masked[..2 * bb]), "{name}: block 0/1 written");
+            assert!(untouched(&masked[3 * bb..]), "{name}: later blocks written");
+        }
+        // DELTA (undone by C, or in Rust after a SHUFFLE): block 0 is decoded too, since the
+        // wanted block is decoded against it (and c-blosc2's threads would wait for it).
+        for (name, threads) in [
+            ("delta_c_u4.b2nd", 1),
+            ("delta_c_u4.b2nd", 2),
+            ("delta_rust_i8.b2nd", 1),
+            ("delta_rust_i8.b2nd", 2),
+        ] {
+            let (whole, masked, bb) = masked_decode(name, 1, 3, threads);
+            assert_eq!(masked[3 * bb..4 * bb], whole[3 * bb..4 * bb], "{name}");
+            assert_eq!(masked[..bb], whole[..bb], "{name}: block 0");
+            assert!(untouched(&masked[bb..3 * bb]), "{name}: blocks 1/2 written");
+            assert!(untouched(&masked[4 * bb..]), "{name}: later blocks written");
+        }
+    }
+
+    #[test]
+    fn chunk_groups_split_by_chunk() {
+        let s = Selection::resolve(&[r(Some(1), None, 3)], &[20]).unwrap();
+        // positions 1 4 7 10 13 16 19; chunks of 5: [1,4] [7] [10,13] [16,19]
+        assert_eq!(
+            s.chunk_groups(0, 5, 0, 7).collect::<Vec<_>>(),
+            vec![(0, 0, 2), (1, 2, 3), (2, 3, 5), (3, 5, 7)]
+        );
+        assert_eq!(
+            s.chunk_groups(0, 5, 3, 6).collect::<Vec<_>>(),
+            vec![(2, 3, 5), (3, 5, 6)]
+        );
+        let s = Selection::resolve(&[r(None, None, 7)], &[20]).unwrap();
+        // positions 0 7 14; chunks of 2: 0, 3, 7
+        assert_eq!(
+            s.chunk_groups(0, 2, 0, 3).collect::<Vec<_>>(),
+            vec![(0, 0, 1), (3, 1, 2), (7, 2, 3)]
+        );
+    }
+}
