@@ -27,6 +27,7 @@
 mod array;
 pub mod attrs;
 mod chunk;
+mod chunk_iter;
 pub mod dtype;
 mod element;
 mod error;
@@ -41,6 +42,7 @@ mod slice;
 
 pub use array::{Array, MAX_ATTR_BYTES};
 pub use attrs::Value;
+pub use chunk_iter::{ChunkData, Chunks};
 pub use dtype::{ByteOrder, Dtype};
 pub use element::Element;
 pub use error::{Error, Result};

@@ -1,0 +1,228 @@
+//! Walking an array chunk by chunk, for arrays larger than memory.
+
+use rayon::prelude::*;
+
+use crate::array::Array;
+use crate::chunk::{Decoded, Decoder};
+use crate::dtype::Dtype;
+use crate::element::{self, Element};
+use crate::error::{Error, Result};
+
+/// One decoded chunk: the region of the array it covers and that region's items.
+///
+/// `data` holds the region's items (padding excluded) as raw bytes in the C order of `shape`,
+/// in the dtype's own byte order: `shape.iter().product() * itemsize` bytes. Edge chunks cover
+/// less than the chunk shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkData {
+    /// The chunk's index (C order over the chunk grid).
+    pub index: u64,
+    /// Array coordinates of the region's first item.
+    pub origin: Vec<u64>,
+    /// The region's shape.
+    pub shape: Vec<u64>,
+    /// The region's items, C order.
+    pub data: Vec<u8>,
+}
+
+impl ChunkData {
+    /// Number of items in the region.
+    pub fn nitems(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    /// The region's items as `T`, checked against `dtype` (the array's, see
+    /// [`Array::dtype`]); big-endian data converted.
+    ///
+    /// ```no_run
+    /// let a = b2nd::Array::open("data.b2nd")?; // <f8
+    /// for chunk in a.iter_chunks() {
+    ///     let chunk = chunk?;
+    ///     let v: Vec<f64> = chunk.to_vec(a.dtype())?;
+    ///     println!("{:?} {:?}: sum {}", chunk.origin, chunk.shape, v.iter().sum::<f64>());
+    /// }
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn to_vec<T: Element + Default>(&self, dtype: &Dtype) -> Result<Vec<T>> {
+        element::check::<T>(dtype)?;
+        let n = self.nitems() as usize;
+        if n.checked_mul(dtype.itemsize()) != Some(self.data.len()) {
+            return Err(Error::BufferSize {
+                expected: n.saturating_mul(dtype.itemsize()),
+                got: self.data.len(),
+            });
+        }
+        let mut out = vec![T::default(); n];
+        T::fill_from_bytes(&mut out, dtype, &mut |bytes| {
+            bytes.copy_from_slice(&self.data);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
+
+/// Sequential iterator over an array's chunks: see [`Array::iter_chunks`].
+pub struct Chunks<'a> {
+    array: &'a Array,
+    next: u64,
+    end: u64,
+    decoder: Decoder,
+    compressed: Vec<u8>,
+    decoded: Vec<u8>,
+}
+
+impl std::fmt::Debug for Chunks<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chunks")
+            .field("next", &self.next)
+            .field("end", &self.end)
+            .finish()
+    }
+}
+
+impl Iterator for Chunks<'_> {
+    type Item = Result<ChunkData>;
+
+    fn next(&mut self) -> Option<Result<ChunkData>> {
+        if self.next >= self.end {
+            return None;
+        }
+        let idx = self.next;
+        self.next += 1;
+        Some(self.array.chunk_data(
+            idx,
+            &mut self.decoder,
+            &mut self.compressed,
+            &mut self.decoded,
+        ))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = usize::try_from(self.end - self.next).unwrap_or(usize::MAX);
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Chunks<'_> {}
+
+impl Array {
+    /// Number of chunks holding data: 0 for an empty array, 1 for a 0-d one.
+    fn data_chunks(&self) -> u64 {
+        if self.nitems() == 0 {
+            0
+        } else {
+            self.geom.nchunks()
+        }
+    }
+
+    /// Iterate over the chunks in index order, decoding one at a time: memory stays at about
+    /// one chunk whatever the array's size. Each item is the chunk's region and data (see
+    /// [`ChunkData`]); an error for one chunk does not end the iteration.
+    ///
+    /// ```no_run
+    /// let a = b2nd::Array::open("big.b2nd")?;
+    /// let mut total = 0u64;
+    /// for chunk in a.iter_chunks() {
+    ///     let chunk = chunk?;
+    ///     total += chunk.nitems();
+    /// }
+    /// assert_eq!(total, a.nitems());
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn iter_chunks(&self) -> Chunks<'_> {
+        Chunks {
+            array: self,
+            next: 0,
+            end: self.data_chunks(),
+            decoder: Decoder::new(self.threads),
+            compressed: Vec::new(),
+            decoded: Vec::new(),
+        }
+    }
+
+    /// Decode chunk `index` (C order over the chunk grid; see [`Array::iter_chunks`]).
+    pub fn read_chunk(&self, index: u64) -> Result<ChunkData> {
+        if index >= self.data_chunks() {
+            return Err(Error::InvalidArgument(format!(
+                "chunk {index} out of range: the array has {} chunks",
+                self.data_chunks()
+            )));
+        }
+        self.chunk_data(
+            index,
+            &mut Decoder::new(self.threads),
+            &mut Vec::new(),
+            &mut Vec::new(),
+        )
+    }
+
+    /// Call `f` on every chunk, decoding chunks in parallel on [`Array::threads`] threads
+    /// (in no particular order); each thread holds one decoded chunk at a time. Stops at the
+    /// first error (from decoding or from `f`).
+    ///
+    /// ```no_run
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// let a = b2nd::Array::open("big.b2nd")?;
+    /// let nonzero = AtomicU64::new(0);
+    /// a.par_for_each_chunk(|c| {
+    ///     let n = c.to_vec::<f64>(a.dtype())?.iter().filter(|&&x| x != 0.0).count();
+    ///     nonzero.fetch_add(n as u64, Ordering::Relaxed);
+    ///     Ok::<(), b2nd::Error>(())
+    /// })?;
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn par_for_each_chunk<E, F>(&self, f: F) -> Result<(), E>
+    where
+        E: From<Error> + Send,
+        F: Fn(ChunkData) -> Result<(), E> + Sync + Send,
+    {
+        let n = self.data_chunks();
+        let run = |(d, c, x): &mut (Decoder, Vec<u8>, Vec<u8>), idx: u64| {
+            let chunk = self.chunk_data(idx, d, c, x).map_err(E::from)?;
+            f(chunk)
+        };
+        let init = || (Decoder::new(1), Vec::new(), Vec::new());
+        match self.pool() {
+            Some(pool) if n > 1 => {
+                pool.install(|| (0..n).into_par_iter().try_for_each_init(init, run))
+            }
+            _ => {
+                let mut w = (Decoder::new(self.threads), Vec::new(), Vec::new());
+                (0..n).try_for_each(|i| run(&mut w, i))
+            }
+        }
+    }
+
+    /// Fetch and decode chunk `idx` into its region's C-order bytes.
+    fn chunk_data(
+        &self,
+        idx: u64,
+        decoder: &mut Decoder,
+        compressed: &mut Vec<u8>,
+        decoded: &mut Vec<u8>,
+    ) -> Result<ChunkData> {
+        let g = &self.geom;
+        let (origin, shape) = g.chunk_region(idx);
+        let bytes = shape.iter().product::<u64>() as usize * g.itemsize();
+        let mut data = vec![0u8; bytes];
+        self.frame.chunk_into(idx, compressed)?;
+        decoded.resize(g.chunk_bytes(), 0);
+        let kind = decoder
+            .decode(compressed, decoded, g.itemsize())
+            .map_err(|e| self.chunk_error(idx, e))?;
+        if kind == Decoded::Data {
+            g.copy_chunk_to_box(idx, decoded, &mut data, &origin, &shape)
+                .map_err(|reason| Error::Chunk {
+                    source_name: self.frame.source.clone(),
+                    chunk: idx as i64,
+                    reason,
+                })?;
+        }
+        Ok(ChunkData {
+            index: idx,
+            origin,
+            shape,
+            data,
+        })
+    }
+}
