@@ -1,8 +1,8 @@
 //! `b2nd`: inspect and convert Blosc2 N-d arrays.
 
 mod json;
+mod to_npy;
 
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -33,12 +33,18 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Write the whole array as a NumPy .npy file.
+    /// Write the array, or a slice of it, as a NumPy .npy file (streamed: never held whole).
     ToNpy {
         /// A CFrame file or a sparse-frame directory.
         path: PathBuf,
-        /// The .npy file to write (replaced atomically; nothing is left on error).
+        /// The .npy file to write (replaced atomically; nothing is left on error), or `-` for
+        /// standard output.
         out: PathBuf,
+        /// Only this part, NumPy basic indexing per dimension, comma separated: an index
+        /// (negative from the end; drops the dimension) or start:stop:step (parts optional,
+        /// step >= 1), e.g. `10:20,::3,-1`. Missing trailing dimensions are taken whole.
+        #[arg(long, value_name = "SPEC", allow_hyphen_values = true)]
+        slice: Option<String>,
         /// Byte offset of the frame inside the file.
         #[arg(long, default_value_t = 0)]
         offset: u64,
@@ -48,7 +54,7 @@ enum Cmd {
     },
 }
 
-fn open(path: &Path, offset: u64) -> b2nd::Result<Array> {
+pub(crate) fn open(path: &Path, offset: u64) -> b2nd::Result<Array> {
     if offset == 0 {
         Array::open(path)
     } else {
@@ -116,65 +122,6 @@ fn info(path: &Path, offset: u64, as_json: bool) -> Result<(), Box<dyn std::erro
     Ok(())
 }
 
-/// Rows (along dimension 0) per streamed slab: whole chunk rows, about 64 MiB at most.
-fn slab_rows(a: &Array) -> u64 {
-    let row_bytes: u64 = a.shape()[1..].iter().product::<u64>() * a.itemsize() as u64;
-    let c = a.chunks()[0].max(1);
-    let per = (64 << 20) / (row_bytes * c).max(1);
-    c * per.max(1)
-}
-
-fn to_npy(
-    path: &Path,
-    out: &Path,
-    offset: u64,
-    threads: Option<usize>,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let mut a = open(path, offset)?;
-    if let Some(t) = threads {
-        a = a.with_threads(t);
-    }
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".b2nd-")
-        .suffix(".npy.tmp")
-        .tempfile_in(&dir)
-        .map_err(|e| format!("{}: cannot create a temporary file: {e}", dir.display()))?;
-    {
-        let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
-        w.write_all(&b2nd::npy::header(a.dtype(), a.shape()))?;
-        if a.ndim() == 0 || a.nitems() == 0 {
-            w.write_all(&a.read_bytes()?)?;
-        } else {
-            // Stream slabs of whole chunk rows along the first dimension.
-            let n0 = a.shape()[0];
-            let step = slab_rows(&a);
-            let mut start = vec![0u64; a.ndim()];
-            let mut shape = a.shape().to_vec();
-            let mut buf = Vec::new();
-            let mut r = 0;
-            while r < n0 {
-                let rows = step.min(n0 - r);
-                start[0] = r;
-                shape[0] = rows;
-                let bytes = shape.iter().product::<u64>() as usize * a.itemsize();
-                buf.resize(bytes, 0);
-                a.read_box_bytes_into(&start, &shape, &mut buf)?;
-                w.write_all(&buf)?;
-                r += rows;
-            }
-        }
-        w.flush()?;
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(out)
-        .map_err(|e| format!("{}: {}", out.display(), e.error))?;
-    Ok(())
-}
-
 fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
@@ -196,9 +143,10 @@ fn main() -> ExitCode {
         Cmd::ToNpy {
             path,
             out,
+            slice,
             offset,
             threads,
-        } => to_npy(&path, &out, offset, threads),
+        } => to_npy::run(&path, &out, slice.as_deref(), offset, threads),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

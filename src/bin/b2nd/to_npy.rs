@@ -1,0 +1,104 @@
+//! `b2nd to-npy`: stream an array, or a slice of it, into a `.npy` file or standard output.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use b2nd::Slice;
+
+/// Largest part of the output held in memory at once (plus one decoded chunk per thread).
+const SLAB_BYTES: usize = 64 << 20;
+
+/// Where the `.npy` goes.
+enum Target {
+    /// Standard output (`-`).
+    Stdout,
+    /// An existing non-regular file, such as `/dev/null` or a FIFO: written in place (renaming
+    /// a temporary file over it would replace the device or pipe).
+    Special(PathBuf),
+    /// A regular file: written to a temporary file beside it, renamed over it at the end.
+    File(PathBuf),
+}
+
+impl Target {
+    fn of(out: &Path) -> Target {
+        if out.as_os_str() == "-" {
+            return Target::Stdout;
+        }
+        match std::fs::metadata(out) {
+            Ok(m) if !m.is_file() && !m.is_dir() => Target::Special(out.to_path_buf()),
+            _ => Target::File(out.to_path_buf()),
+        }
+    }
+}
+
+/// Convert `path` (frame at `offset`) to `.npy` at `out`, only `slice` if given.
+pub(crate) fn run(
+    path: &Path,
+    out: &Path,
+    slice: Option<&str>,
+    offset: u64,
+    threads: Option<usize>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    // Everything that can be checked is checked before any output exists.
+    let slice: Slice = slice.unwrap_or("").parse()?;
+    let mut a = crate::open(path, offset)?;
+    if let Some(t) = threads {
+        a = a.with_threads(t);
+    }
+    let mut slabs = a.slice_slabs(&slice, SLAB_BYTES)?;
+    let header = b2nd::npy::header(a.dtype(), slabs.shape());
+    // The first part is read before the output is opened: a file that fails to decode at
+    // once leaves nothing behind, not even on standard output.
+    let mut buf = Vec::new();
+    let mut more = slabs.read_next(&mut buf)?;
+    let mut write_all = |w: &mut dyn Write, name: &str| -> Result<(), Box<dyn std::error::Error>> {
+        let io = |e: std::io::Error| format!("{name}: {e}");
+        w.write_all(&header).map_err(io)?;
+        while more {
+            w.write_all(&buf).map_err(io)?;
+            more = slabs.read_next(&mut buf)?;
+        }
+        w.flush().map_err(io)?;
+        Ok(())
+    };
+    match Target::of(out) {
+        Target::Stdout => {
+            let stdout = std::io::stdout();
+            let mut w = BufWriter::with_capacity(1 << 20, stdout.lock());
+            write_all(&mut w, "<stdout>")
+        }
+        Target::Special(p) => {
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .map_err(|e| format!("{}: {e}", p.display()))?;
+            write_all(
+                &mut BufWriter::with_capacity(1 << 20, f),
+                &p.display().to_string(),
+            )
+        }
+        Target::File(p) => {
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            let tmp = tempfile::Builder::new()
+                .prefix(".b2nd-")
+                .suffix(".npy.tmp")
+                .tempfile_in(&dir)
+                .map_err(|e| format!("{}: cannot create a temporary file: {e}", dir.display()))?;
+            {
+                let f: &File = tmp.as_file();
+                write_all(
+                    &mut BufWriter::with_capacity(1 << 20, f),
+                    &p.display().to_string(),
+                )?;
+            }
+            tmp.as_file().sync_all()?;
+            tmp.persist(&p)
+                .map_err(|e| format!("{}: {}", p.display(), e.error))?;
+            Ok(())
+        }
+    }
+}
