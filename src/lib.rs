@@ -37,6 +37,7 @@ mod geometry;
 pub mod meta;
 pub mod npy;
 mod read;
+pub mod write;
 
 pub use array::{Array, MAX_ATTR_BYTES};
 pub use attrs::Value;
@@ -46,3 +47,4 @@ pub use error::{Error, Result};
 pub use frame::Storage;
 pub use geometry::{Geometry, GeometryError};
 pub use meta::Format;
+pub use write::{ArrayBuilder, Codec, Filter, Target, Writer};
