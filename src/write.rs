@@ -417,6 +417,8 @@ impl ArrayBuilder {
             slab: Vec::new(),
             next_slab: 0,
             pushed: 0,
+            next_chunk: 0,
+            packer: None,
         })
     }
 
@@ -609,6 +611,9 @@ pub struct Writer {
     slab: Vec<u8>,
     next_slab: u64,
     pushed: u64,
+    /// Chunks appended through [`Writer::push_chunk`] (the two push styles do not mix).
+    next_chunk: u64,
+    packer: Option<Packer>,
 }
 
 /// Per-worker compression state.
@@ -644,8 +649,62 @@ impl Writer {
         }
     }
 
+    /// Push the next whole chunk, in chunk order (C order over the chunk grid): the data of
+    /// the region the chunk covers, in C order of that region, without padding. Cannot be
+    /// mixed with [`Writer::push`].
+    pub fn push_chunk(&mut self, data: &[u8]) -> Result<()> {
+        if self.pushed > 0 && self.next_chunk == 0 {
+            return Err(Error::InvalidArgument(
+                "push_chunk after push: the two styles do not mix".into(),
+            ));
+        }
+        let g = &self.plan.geom;
+        let idx = self.next_chunk;
+        let total = if g.nitems() == 0 { 0 } else { g.nchunks() };
+        if idx >= total {
+            return Err(Error::InvalidArgument(format!(
+                "all {total} chunks were already pushed"
+            )));
+        }
+        let (start, shape) = g.chunk_region(idx);
+        let want = shape.iter().product::<u64>() as usize * g.itemsize();
+        if data.len() != want {
+            return Err(Error::InvalidArgument(format!(
+                "chunk {idx} covers {want} bytes, {} given",
+                data.len()
+            )));
+        }
+        if self.packer.is_none() {
+            let mut params = self.plan.params.clone();
+            params.nthreads = self.threads.min(i16::MAX as usize) as i16;
+            self.packer = Some(Packer {
+                cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
+                chunk: Vec::new(),
+            });
+        }
+        let p = self.packer.as_mut().expect("set above");
+        let out = pack_chunk(g, p, idx, data, &start, &shape)?;
+        self.schunk
+            .append_chunk(&out)
+            .map_err(|code| Error::Blosc {
+                context: format!("{}: appending chunk {idx}", self.staging.name()),
+                code,
+            })?;
+        self.next_chunk += 1;
+        self.pushed += data.len() as u64;
+        if self.next_chunk == total {
+            self.next_slab = self.nslabs();
+        }
+        Ok(())
+    }
+
     /// Push the next bytes of the array (C order, the dtype's byte order).
     pub fn push(&mut self, mut data: &[u8]) -> Result<()> {
+        if self.next_chunk > 0 {
+            return Err(Error::InvalidArgument(
+                "push after push_chunk: the two styles do not mix".into(),
+            ));
+        }
         let left = self.nbytes() - self.pushed;
         if data.len() as u64 > left {
             return Err(Error::InvalidArgument(format!(
@@ -694,7 +753,6 @@ impl Writer {
         let outer = (count as usize).min(self.threads).max(1);
         let mut params = self.plan.params.clone();
         params.nthreads = (self.threads / outer).max(1) as i16;
-        let chunk_bytes = g.chunk_bytes();
         let pack = |p: &mut Option<Packer>, idx: u64| -> Result<Vec<u8>> {
             if p.is_none() {
                 *p = Some(Packer {
@@ -702,22 +760,7 @@ impl Writer {
                     chunk: Vec::new(),
                 });
             }
-            let p = p.as_mut().expect("set above");
-            p.chunk.clear();
-            p.chunk.resize(chunk_bytes, 0);
-            g.copy_box_to_chunk(idx, slab, &mut p.chunk, &start, &shape)
-                .map_err(Error::InvalidArgument)?;
-            let mut out = Vec::new();
-            let r = if p.chunk.iter().all(|&b| b == 0) {
-                p.cctx.zeros_chunk(chunk_bytes, &mut out)
-            } else {
-                p.cctx.compress(&p.chunk, &mut out)
-            };
-            r.map_err(|code| Error::Blosc {
-                context: format!("compressing chunk {idx}"),
-                code,
-            })?;
-            Ok(out)
+            pack_chunk(g, p.as_mut().expect("set above"), idx, slab, &start, &shape)
         };
         let compressed: Vec<Vec<u8>> = if outer > 1 {
             let pool = rayon::ThreadPoolBuilder::new()
@@ -786,6 +829,34 @@ impl Writer {
         self.staging.commit()?;
         Ok(bytes)
     }
+}
+
+/// Gather chunk `idx` from the box `src` covers into the extended layout (padding zeroed) and
+/// compress it; an all-zero chunk becomes a zero special chunk.
+fn pack_chunk(
+    g: &Geometry,
+    p: &mut Packer,
+    idx: u64,
+    src: &[u8],
+    start: &[u64],
+    shape: &[u64],
+) -> Result<Vec<u8>> {
+    let chunk_bytes = g.chunk_bytes();
+    p.chunk.clear();
+    p.chunk.resize(chunk_bytes, 0);
+    g.copy_box_to_chunk(idx, src, &mut p.chunk, start, shape)
+        .map_err(Error::InvalidArgument)?;
+    let mut out = Vec::new();
+    let r = if p.chunk.iter().all(|&b| b == 0) {
+        p.cctx.zeros_chunk(chunk_bytes, &mut out)
+    } else {
+        p.cctx.compress(&p.chunk, &mut out)
+    };
+    r.map_err(|code| Error::Blosc {
+        context: format!("compressing chunk {idx}"),
+        code,
+    })?;
+    Ok(out)
 }
 
 /// Set user attributes (vlmeta) on an existing array file or sparse directory, crash-safely:

@@ -447,3 +447,47 @@ fn structured_and_string_dtypes_from_strings() {
         assert_eq!(a.read_bytes().unwrap(), raw);
     }
 }
+
+#[test]
+fn streaming_whole_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = [23u64, 17];
+    let data: Vec<i64> = (0..23 * 17).map(|i| i * i - 100).collect();
+    let src = dir.path().join("src.b2nd");
+    let b = ArrayBuilder::for_type::<i64>(&shape)
+        .chunks(&[10, 6])
+        .blocks(&[4, 5]);
+    b.clone().write(Target::File(src.clone()), &data).unwrap();
+    let g = Array::open(&src).unwrap().geometry().clone();
+    let dst = dir.path().join("dst.b2nd");
+    let mut w = b.create(Target::File(dst.clone())).unwrap();
+    for c in 0..g.nchunks() {
+        let (o, e) = g.chunk_region(c);
+        let mut part = Vec::new();
+        for r in o[0]..o[0] + e[0] {
+            for k in o[1]..o[1] + e[1] {
+                part.extend_from_slice(&data[(r * 17 + k) as usize].to_ne_bytes());
+            }
+        }
+        w.push_chunk(&part).unwrap();
+    }
+    assert!(w.push_chunk(&[0u8; 8]).is_err());
+    w.finish().unwrap();
+    assert_eq!(Array::open(&dst).unwrap().read::<i64>().unwrap(), data);
+}
+
+#[cfg(feature = "ndarray")]
+#[test]
+fn ndarray_views_with_any_strides() {
+    use ndarray::{s, Array2};
+    let dir = tempfile::tempdir().unwrap();
+    let a = Array2::from_shape_fn((40, 30), |(i, j)| (i * 100 + j) as f32);
+    // A transposed, stepped view: non-standard strides.
+    let v = a.slice(s![..;2, 1..;3]).reversed_axes();
+    let p = dir.path().join("v.b2nd");
+    ArrayBuilder::for_type::<f32>(&[v.shape()[0] as u64, v.shape()[1] as u64])
+        .write_ndarray(Target::File(p.clone()), &v)
+        .unwrap();
+    let back = Array::open(&p).unwrap().read_ndarray::<f32>().unwrap();
+    assert_eq!(back.into_dimensionality::<ndarray::Ix2>().unwrap(), v);
+}
