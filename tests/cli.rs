@@ -281,3 +281,14 @@ fn from_npy_round_trips_and_refuses_bad_options() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[cfg(unix)]
+#[test]
+fn to_npy_to_a_device_writes_through_it() {
+    // /dev/null must stay a device: never replaced by a renamed temporary file.
+    let p = data_dir().join("ref_7x5_i4.b2nd");
+    let r = b2nd().arg("to-npy").arg(&p).arg("/dev/null").output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+}

@@ -169,6 +169,18 @@ fn to_npy(
     if let Some(t) = threads {
         a = a.with_threads(t);
     }
+    // Devices, pipes and other non-regular outputs (e.g. /dev/null) are written directly:
+    // never replaced by a renamed temporary file.
+    if std::fs::metadata(out).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(out)
+            .map_err(|e| format!("{}: {e}", out.display()))?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        write_npy(&a, &mut w)?;
+        w.flush()?;
+        return Ok(());
+    }
     let dir = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -180,33 +192,38 @@ fn to_npy(
         .map_err(|e| format!("{}: cannot create a temporary file: {e}", dir.display()))?;
     {
         let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
-        w.write_all(&b2nd::npy::header(a.dtype(), a.shape()))?;
-        if a.ndim() == 0 || a.nitems() == 0 {
-            w.write_all(&a.read_bytes()?)?;
-        } else {
-            // Stream slabs of whole chunk rows along the first dimension.
-            let n0 = a.shape()[0];
-            let step = slab_rows(&a);
-            let mut start = vec![0u64; a.ndim()];
-            let mut shape = a.shape().to_vec();
-            let mut buf = Vec::new();
-            let mut r = 0;
-            while r < n0 {
-                let rows = step.min(n0 - r);
-                start[0] = r;
-                shape[0] = rows;
-                let bytes = shape.iter().product::<u64>() as usize * a.itemsize();
-                buf.resize(bytes, 0);
-                a.read_box_bytes_into(&start, &shape, &mut buf)?;
-                w.write_all(&buf)?;
-                r += rows;
-            }
-        }
+        write_npy(&a, &mut w)?;
         w.flush()?;
     }
     tmp.as_file().sync_all()?;
     tmp.persist(out)
         .map_err(|e| format!("{}: {}", out.display(), e.error))?;
+    Ok(())
+}
+
+/// Stream the array as a .npy: header, then slabs of whole chunk rows along dimension 0.
+fn write_npy(a: &Array, w: &mut impl Write) -> Result<(), Box<dyn std::error::Error>> {
+    w.write_all(&b2nd::npy::header(a.dtype(), a.shape()))?;
+    if a.ndim() == 0 || a.nitems() == 0 {
+        w.write_all(&a.read_bytes()?)?;
+        return Ok(());
+    }
+    let n0 = a.shape()[0];
+    let step = slab_rows(a);
+    let mut start = vec![0u64; a.ndim()];
+    let mut shape = a.shape().to_vec();
+    let mut buf = Vec::new();
+    let mut r = 0;
+    while r < n0 {
+        let rows = step.min(n0 - r);
+        start[0] = r;
+        shape[0] = rows;
+        let bytes = shape.iter().product::<u64>() as usize * a.itemsize();
+        buf.resize(bytes, 0);
+        a.read_box_bytes_into(&start, &shape, &mut buf)?;
+        w.write_all(&buf)?;
+        r += rows;
+    }
     Ok(())
 }
 
