@@ -1,6 +1,13 @@
 //! Rust element types for typed reads, checked against the array's dtype.
 
-use crate::dtype::Dtype;
+use crate::dtype::{ByteOrder, Dtype};
+
+/// Native byte order, for the dtypes of multi-byte element types.
+const N: ByteOrder = if cfg!(target_endian = "little") {
+    ByteOrder::Little
+} else {
+    ByteOrder::Big
+};
 use crate::error::{Error, Result};
 
 mod sealed {
@@ -17,6 +24,11 @@ pub trait Element: sealed::Sealed + Copy + Send + Sync + 'static {
     const NAME: &'static str;
     /// Whether values of `dtype` can be read as `Self`.
     fn matches(dtype: &Dtype) -> bool;
+    /// The native-order NumPy dtype of this type (what a write stores).
+    fn dtype() -> Dtype;
+    /// The items' bytes in native order.
+    #[doc(hidden)]
+    fn as_bytes(data: &[Self]) -> std::borrow::Cow<'_, [u8]>;
     /// Fill `out` with items decoded from the raw bytes that `fill` writes into the buffer it is
     /// given (items of `dtype` in C order).
     #[doc(hidden)]
@@ -37,10 +49,16 @@ fn swap_units(bytes: &mut [u8], unit: usize) {
 }
 
 macro_rules! pod_element {
-    ($t:ty, $unit:expr, $pat:pat) => {
+    ($t:ty, $unit:expr, $pat:pat, $dt:expr) => {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const NAME: &'static str = stringify!($t);
+            fn dtype() -> Dtype {
+                $dt
+            }
+            fn as_bytes(data: &[Self]) -> std::borrow::Cow<'_, [u8]> {
+                std::borrow::Cow::Borrowed(bytemuck::cast_slice(data))
+            }
             fn matches(dtype: &Dtype) -> bool {
                 matches!(dtype, $pat)
             }
@@ -60,34 +78,103 @@ macro_rules! pod_element {
     };
 }
 
-pod_element!(i8, 1, Dtype::Int { size: 1, .. });
-pod_element!(i16, 2, Dtype::Int { size: 2, .. });
-pod_element!(i32, 4, Dtype::Int { size: 4, .. });
+pod_element!(
+    i8,
+    1,
+    Dtype::Int { size: 1, .. },
+    Dtype::Int {
+        size: 1,
+        order: ByteOrder::NotApplicable
+    }
+);
+pod_element!(
+    i16,
+    2,
+    Dtype::Int { size: 2, .. },
+    Dtype::Int { size: 2, order: N }
+);
+pod_element!(
+    i32,
+    4,
+    Dtype::Int { size: 4, .. },
+    Dtype::Int { size: 4, order: N }
+);
 pod_element!(
     i64,
     8,
-    Dtype::Int { size: 8, .. } | Dtype::Datetime { .. } | Dtype::Timedelta { .. }
+    Dtype::Int { size: 8, .. } | Dtype::Datetime { .. } | Dtype::Timedelta { .. },
+    Dtype::Int { size: 8, order: N }
 );
-pod_element!(u8, 1, Dtype::UInt { size: 1, .. });
-pod_element!(u16, 2, Dtype::UInt { size: 2, .. });
-pod_element!(u32, 4, Dtype::UInt { size: 4, .. });
-pod_element!(u64, 8, Dtype::UInt { size: 8, .. });
-pod_element!(f32, 4, Dtype::Float { size: 4, .. });
-pod_element!(f64, 8, Dtype::Float { size: 8, .. });
+pod_element!(
+    u8,
+    1,
+    Dtype::UInt { size: 1, .. },
+    Dtype::UInt {
+        size: 1,
+        order: ByteOrder::NotApplicable
+    }
+);
+pod_element!(
+    u16,
+    2,
+    Dtype::UInt { size: 2, .. },
+    Dtype::UInt { size: 2, order: N }
+);
+pod_element!(
+    u32,
+    4,
+    Dtype::UInt { size: 4, .. },
+    Dtype::UInt { size: 4, order: N }
+);
+pod_element!(
+    u64,
+    8,
+    Dtype::UInt { size: 8, .. },
+    Dtype::UInt { size: 8, order: N }
+);
+pod_element!(
+    f32,
+    4,
+    Dtype::Float { size: 4, .. },
+    Dtype::Float { size: 4, order: N }
+);
+pod_element!(
+    f64,
+    8,
+    Dtype::Float { size: 8, .. },
+    Dtype::Float { size: 8, order: N }
+);
 #[cfg(feature = "f16")]
-pod_element!(half::f16, 2, Dtype::Float { size: 2, .. });
+pod_element!(
+    half::f16,
+    2,
+    Dtype::Float { size: 2, .. },
+    Dtype::Float { size: 2, order: N }
+);
 #[cfg(feature = "complex")]
-pod_element!(num_complex::Complex<f32>, 4, Dtype::Complex { size: 8, .. });
+pod_element!(
+    num_complex::Complex<f32>,
+    4,
+    Dtype::Complex { size: 8, .. },
+    Dtype::Complex { size: 8, order: N }
+);
 #[cfg(feature = "complex")]
 pod_element!(
     num_complex::Complex<f64>,
     8,
-    Dtype::Complex { size: 16, .. }
+    Dtype::Complex { size: 16, .. },
+    Dtype::Complex { size: 16, order: N }
 );
 
 impl sealed::Sealed for bool {}
 impl Element for bool {
     const NAME: &'static str = "bool";
+    fn dtype() -> Dtype {
+        Dtype::Bool
+    }
+    fn as_bytes(data: &[Self]) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Owned(data.iter().map(|&b| u8::from(b)).collect())
+    }
     fn matches(dtype: &Dtype) -> bool {
         matches!(dtype, Dtype::Bool)
     }

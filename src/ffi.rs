@@ -13,6 +13,9 @@ use std::sync::Once;
 
 use blosc2_src as sys;
 
+/// c-blosc2's automatic split mode (python-blosc2's default).
+pub(crate) const SPLIT_AUTO: i32 = sys::BLOSC_AUTO_SPLIT;
+
 /// Length of an extended Blosc2 chunk header.
 pub(crate) const EXTENDED_HEADER_LEN: usize = 32;
 
@@ -453,5 +456,246 @@ impl Drop for Dctx {
     fn drop(&mut self) {
         // SAFETY: valid context owned by this handle, freed exactly once.
         unsafe { sys::blosc2_free_ctx(self.ptr.as_ptr()) }
+    }
+}
+
+/// Compression parameters for new chunks and frames (a plain-Rust mirror of the parts of
+/// `blosc2_cparams` this crate sets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CompressParams {
+    pub compcode: u8,
+    pub clevel: u8,
+    pub typesize: i32,
+    pub blocksize: i32,
+    pub splitmode: i32,
+    pub filters: [u8; 6],
+    pub filters_meta: [u8; 6],
+    pub nthreads: i16,
+}
+
+impl CompressParams {
+    fn to_c(&self) -> sys::blosc2_cparams {
+        sys::blosc2_cparams {
+            compcode: self.compcode,
+            clevel: self.clevel,
+            typesize: self.typesize,
+            blocksize: self.blocksize,
+            splitmode: self.splitmode,
+            filters: self.filters,
+            filters_meta: self.filters_meta,
+            nthreads: self.nthreads.max(1),
+            ..Default::default()
+        }
+    }
+}
+
+/// A c-blosc2 compression context (one per thread).
+pub(crate) struct Cctx {
+    ptr: NonNull<sys::blosc2_context>,
+    params: CompressParams,
+}
+
+// SAFETY: a context has no thread affinity; `compress` takes `&mut self`.
+unsafe impl Send for Cctx {}
+
+impl Cctx {
+    /// A context compressing with `params`.
+    pub(crate) fn new(params: &CompressParams) -> Result<Cctx, String> {
+        init();
+        // SAFETY: the cparams value is fully initialised (pointers NULL); NULL is checked.
+        let ptr = unsafe { sys::blosc2_create_cctx(params.to_c()) };
+        NonNull::new(ptr)
+            .map(|ptr| Cctx {
+                ptr,
+                params: params.clone(),
+            })
+            .ok_or_else(|| "c-blosc2 rejected the compression parameters".to_string())
+    }
+
+    /// Compress `src` into a new chunk in `dst` (replacing its contents).
+    pub(crate) fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Result<(), i64> {
+        let cap = src.len() + sys::BLOSC2_MAX_OVERHEAD as usize;
+        let srcsize = i32::try_from(src.len()).map_err(|_| -1i64)?;
+        let dstsize = i32::try_from(cap).map_err(|_| -1i64)?;
+        dst.clear();
+        dst.resize(cap, 0);
+        // SAFETY: context valid and exclusively borrowed; `src` readable for srcsize bytes,
+        // `dst` writable for dstsize bytes, distinct allocations; C writes at most dstsize.
+        let rc = unsafe {
+            sys::blosc2_compress_ctx(
+                self.ptr.as_ptr(),
+                src.as_ptr() as *const c_void,
+                srcsize,
+                dst.as_mut_ptr() as *mut c_void,
+                dstsize,
+            )
+        };
+        if rc <= 0 {
+            return Err(i64::from(rc.min(-1)));
+        }
+        dst.truncate(rc as usize);
+        Ok(())
+    }
+
+    /// A zero-special chunk of `nbytes` decoded bytes (takes no data bytes in a frame).
+    pub(crate) fn zeros_chunk(&self, nbytes: usize, dst: &mut Vec<u8>) -> Result<(), i64> {
+        let n = i32::try_from(nbytes).map_err(|_| -1i64)?;
+        dst.clear();
+        dst.resize(EXTENDED_HEADER_LEN, 0);
+        // SAFETY: `dst` holds EXTENDED_HEADER_LEN writable bytes, the size C needs.
+        let rc = unsafe {
+            sys::blosc2_chunk_zeros(
+                self.params.to_c(),
+                n,
+                dst.as_mut_ptr() as *mut c_void,
+                EXTENDED_HEADER_LEN as i32,
+            )
+        };
+        if rc < 0 {
+            return Err(i64::from(rc));
+        }
+        dst.truncate(rc as usize);
+        Ok(())
+    }
+}
+
+impl Drop for Cctx {
+    fn drop(&mut self) {
+        // SAFETY: valid context owned by this handle, freed exactly once.
+        unsafe { sys::blosc2_free_ctx(self.ptr.as_ptr()) }
+    }
+}
+
+impl Schunk {
+    /// Create a new, empty frame: a CFrame file (`contiguous`), an SFrame directory, or (no
+    /// path) an in-memory CFrame. An existing path is overwritten by C: callers pass a fresh
+    /// temporary path.
+    pub(crate) fn create(
+        path: Option<&Path>,
+        contiguous: bool,
+        params: &CompressParams,
+    ) -> Result<Schunk, String> {
+        init();
+        let url = match path {
+            Some(p) => Some(
+                CString::new(p.to_str().ok_or("path is not valid UTF-8")?)
+                    .map_err(|_| "path contains a NUL byte")?,
+            ),
+            None => None,
+        };
+        let mut cparams = params.to_c();
+        let mut dparams = sys::blosc2_dparams::default();
+        let mut storage = sys::blosc2_storage {
+            contiguous,
+            urlpath: url
+                .as_ref()
+                .map_or(std::ptr::null_mut(), |u| u.as_ptr() as *mut _),
+            cparams: &mut cparams,
+            dparams: &mut dparams,
+            io: std::ptr::null_mut(),
+        };
+        // SAFETY: `storage` and everything it points to (urlpath, cparams, dparams) are live
+        // for the call; C copies what it keeps. NULL io selects the default filesystem io.
+        let ptr = unsafe { sys::blosc2_schunk_new(&mut storage) };
+        NonNull::new(ptr)
+            .map(|ptr| Schunk { ptr, buffer: None })
+            .ok_or_else(|| "c-blosc2 could not create the frame".to_string())
+    }
+
+    /// Add a fixed metalayer (only before any chunk is appended).
+    pub(crate) fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<(), i64> {
+        let c = CString::new(name).map_err(|_| -1i64)?;
+        let len = i32::try_from(content.len()).map_err(|_| -1i64)?;
+        let mut copy = content.to_vec();
+        // SAFETY: schunk valid and exclusively borrowed; name NUL-terminated; C copies the
+        // `len` content bytes (the pointer is non-const in the signature only).
+        let rc =
+            unsafe { sys::blosc2_meta_add(self.ptr.as_ptr(), c.as_ptr(), copy.as_mut_ptr(), len) };
+        if rc < 0 {
+            Err(i64::from(rc))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Append a compressed chunk (copied by C).
+    pub(crate) fn append_chunk(&mut self, chunk: &[u8]) -> Result<(), i64> {
+        // SAFETY: schunk valid and exclusively borrowed; `chunk` is a complete chunk whose
+        // header (cbytes) matches its length, produced by c-blosc2 itself; `copy = true`
+        // makes C copy it, so the buffer is only read during the call.
+        let rc = unsafe {
+            sys::blosc2_schunk_append_chunk(self.ptr.as_ptr(), chunk.as_ptr() as *mut u8, true)
+        };
+        if rc < 0 {
+            Err(rc)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Set (add or replace) vlmeta entry `name` to `content` (msgpack bytes).
+    pub(crate) fn vlmeta_set(&mut self, name: &str, content: &[u8]) -> Result<(), i64> {
+        let c = CString::new(name).map_err(|_| -1i64)?;
+        let len = i32::try_from(content.len()).map_err(|_| -1i64)?;
+        let mut copy = content.to_vec();
+        let exists = self.vlmeta_names().iter().any(|n| n == name);
+        // SAFETY: schunk valid and exclusively borrowed; name NUL-terminated; C compresses
+        // and copies the `len` content bytes; NULL cparams selects C's defaults.
+        let rc = unsafe {
+            if exists {
+                sys::blosc2_vlmeta_update(
+                    self.ptr.as_ptr(),
+                    c.as_ptr(),
+                    copy.as_mut_ptr(),
+                    len,
+                    std::ptr::null_mut(),
+                )
+            } else {
+                sys::blosc2_vlmeta_add(
+                    self.ptr.as_ptr(),
+                    c.as_ptr(),
+                    copy.as_mut_ptr(),
+                    len,
+                    std::ptr::null_mut(),
+                )
+            }
+        };
+        if rc < 0 {
+            Err(i64::from(rc))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Delete vlmeta entry `name`.
+    pub(crate) fn vlmeta_delete(&mut self, name: &str) -> Result<(), i64> {
+        let c = CString::new(name).map_err(|_| -1i64)?;
+        // SAFETY: schunk valid and exclusively borrowed; name NUL-terminated.
+        let rc = unsafe { sys::blosc2_vlmeta_delete(self.ptr.as_ptr(), c.as_ptr()) };
+        if rc < 0 {
+            Err(i64::from(rc))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The whole frame as CFrame bytes (for in-memory frames).
+    pub(crate) fn serialize_cframe(&mut self) -> Result<Vec<u8>, i64> {
+        let mut dest: *mut u8 = std::ptr::null_mut();
+        let mut needs_free = false;
+        // SAFETY: schunk valid and exclusively borrowed; on success C returns the frame
+        // length and a pointer to that many bytes (owned by us when `needs_free`).
+        let len =
+            unsafe { sys::blosc2_schunk_to_buffer(self.ptr.as_ptr(), &mut dest, &mut needs_free) };
+        if len < 0 || dest.is_null() {
+            return Err(len.min(-1));
+        }
+        // SAFETY: `dest` points to `len` bytes as returned by C, valid until freed.
+        let out = unsafe { std::slice::from_raw_parts(dest, len as usize).to_vec() };
+        if needs_free {
+            // SAFETY: C allocated `dest` with malloc and handed ownership to us.
+            unsafe { libc::free(dest as *mut c_void) };
+        }
+        Ok(out)
     }
 }

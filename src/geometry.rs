@@ -284,6 +284,30 @@ impl Geometry {
         })
     }
 
+    /// The reverse of [`Self::copy_chunk_to_box`]: copy the part of the box (`src`, C order of
+    /// `box_shape` starting at `box_start`) that chunk `idx` covers into `dst`, the chunk's
+    /// extended layout. Padding in `dst` is not written (zero it first).
+    pub fn copy_box_to_chunk(
+        &self,
+        idx: u64,
+        src: &[u8],
+        dst: &mut [u8],
+        box_start: &[u64],
+        box_shape: &[u64],
+    ) -> Result<(), String> {
+        if dst.len() != self.chunk_bytes() {
+            return Err(format!(
+                "chunk buffer has {} bytes, {} needed",
+                dst.len(),
+                self.chunk_bytes()
+            ));
+        }
+        self.for_each_run(idx, box_start, box_shape, src.len(), |c, b, n| {
+            dst[c..c + n].copy_from_slice(&src[b..b + n]);
+            Ok(())
+        })
+    }
+
     /// Fill the part of chunk `idx` inside the box with the repeated item `value`.
     pub fn fill_chunk_in_box(
         &self,

@@ -39,6 +39,7 @@ pub mod meta;
 pub mod npy;
 mod read;
 mod slice;
+pub mod write;
 
 pub use array::{Array, MAX_ATTR_BYTES};
 pub use attrs::Value;
@@ -50,3 +51,4 @@ pub use frame::Storage;
 pub use geometry::{Geometry, GeometryError};
 pub use meta::Format;
 pub use slice::{Slice, SliceItem, SliceSlabs};
+pub use write::{ArrayBuilder, Codec, Filter, Target, Writer};

@@ -52,3 +52,164 @@ pub fn header(dtype: &Dtype, shape: &[u64]) -> Vec<u8> {
     out.push(b'\n');
     out
 }
+
+/// A parsed `.npy` header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// The array's dtype.
+    pub dtype: Dtype,
+    /// Whether the data is in Fortran (column-major) order.
+    pub fortran_order: bool,
+    /// The array's shape.
+    pub shape: Vec<u64>,
+    /// Bytes before the data (magic, lengths and header text).
+    pub data_offset: usize,
+}
+
+fn herr(reason: impl Into<String>) -> crate::Error {
+    crate::Error::InvalidArgument(format!("not a valid .npy file: {}", reason.into()))
+}
+
+/// Split a Python literal at the first top-level `,` or `}` (respecting quotes and brackets).
+fn literal_end(s: &str) -> usize {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut esc = false;
+    for (i, c) in s.char_indices() {
+        if let Some(q) = quote {
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' => depth -= 1,
+            '}' if depth > 0 => depth -= 1,
+            ',' | '}' if depth == 0 => return i,
+            _ => {}
+        }
+    }
+    s.len()
+}
+
+fn value_of<'a>(dict: &'a str, key: &str) -> Result<&'a str, crate::Error> {
+    let k = format!("'{key}'");
+    let at = dict
+        .find(&k)
+        .ok_or_else(|| herr(format!("no {key:?} in the header")))?;
+    let rest = dict[at + k.len()..].trim_start();
+    let rest = rest
+        .strip_prefix(':')
+        .ok_or_else(|| herr("malformed header"))?
+        .trim_start();
+    Ok(rest[..literal_end(rest)].trim())
+}
+
+/// NumPy writes the gaps of aligned or explicit-offset structs as unnamed `('', '|Vn')` descr
+/// entries and drops them again when reading (`descr_to_dtype`); do the same, keeping the
+/// real fields' offsets and the itemsize.
+fn drop_padding_fields(descr: &str, dtype: &mut Dtype) {
+    let Dtype::Struct(st) = dtype else { return };
+    let Some(inner) = descr
+        .trim()
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+    else {
+        return;
+    };
+    let mut unnamed = Vec::new();
+    let mut rest = inner;
+    let mut i = 0;
+    while !rest.trim().is_empty() {
+        let end = literal_end(rest);
+        let entry = rest[..end].trim();
+        if entry.starts_with("(''") || entry.starts_with("(\"\"") {
+            unnamed.push(i);
+        }
+        i += 1;
+        rest = rest.get(end + 1..).unwrap_or("");
+    }
+    if i == st.fields.len() {
+        for &k in unnamed.iter().rev() {
+            st.fields.remove(k);
+        }
+    }
+}
+
+/// Parse the header of a `.npy` file from its first bytes (at least the whole header).
+///
+/// ```
+/// let mut f = b2nd::npy::header(&b2nd::Dtype::parse("<i2").unwrap(), &[3, 4]);
+/// f.extend_from_slice(&[0u8; 24]);
+/// let h = b2nd::npy::parse_header(&f).unwrap();
+/// assert_eq!(h.shape, vec![3, 4]);
+/// assert_eq!(h.dtype.to_numpy_str(), "<i2");
+/// ```
+pub fn parse_header(bytes: &[u8]) -> Result<Header, crate::Error> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err(herr("no NUMPY magic"));
+    }
+    let (len, pre) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10usize),
+        2 | 3 => {
+            if bytes.len() < 12 {
+                return Err(herr("truncated header"));
+            }
+            (
+                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+                12,
+            )
+        }
+        v => return Err(herr(format!("unknown format version {v}"))),
+    };
+    let end = pre
+        .checked_add(len)
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| herr("truncated header"))?;
+    let text = std::str::from_utf8(&bytes[pre..end]).map_err(|_| herr("header is not text"))?;
+    let dict = text.trim();
+    if !dict.starts_with('{') {
+        return Err(herr("header is not a dict"));
+    }
+    let descr = value_of(dict, "descr")?;
+    let dtype_str = if descr.starts_with('\'') || descr.starts_with('"') {
+        &descr[1..descr.len().saturating_sub(1).max(1)]
+    } else {
+        descr
+    };
+    let mut dtype = Dtype::parse(dtype_str)?;
+    drop_padding_fields(descr, &mut dtype);
+    let fortran_order = match value_of(dict, "fortran_order")? {
+        "True" => true,
+        "False" => false,
+        other => return Err(herr(format!("fortran_order {other:?}"))),
+    };
+    let shape_s = value_of(dict, "shape")?;
+    let inner = shape_s
+        .strip_prefix('(')
+        .and_then(|s| s.strip_suffix(')'))
+        .ok_or_else(|| herr(format!("shape {shape_s:?}")))?;
+    let mut shape = Vec::new();
+    for part in inner.split(',') {
+        let p = part.trim().trim_end_matches('L');
+        if p.is_empty() {
+            continue;
+        }
+        shape.push(
+            p.parse::<u64>()
+                .map_err(|_| herr(format!("shape {shape_s:?}")))?,
+        );
+    }
+    Ok(Header {
+        dtype,
+        fortran_order,
+        shape,
+        data_offset: end,
+    })
+}

@@ -140,3 +140,163 @@ fn errors_exit_1_with_one_line_and_leave_no_output() {
     let r = b2nd().arg("frobnicate").output().unwrap();
     assert_eq!(r.status.code(), Some(2));
 }
+
+#[test]
+fn from_npy_round_trips_and_refuses_bad_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for f in good_contiguous()
+        .iter()
+        .filter(|f| f["format"] == "b2nd")
+        .take(60)
+    {
+        let p = data_dir().join(f["path"].as_str().unwrap());
+        let npy = dir.path().join("a.npy");
+        let out = dir.path().join("a.b2nd");
+        assert!(b2nd()
+            .arg("to-npy")
+            .arg(&p)
+            .arg(&npy)
+            .status()
+            .unwrap()
+            .success());
+        let r = b2nd()
+            .arg("from-npy")
+            .arg(&npy)
+            .arg(&out)
+            .arg("--force")
+            .output()
+            .unwrap();
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            f["name"],
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let a = b2nd::Array::open(&out).unwrap();
+        let want = std::fs::read(data_dir().join(f["expected"].as_str().unwrap())).unwrap();
+        assert_eq!(a.read_bytes().unwrap(), want, "{}", f["name"]);
+        n += 1;
+    }
+    assert!(n >= 40);
+    // Options land in the file.
+    let npy = dir.path().join("a.npy");
+    let src = data_dir().join("ref_7x5_i4.b2nd");
+    assert!(b2nd()
+        .arg("to-npy")
+        .arg(&src)
+        .arg(&npy)
+        .status()
+        .unwrap()
+        .success());
+    let out = dir.path().join("o.b2nd");
+    let r = b2nd()
+        .args(["from-npy"])
+        .arg(&npy)
+        .arg(&out)
+        .args([
+            "--chunks",
+            "4,5",
+            "--blocks",
+            "3,2",
+            "--codec",
+            "lz4",
+            "--clevel",
+            "7",
+            "--filters",
+            "delta,shuffle",
+        ])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let a = b2nd::Array::open(&out).unwrap();
+    assert_eq!((a.chunks(), a.blocks()), (&[4u64, 5][..], &[3u64, 2][..]));
+    assert_eq!(
+        (a.codec(), a.clevel(), a.filters()),
+        (
+            "lz4".to_string(),
+            7,
+            vec!["delta".to_string(), "shuffle".to_string()]
+        )
+    );
+    let s = dir.path().join("s.b2nd");
+    let r = b2nd()
+        .arg("from-npy")
+        .arg(&npy)
+        .arg(&s)
+        .args(["--sparse", "--meta", "caterva", "--filters", "none"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let a = b2nd::Array::open(&s).unwrap();
+    assert_eq!(
+        (a.storage().name(), a.format().name()),
+        ("sparse", "caterva")
+    );
+    assert!(a.filters().is_empty());
+    // Bad options: exit 1, one line, nothing written.
+    let bad = dir.path().join("bad.b2nd");
+    for args in [
+        vec!["--chunks", "4"],
+        vec!["--chunks", "0,5"],
+        vec!["--chunks", "4,-5"],
+        vec!["--chunks", "4,5", "--blocks", "5,5"],
+        vec!["--codec", "zlib"],
+        vec!["--filters", "bytedelta"],
+        vec!["--clevel", "10"],
+        vec!["--meta", "zarr"],
+    ] {
+        let r = b2nd()
+            .arg("from-npy")
+            .arg(&npy)
+            .arg(&bad)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(r.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&r.stderr)
+                .trim_end()
+                .lines()
+                .count(),
+            1,
+            "{args:?}"
+        );
+        assert!(!bad.exists(), "{args:?} left output");
+    }
+    // An existing OUT is refused unless --force.
+    let r = b2nd().arg("from-npy").arg(&npy).arg(&out).output().unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--force"));
+    // A truncated .npy is refused and leaves nothing.
+    let bytes = std::fs::read(&npy).unwrap();
+    std::fs::write(&npy, &bytes[..bytes.len() - 3]).unwrap();
+    let r = b2nd().arg("from-npy").arg(&npy).arg(&bad).output().unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    assert!(!bad.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn to_npy_to_a_device_writes_through_it() {
+    // /dev/null must stay a device: never replaced by a renamed temporary file.
+    let p = data_dir().join("ref_7x5_i4.b2nd");
+    let r = b2nd()
+        .arg("to-npy")
+        .arg(&p)
+        .arg("/dev/null")
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+}

@@ -22,6 +22,41 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Write a NumPy .npy file as a Blosc2 N-d array python-blosc2 opens.
+    FromNpy {
+        /// The .npy file to read.
+        input: PathBuf,
+        /// The array to write (a .b2nd file, or a directory with --sparse).
+        out: PathBuf,
+        /// Chunk shape, comma separated (default: a heuristic, see the library docs).
+        #[arg(long)]
+        chunks: Option<String>,
+        /// Block shape, comma separated.
+        #[arg(long)]
+        blocks: Option<String>,
+        /// Codec: blosclz, lz4, lz4hc or zstd.
+        #[arg(long, default_value = "zstd")]
+        codec: String,
+        /// Compression level 0-9.
+        #[arg(long, default_value_t = 5)]
+        clevel: u32,
+        /// Filters in pipeline order, comma separated (shuffle, bitshuffle, delta,
+        /// trunc_prec:BITS), or `none`. Default: shuffle.
+        #[arg(long)]
+        filters: Option<String>,
+        /// Write a sparse frame (a directory).
+        #[arg(long)]
+        sparse: bool,
+        /// Metalayer flavour: b2nd or caterva.
+        #[arg(long, default_value = "b2nd")]
+        meta: String,
+        /// Replace OUT if it exists.
+        #[arg(long)]
+        force: bool,
+        /// Threads for compression (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
     /// Summarise an array: format, shape, chunks, blocks, dtype, compression, attributes.
     Info {
         /// A CFrame file or a sparse-frame directory.
@@ -122,6 +157,153 @@ fn info(path: &Path, offset: u64, as_json: bool) -> Result<(), Box<dyn std::erro
     Ok(())
 }
 
+fn dims(what: &str, s: &str) -> Result<Vec<u64>, String> {
+    s.split(',')
+        .map(|p| {
+            let p = p.trim();
+            match p.parse::<i64>() {
+                Ok(v) if v > 0 => Ok(v as u64),
+                Ok(v) => Err(format!("--{what}: sizes must be positive, got {v}")),
+                Err(_) => Err(format!("--{what}: {p:?} is not an integer")),
+            }
+        })
+        .collect()
+}
+
+/// Reorder Fortran-order items into C order.
+fn fortran_to_c(data: &[u8], shape: &[u64], isz: usize) -> Vec<u8> {
+    let nd = shape.len();
+    let n: u64 = shape.iter().product();
+    let mut out = vec![0u8; data.len()];
+    let mut idx = vec![0u64; nd];
+    // Fortran strides (in items).
+    let mut fs = vec![1u64; nd];
+    for i in 1..nd {
+        fs[i] = fs[i - 1] * shape[i - 1];
+    }
+    for c in 0..n as usize {
+        let f: u64 = idx.iter().zip(&fs).map(|(a, s)| a * s).sum();
+        let f = f as usize;
+        out[c * isz..(c + 1) * isz].copy_from_slice(&data[f * isz..(f + 1) * isz]);
+        for i in (0..nd).rev() {
+            idx[i] += 1;
+            if idx[i] < shape[i] {
+                break;
+            }
+            idx[i] = 0;
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn from_npy(
+    input: &Path,
+    out: &Path,
+    chunks: Option<&str>,
+    blocks: Option<&str>,
+    codec: &str,
+    clevel: u32,
+    filters: Option<&str>,
+    sparse: bool,
+    meta: &str,
+    force: bool,
+    threads: Option<usize>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use b2nd::write::{ArrayBuilder, Codec, Filter, Target};
+    use std::io::Read;
+    // Options first: nothing is read or written when they are wrong.
+    let codec: Codec = codec.parse()?;
+    if clevel > 9 {
+        return Err(format!("--clevel {clevel}: must be 0 to 9").into());
+    }
+    let filters: Option<Vec<Filter>> = match filters {
+        None => None,
+        Some("none") | Some("") => Some(vec![]),
+        Some(f) => Some(
+            f.split(',')
+                .map(|x| x.trim().parse())
+                .collect::<Result<_, _>>()?,
+        ),
+    };
+    let format = match meta {
+        "b2nd" => b2nd::Format::B2nd,
+        "caterva" => b2nd::Format::Caterva,
+        other => return Err(format!("--meta {other:?}: b2nd or caterva").into()),
+    };
+    if !force && std::fs::symlink_metadata(out).is_ok() {
+        return Err(format!("{} exists (use --force to replace it)", out.display()).into());
+    }
+    let chunks = chunks.map(|c| dims("chunks", c)).transpose()?;
+    let blocks = blocks.map(|b| dims("blocks", b)).transpose()?;
+    let io = |e: std::io::Error| format!("{}: {e}", input.display());
+    let mut f = std::fs::File::open(input).map_err(io)?;
+    let mut head = vec![0u8; 12];
+    f.read_exact(&mut head).map_err(io)?;
+    let hlen = match head[6] {
+        1 => 10 + u16::from_le_bytes([head[8], head[9]]) as usize,
+        _ => 12 + u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize,
+    };
+    if hlen > 1 << 24 {
+        return Err(format!("{}: .npy header of {hlen} bytes", input.display()).into());
+    }
+    head.resize(hlen, 0);
+    f.read_exact(&mut head[12..]).map_err(io)?;
+    let h = b2nd::npy::parse_header(&head).map_err(|e| format!("{}: {e}", input.display()))?;
+    let nbytes = h
+        .shape
+        .iter()
+        .try_fold(h.dtype.itemsize() as u64, |a, &d| a.checked_mul(d))
+        .ok_or("array too large")?;
+    let have = f.metadata().map_err(io)?.len().saturating_sub(hlen as u64);
+    if have != nbytes {
+        return Err(format!(
+            "{}: holds {have} data bytes, its header implies {nbytes}",
+            input.display()
+        )
+        .into());
+    }
+    let mut b = ArrayBuilder::new(&h.shape, h.dtype.clone())
+        .codec(codec)
+        .clevel(clevel as u8)
+        .format(format)
+        .overwrite(force);
+    if let Some(c) = &chunks {
+        b = b.chunks(c);
+    }
+    if let Some(bl) = &blocks {
+        b = b.blocks(bl);
+    }
+    if let Some(fl) = &filters {
+        b = b.filters(fl);
+    }
+    if let Some(t) = threads {
+        b = b.threads(t);
+    }
+    let target = if sparse {
+        Target::Sparse(out.to_path_buf())
+    } else {
+        Target::File(out.to_path_buf())
+    };
+    let mut w = b.create(target)?;
+    if h.fortran_order && h.shape.len() > 1 {
+        let mut data = Vec::with_capacity(nbytes as usize);
+        f.read_to_end(&mut data).map_err(io)?;
+        w.push(&fortran_to_c(&data, &h.shape, h.dtype.itemsize()))?;
+    } else {
+        let mut buf = vec![0u8; (16 << 20).min(nbytes as usize)];
+        let mut left = nbytes;
+        while left > 0 {
+            let n = (buf.len() as u64).min(left) as usize;
+            f.read_exact(&mut buf[..n]).map_err(io)?;
+            w.push(&buf[..n])?;
+            left -= n as u64;
+        }
+    }
+    w.finish()?;
+    Ok(())
+}
+
 fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
@@ -139,6 +321,31 @@ fn chain(e: &dyn std::error::Error) -> String {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
+        Cmd::FromNpy {
+            input,
+            out,
+            chunks,
+            blocks,
+            codec,
+            clevel,
+            filters,
+            sparse,
+            meta,
+            force,
+            threads,
+        } => from_npy(
+            &input,
+            &out,
+            chunks.as_deref(),
+            blocks.as_deref(),
+            &codec,
+            clevel,
+            filters.as_deref(),
+            sparse,
+            &meta,
+            force,
+            threads,
+        ),
         Cmd::Info { path, offset, json } => info(&path, offset, json),
         Cmd::ToNpy {
             path,

@@ -1,0 +1,493 @@
+//! Writing: round trips through our reader for every fixture's dtype and shape, geometry,
+//! codecs, filters, targets, the streaming writer and attributes; refusals leave nothing.
+//!
+//! With `B2ND_WRITE_OUT=DIR`, the written files are kept in DIR with `written.json`
+//! describing them, for `scripts/check_written.py` (python-blosc2 opens every one).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use b2nd::write::{delete_attrs, set_attrs, ArrayBuilder, Codec, Filter, Target};
+use b2nd::{Array, Dtype, Error, Format, Value};
+use common::*;
+use serde_json::{json, Value as J};
+
+struct Out {
+    dir: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+    entries: Vec<J>,
+}
+
+impl Out {
+    fn new() -> Out {
+        match std::env::var_os("B2ND_WRITE_OUT") {
+            Some(d) => {
+                std::fs::create_dir_all(&d).unwrap();
+                Out {
+                    dir: PathBuf::from(d),
+                    _tmp: None,
+                    entries: Vec::new(),
+                }
+            }
+            None => {
+                let t = tempfile::tempdir().unwrap();
+                Out {
+                    dir: t.path().to_path_buf(),
+                    _tmp: Some(t),
+                    entries: Vec::new(),
+                }
+            }
+        }
+    }
+
+    /// Record a written file for the python check.
+    #[allow(clippy::too_many_arguments)]
+    fn record(&mut self, name: &str, a: &Array, raw: &[u8], meta_hex: String) {
+        std::fs::write(self.dir.join(format!("{name}.raw")), raw).unwrap();
+        let (slots, metas) = a.filter_slots();
+        self.entries.push(json!({
+            "name": name,
+            "path": Path::new(a.source()).file_name().unwrap().to_string_lossy(),
+            "expected": format!("{name}.raw"),
+            "format": a.format().name(),
+            "shape": a.shape(), "chunks": a.chunks(), "blocks": a.blocks(),
+            "dtype": a.dtype_str(), "codec": a.codec(), "clevel": a.clevel(),
+            "filters": slots, "filters_meta": metas,
+            "meta_hex": meta_hex,
+            "attrs": a.attr_names(),
+        }));
+    }
+
+    fn save(&self, file: &str) {
+        if self._tmp.is_none() {
+            let j = json!({ "files": self.entries });
+            std::fs::write(
+                self.dir.join(file),
+                serde_json::to_string_pretty(&j).unwrap(),
+            )
+            .unwrap();
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Readable fixtures with their data, dtype and shape.
+fn sources() -> Vec<(String, Array, Vec<u8>)> {
+    fixtures()
+        .into_iter()
+        .filter(|f| f["ok"] == true && f.get("supported").and_then(|s| s.as_bool()).unwrap_or(true))
+        .filter(|f| f["format"] == "b2nd")
+        .map(|f| {
+            let name = f["name"].as_str().unwrap().to_string();
+            let a = open_named(&name);
+            let raw = a.read_bytes().unwrap();
+            (name, a, raw)
+        })
+        .collect()
+}
+
+#[test]
+fn round_trip_every_fixture_dtype_and_shape() {
+    let mut out = Out::new();
+    let mut n = 0;
+    for (i, (name, src, raw)) in sources().into_iter().enumerate() {
+        // Same geometry as the source, and the default geometry; vary codecs and targets.
+        let codecs = [Codec::Zstd, Codec::Lz4, Codec::BloscLz, Codec::Lz4hc];
+        let mut b = ArrayBuilder::new(src.shape(), src.dtype().clone())
+            .codec(codecs[i % 4])
+            .clevel((i % 10) as u8);
+        if i % 2 == 0 && src.nitems() > 0 {
+            b = b.chunks(src.chunks()).blocks(src.blocks());
+        }
+        let file = out.dir.join(format!("w_{name}.b2nd"));
+        let _ = std::fs::remove_file(&file);
+        b.clone()
+            .write_bytes(Target::File(file.clone()), &raw)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let a = Array::open(&file).unwrap();
+        assert_eq!(a.read_bytes().unwrap(), raw, "{name}");
+        assert_eq!(a.dtype(), src.dtype(), "{name}");
+        assert_eq!(a.dtype_str(), src.dtype().to_numpy_str(), "{name}");
+        assert_eq!(a.shape(), src.shape());
+        assert_eq!(a.codec(), ["zstd", "lz4", "blosclz", "lz4hc"][i % 4]);
+        assert_eq!(a.clevel() as usize, i % 10);
+        // Metalayer bytes: exactly what python-blosc2 writes for this geometry and dtype.
+        let m = a.metalayer();
+        let want = b2nd::meta::encode(
+            Format::B2nd,
+            &m.shape,
+            &m.chunks,
+            &m.blocks,
+            Some(&a.dtype_str()),
+        );
+        if i % 2 == 0 && src.nitems() > 0 {
+            // Same geometry as python's file: python's own metalayer bytes.
+            let py = src.metalayer();
+            assert_eq!(
+                b2nd::meta::encode(
+                    Format::B2nd,
+                    &py.shape,
+                    &py.chunks,
+                    &py.blocks,
+                    py.dtype.as_deref()
+                ),
+                want,
+                "{name}"
+            );
+        }
+        out.record(&format!("w_{name}"), &a, &raw, hex(&want));
+        // In memory: the same bytes.
+        let mem = b.write_bytes(Target::Memory, &raw).unwrap().unwrap();
+        assert_eq!(
+            Array::from_bytes(mem).unwrap().read_bytes().unwrap(),
+            raw,
+            "{name} (memory)"
+        );
+        n += 1;
+    }
+    assert!(n > 100, "only {n} fixtures round-tripped");
+    out.save("written.json");
+}
+
+fn ramp_f64(n: usize) -> Vec<f64> {
+    (0..n).map(|i| (i as f64 * 0.37).sin() * 1000.0).collect()
+}
+
+#[test]
+fn geometry_codecs_filters_and_sparse() {
+    let mut out = Out::new();
+    let shapes: &[(&[u64], &[u64], &[u64])] = &[
+        (&[], &[], &[]),
+        (&[1], &[1], &[1]),
+        (&[1000], &[300], &[70]),
+        (&[37, 23], &[10, 7], &[3, 5]),
+        (&[9, 8, 7], &[4, 8, 3], &[4, 3, 2]),
+        (&[5, 4, 3, 2], &[2, 4, 3, 1], &[1, 2, 3, 1]),
+        (&[0, 5], &[1, 5], &[1, 5]),
+        (
+            &[2; 16],
+            &[2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 2, 2],
+            &[1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 1, 2, 1],
+        ),
+        (
+            &[3, 1, 2, 1, 2, 1, 2, 1, 3],
+            &[2, 1, 1, 1, 2, 1, 1, 1, 2],
+            &[1, 1, 1, 1, 1, 1, 1, 1, 2],
+        ),
+    ];
+    let pipelines: Vec<Vec<Filter>> = vec![
+        vec![],
+        vec![Filter::Shuffle],
+        vec![Filter::Bitshuffle],
+        vec![Filter::Delta],
+        vec![Filter::Delta, Filter::Shuffle],
+        vec![Filter::TruncPrec(20), Filter::Shuffle],
+        vec![Filter::Shuffle, Filter::Bitshuffle],
+    ];
+    let mut k = 0;
+    for (shape, chunks, blocks) in shapes {
+        let n: u64 = shape.iter().product();
+        let data = ramp_f64(n as usize);
+        for (pi, p) in pipelines.iter().enumerate() {
+            for sparse in [false, true] {
+                k += 1;
+                let name = format!("geom_{k}");
+                let path = out.dir.join(format!("{name}.b2nd"));
+                let _ = std::fs::remove_dir_all(&path);
+                let _ = std::fs::remove_file(&path);
+                let t = if sparse {
+                    Target::Sparse(path.clone())
+                } else {
+                    Target::File(path.clone())
+                };
+                ArrayBuilder::for_type::<f64>(shape)
+                    .chunks(chunks)
+                    .blocks(blocks)
+                    .filters(p)
+                    .codec([Codec::Zstd, Codec::Lz4, Codec::BloscLz][pi % 3])
+                    .clevel(9)
+                    .threads(1 + k % 3)
+                    .write(t, &data)
+                    .unwrap_or_else(|e| panic!("{shape:?} {p:?}: {e}"));
+                let a = Array::open(&path).unwrap();
+                assert_eq!(
+                    a.storage().name(),
+                    if sparse { "sparse" } else { "contiguous" }
+                );
+                let got: Vec<f64> = a.read().unwrap();
+                if p.iter().any(|f| matches!(f, Filter::TruncPrec(_))) {
+                    for (g, w) in got.iter().zip(&data) {
+                        assert!((g - w).abs() <= w.abs() * 1e-5 + 1e-9, "{g} vs {w}");
+                    }
+                } else {
+                    assert_eq!(got, data, "{shape:?} {p:?} sparse={sparse}");
+                }
+                let names: Vec<String> = a.filters();
+                let want: Vec<&str> = p
+                    .iter()
+                    .map(|f| match f {
+                        Filter::Shuffle => "shuffle",
+                        Filter::Bitshuffle => "bitshuffle",
+                        Filter::Delta => "delta",
+                        Filter::TruncPrec(_) => "trunc_prec",
+                    })
+                    .collect();
+                assert_eq!(names, want);
+                let raw = a.read_bytes().unwrap();
+                let m = a.metalayer();
+                let mb = b2nd::meta::encode(
+                    Format::B2nd,
+                    &m.shape,
+                    &m.chunks,
+                    &m.blocks,
+                    m.dtype.as_deref(),
+                );
+                out.record(&name, &a, &raw, hex(&mb));
+            }
+        }
+    }
+    out.save("written-geometry.json");
+}
+
+#[test]
+fn zero_chunks_are_special_and_caterva_flavour_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = vec![0i32; 100];
+    data[95] = 7;
+    let p = dir.path().join("z.b2nd");
+    ArrayBuilder::for_type::<i32>(&[100])
+        .chunks(&[10])
+        .blocks(&[5])
+        .write(Target::File(p.clone()), &data)
+        .unwrap();
+    let a = Array::open(&p).unwrap();
+    assert_eq!(a.read::<i32>().unwrap(), data);
+    // Nine zero-special chunks take no data bytes: far smaller than ten compressed chunks.
+    assert!(a.cbytes() < 200, "cbytes {}", a.cbytes());
+    let c = dir.path().join("c.b2nd");
+    ArrayBuilder::for_type::<i32>(&[100])
+        .format(Format::Caterva)
+        .write(Target::File(c.clone()), &data)
+        .unwrap();
+    let a = Array::open(&c).unwrap();
+    assert_eq!(a.format(), Format::Caterva);
+    assert_eq!(a.dtype_str(), "|S4");
+    assert_eq!(
+        a.read_bytes().unwrap(),
+        bytemuck::cast_slice::<i32, u8>(&data)
+    );
+}
+
+#[test]
+fn streaming_writer_in_odd_pieces() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.b2nd");
+    let shape = [101u64, 13, 7];
+    let n = shape.iter().product::<u64>() as usize;
+    let data: Vec<u16> = (0..n).map(|i| (i * 7 % 65521) as u16).collect();
+    let bytes: &[u8] = bytemuck::cast_slice(&data);
+    let mut w = ArrayBuilder::for_type::<u16>(&shape)
+        .chunks(&[10, 13, 4])
+        .blocks(&[3, 5, 4])
+        .create(Target::File(p.clone()))
+        .unwrap();
+    let mut pos = 0;
+    let mut step = 1;
+    while pos < bytes.len() {
+        let e = (pos + step).min(bytes.len());
+        w.push(&bytes[pos..e]).unwrap();
+        pos = e;
+        step = step * 3 % 4097 + 1;
+    }
+    assert!(matches!(w.push(&[0]), Err(Error::InvalidArgument(_))));
+    w.finish().unwrap();
+    assert_eq!(Array::open(&p).unwrap().read::<u16>().unwrap(), data);
+    // Finishing early is an error and leaves nothing.
+    let q = dir.path().join("short.b2nd");
+    let mut w = ArrayBuilder::for_type::<u16>(&shape)
+        .create(Target::File(q.clone()))
+        .unwrap();
+    w.push(&bytes[..1000]).unwrap();
+    assert!(w.finish().is_err());
+    assert!(!q.exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "temporary files left"
+    );
+}
+
+#[test]
+fn attributes_new_and_existing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.b2nd");
+    ArrayBuilder::for_type::<u8>(&[4])
+        .attr("unit", Value::Str("m".into()))
+        .attr("scale", Value::Float(0.5))
+        .attr(
+            "t",
+            Value::Tuple(vec![Value::Int(1), Value::Str("x".into())]),
+        )
+        .write(Target::File(p.clone()), &[1u8, 2, 3, 4])
+        .unwrap();
+    let a = Array::open(&p).unwrap();
+    assert_eq!(a.attr("unit").unwrap(), Some(Value::Str("m".into())));
+    assert_eq!(a.attr("scale").unwrap(), Some(Value::Float(0.5)));
+    drop(a);
+    set_attrs(
+        &p,
+        &[("unit", Value::Str("km".into())), ("n", Value::Int(3))],
+    )
+    .unwrap();
+    delete_attrs(&p, &["scale"]).unwrap();
+    let a = Array::open(&p).unwrap();
+    assert_eq!(a.attr("unit").unwrap(), Some(Value::Str("km".into())));
+    assert_eq!(a.attr("n").unwrap(), Some(Value::Int(3)));
+    assert_eq!(a.attr("scale").unwrap(), None);
+    assert_eq!(a.read::<u8>().unwrap(), vec![1, 2, 3, 4]);
+    assert!(delete_attrs(&p, &["nope"]).is_err());
+    // Sparse frames too.
+    let s = dir.path().join("s.b2nd");
+    ArrayBuilder::for_type::<u8>(&[40])
+        .chunks(&[10])
+        .blocks(&[5])
+        .write(Target::Sparse(s.clone()), &[9u8; 40])
+        .unwrap();
+    set_attrs(&s, &[("k", Value::Bool(true))]).unwrap();
+    let a = Array::open(&s).unwrap();
+    assert_eq!(a.attr("k").unwrap(), Some(Value::Bool(true)));
+    assert_eq!(a.read::<u8>().unwrap(), vec![9u8; 40]);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+}
+
+#[test]
+fn bad_options_are_refused_and_leave_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.b2nd");
+    let t = || Target::File(p.clone());
+    let d = vec![0f32; 100];
+    let b = || ArrayBuilder::for_type::<f32>(&[10, 10]);
+    let cases: Vec<(&str, b2nd::Result<Option<Vec<u8>>>)> = vec![
+        ("rank", b().chunks(&[5]).write(t(), &d)),
+        ("zero chunk", b().chunks(&[0, 5]).write(t(), &d)),
+        (
+            "zero block",
+            b().chunks(&[5, 5]).blocks(&[0, 5]).write(t(), &d),
+        ),
+        (
+            "block > chunk",
+            b().chunks(&[5, 5]).blocks(&[6, 5]).write(t(), &d),
+        ),
+        ("clevel", b().clevel(10).write(t(), &d)),
+        (
+            "delta second",
+            b().filters(&[Filter::Shuffle, Filter::Delta])
+                .write(t(), &d),
+        ),
+        (
+            "trunc on ints",
+            ArrayBuilder::for_type::<i32>(&[3])
+                .filters(&[Filter::TruncPrec(3)])
+                .write(t(), &[1, 2, 3]),
+        ),
+        ("too few bytes", b().write_bytes(t(), &[0u8; 10])),
+        ("wrong type", b().write(t(), &[0f64; 100])),
+    ];
+    for (what, r) in cases {
+        assert!(r.is_err(), "{what} accepted");
+        assert!(!p.exists(), "{what} left a file");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    assert!("zlib".parse::<Codec>().is_err());
+    assert!("nofilter".parse::<Filter>().is_err());
+    // Existing targets are kept unless overwrite is asked for.
+    std::fs::write(&p, b"keep me").unwrap();
+    assert!(b().write(t(), &d).is_err());
+    assert_eq!(std::fs::read(&p).unwrap(), b"keep me");
+    b().overwrite(true).write(t(), &d).unwrap();
+    assert_eq!(Array::open(&p).unwrap().read::<f32>().unwrap(), d);
+}
+
+#[test]
+fn structured_and_string_dtypes_from_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, dt) in [
+        "[('a', '<i4'), ('b', '<f8'), ('c', 'S3')]",
+        "<U5",
+        "|S7",
+        ">i8",
+        "<M8[ns]",
+        "('<i4', (2, 2))",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let dtype = Dtype::parse(dt).unwrap();
+        let n = 23usize;
+        let raw: Vec<u8> = (0..n * dtype.itemsize())
+            .map(|j| (j * 31 % 251) as u8)
+            .collect();
+        let p = dir.path().join(format!("d{i}.b2nd"));
+        ArrayBuilder::with_dtype_str(&[n as u64], dt)
+            .unwrap()
+            .chunks(&[10])
+            .blocks(&[4])
+            .write_bytes(Target::File(p.clone()), &raw)
+            .unwrap();
+        let a = Array::open(&p).unwrap();
+        assert_eq!(a.dtype_str(), *dt);
+        assert_eq!(a.read_bytes().unwrap(), raw);
+    }
+}
+
+#[test]
+fn streaming_whole_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = [23u64, 17];
+    let data: Vec<i64> = (0..23 * 17).map(|i| i * i - 100).collect();
+    let src = dir.path().join("src.b2nd");
+    let b = ArrayBuilder::for_type::<i64>(&shape)
+        .chunks(&[10, 6])
+        .blocks(&[4, 5]);
+    b.clone().write(Target::File(src.clone()), &data).unwrap();
+    let g = Array::open(&src).unwrap().geometry().clone();
+    let dst = dir.path().join("dst.b2nd");
+    let mut w = b.create(Target::File(dst.clone())).unwrap();
+    for c in 0..g.nchunks() {
+        let (o, e) = g.chunk_region(c);
+        let mut part = Vec::new();
+        for r in o[0]..o[0] + e[0] {
+            for k in o[1]..o[1] + e[1] {
+                part.extend_from_slice(&data[(r * 17 + k) as usize].to_ne_bytes());
+            }
+        }
+        w.push_chunk(&part).unwrap();
+    }
+    assert!(w.push_chunk(&[0u8; 8]).is_err());
+    w.finish().unwrap();
+    assert_eq!(Array::open(&dst).unwrap().read::<i64>().unwrap(), data);
+}
+
+#[cfg(feature = "ndarray")]
+#[test]
+fn ndarray_views_with_any_strides() {
+    use ndarray::{s, Array2};
+    let dir = tempfile::tempdir().unwrap();
+    let a = Array2::from_shape_fn((40, 30), |(i, j)| (i * 100 + j) as f32);
+    // A transposed, stepped view: non-standard strides.
+    let v = a.slice(s![..;2, 1..;3]).reversed_axes();
+    let p = dir.path().join("v.b2nd");
+    ArrayBuilder::for_type::<f32>(&[v.shape()[0] as u64, v.shape()[1] as u64])
+        .write_ndarray(Target::File(p.clone()), &v)
+        .unwrap();
+    let back = Array::open(&p).unwrap().read_ndarray::<f32>().unwrap();
+    assert_eq!(back.into_dimensionality::<ndarray::Ix2>().unwrap(), v);
+}
