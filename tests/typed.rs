@@ -129,9 +129,11 @@ fn ndarray_has_the_array_shape() {
     let nd = a.read_ndarray::<f64>().unwrap();
     let shape: Vec<usize> = a.shape().iter().map(|&s| s as usize).collect();
     assert_eq!(nd.shape(), &shape[..]);
+    // Compare bit patterns: the data holds NaN, which never equals itself.
+    let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
     assert_eq!(
-        nd.iter().copied().collect::<Vec<_>>(),
-        a.read::<f64>().unwrap()
+        bits(nd.iter().copied().collect()),
+        bits(a.read::<f64>().unwrap())
     );
 }
 
