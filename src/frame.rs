@@ -10,7 +10,9 @@ use crate::error::{Error, Result};
 use crate::ffi::{Schunk, SchunkParams};
 
 /// Bytes of the frame header this crate checks.
-const HEADER_PREFIX: usize = 0x20;
+const HEADER_PREFIX: usize = 0x30;
+/// Bytes at the end of a frame holding the trailer length (c-blosc2's FRAME_TRAILER_MINLEN).
+const TRAILER_TAIL: usize = 25;
 
 /// How a frame is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +65,49 @@ fn check_header(h: &[u8], available: u64) -> std::result::Result<u8, String> {
     Ok(version)
 }
 
-fn read_prefix(path: &Path, offset: u64) -> Result<(Vec<u8>, u64)> {
+/// Check what c-blosc2 derives, unchecked, from the header and the frame's last 25 bytes:
+/// the trailer position and the size of the chunk-offsets index between the chunks and the
+/// trailer (a negative size makes it read into a bad buffer). `tail` is the frame's last
+/// [`TRAILER_TAIL`] bytes; `sparse` frames keep their chunks outside the frame.
+fn check_layout(h: &[u8], tail: &[u8], sparse: bool) -> std::result::Result<(), String> {
+    let header_len = i64::from(u32::from_be_bytes([h[11], h[12], h[13], h[14]]));
+    let frame_len = i64::try_from(u64::from_be_bytes(h[16..24].try_into().expect("8 bytes")))
+        .map_err(|_| "frame length overflows".to_string())?;
+    if h[38] != 0xd3 {
+        return Err("malformed frame header (compressed size)".into());
+    }
+    let cbytes = i64::from_be_bytes(h[39..47].try_into().expect("8 bytes"));
+    if tail.len() != TRAILER_TAIL || tail[2] != 0xce {
+        return Err("malformed frame trailer".into());
+    }
+    let trailer_len = i64::from(u32::from_be_bytes([tail[3], tail[4], tail[5], tail[6]]));
+    let trailer_offset = frame_len - trailer_len;
+    if trailer_len > frame_len
+        || trailer_offset < header_len
+        || trailer_offset + TRAILER_TAIL as i64 > frame_len
+    {
+        return Err(format!(
+            "trailer of {trailer_len} bytes inconsistent with a frame of {frame_len}"
+        ));
+    }
+    if cbytes < 0 {
+        return Err(format!("negative compressed size {cbytes}"));
+    }
+    let index_len = if sparse {
+        trailer_offset - header_len
+    } else {
+        trailer_offset - header_len - cbytes
+    };
+    if index_len != 0 && index_len < 32 {
+        return Err(format!(
+            "header, chunk data ({cbytes} bytes) and trailer leave {index_len} bytes for the chunk index"
+        ));
+    }
+    Ok(())
+}
+
+/// Check the frame starting at `offset` in the file at `path`: header, then layout.
+fn check_file(path: &Path, offset: u64, sparse: bool) -> Result<std::result::Result<u8, String>> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -72,11 +116,26 @@ fn read_prefix(path: &Path, offset: u64) -> Result<(Vec<u8>, u64)> {
     let len = f.metadata().map_err(io)?.len();
     let available = len.saturating_sub(offset);
     f.seek(SeekFrom::Start(offset)).map_err(io)?;
-    let mut buf = Vec::with_capacity(HEADER_PREFIX);
-    f.take(HEADER_PREFIX as u64)
-        .read_to_end(&mut buf)
+    let mut h = Vec::with_capacity(HEADER_PREFIX);
+    (&mut f)
+        .take(HEADER_PREFIX as u64)
+        .read_to_end(&mut h)
         .map_err(io)?;
-    Ok((buf, available))
+    let version = match check_header(&h, available) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e)),
+    };
+    let frame_len = u64::from_be_bytes(h[16..24].try_into().expect("8 bytes"));
+    let mut tail = Vec::with_capacity(TRAILER_TAIL);
+    if frame_len >= TRAILER_TAIL as u64 {
+        f.seek(SeekFrom::Start(offset + frame_len - TRAILER_TAIL as u64))
+            .map_err(io)?;
+        (&mut f)
+            .take(TRAILER_TAIL as u64)
+            .read_to_end(&mut tail)
+            .map_err(io)?;
+    }
+    Ok(check_layout(&h, &tail, sparse).map(|()| version))
 }
 
 /// An opened frame: the c-blosc2 super-chunk behind a lock, plus where it came from.
@@ -117,11 +176,9 @@ impl Frame {
                     "directory without `chunks.b2frame`: not a sparse frame".into(),
                 ));
             }
-            let (h, avail) = read_prefix(&index, 0)?;
-            check_header(&h, avail).map_err(bad)?
+            check_file(&index, 0, true)?.map_err(bad)?
         } else {
-            let (h, avail) = read_prefix(path, offset)?;
-            check_header(&h, avail).map_err(bad)?
+            check_file(path, offset, false)?.map_err(bad)?
         };
         let schunk = Schunk::open(path, offset).map_err(bad)?;
         Ok(Frame::new(source, schunk, version))
@@ -184,7 +241,7 @@ mod tests {
 
     #[test]
     fn header_checks() {
-        let mut h = vec![0u8; 0x20];
+        let mut h = vec![0u8; 0x30];
         h[0] = 0x9e;
         h[1..10].copy_from_slice(b"\xa8b2frame\0");
         h[10] = 0xd2;
@@ -192,7 +249,21 @@ mod tests {
         h[15] = 0xcf;
         h[16..24].copy_from_slice(&625u64.to_be_bytes());
         h[0x19] = 0x12;
+        h[38] = 0xd3;
+        h[39..47].copy_from_slice(&328i64.to_be_bytes());
         assert!(check_header(&h, 625).is_ok());
+        // Trailer of 84 bytes: index = 625 - 84 - 0xa5 - 328 = 48 bytes.
+        let mut tail = [0u8; 25];
+        tail[2] = 0xce;
+        tail[3..7].copy_from_slice(&84u32.to_be_bytes());
+        assert!(check_layout(&h, &tail, false).is_ok());
+        h[39..47].copy_from_slice(&360i64.to_be_bytes()); // index would be 16 bytes
+        assert!(check_layout(&h, &tail, false).is_err());
+        h[39..47].copy_from_slice(&400i64.to_be_bytes()); // negative index
+        assert!(check_layout(&h, &tail, false).is_err());
+        h[39..47].copy_from_slice(&328i64.to_be_bytes());
+        tail[2] = 0xcf;
+        assert!(check_layout(&h, &tail, false).is_err());
         assert!(check_header(&h, 624).unwrap_err().contains("truncated"));
         assert!(check_header(&h[..10], 625).is_err());
         let mut v3 = h.clone();
