@@ -699,3 +699,28 @@ impl Schunk {
         Ok(out)
     }
 }
+
+/// Ask the kernel to back `buf` with transparent huge pages (Linux `MADV_HUGEPAGE`; a no-op
+/// elsewhere). Faulting a large fresh buffer in 4 KiB pages costs more than decompressing
+/// into it; this kernel gives huge pages only on request. Purely advisory: contents and
+/// validity of `buf` are unaffected, and failure is ignored.
+pub(crate) fn advise_huge_pages(buf: &mut [u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = buf.as_ptr() as usize;
+        let aligned = (start + PAGE - 1) & !(PAGE - 1);
+        let end = start + buf.len();
+        if end > aligned + PAGE {
+            let len = (end - aligned) & !(PAGE - 1);
+            // SAFETY: [aligned, aligned + len) lies inside `buf`, memory this process owns
+            // and that stays allocated for the call; MADV_HUGEPAGE changes no contents and no
+            // mapping permissions, only how future page faults are served.
+            unsafe {
+                libc::madvise(aligned as *mut c_void, len, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = buf;
+}

@@ -284,6 +284,57 @@ impl Geometry {
         })
     }
 
+    /// When decoded chunk `idx` is, byte for byte, one contiguous run of the box's C-order
+    /// buffer, that run's byte range: the chunk can then be decoded straight into the output.
+    ///
+    /// That holds when the chunk has no padding (its extended shape is its extent), its blocks
+    /// tile it in plain C order (blocks span every dimension after the first one split into
+    /// several blocks), and its region is a contiguous run of the box.
+    pub fn direct_range(
+        &self,
+        idx: u64,
+        box_start: &[u64],
+        box_shape: &[u64],
+    ) -> Option<std::ops::Range<usize>> {
+        let nd = self.ndim();
+        if nd == 0 || idx >= self.nchunks || box_start.len() != nd || box_shape.len() != nd {
+            return None;
+        }
+        let (origin, extent) = self.chunk_region(idx);
+        // No padding, and C-order blocks.
+        let mut split = false;
+        for i in 0..nd {
+            if self.ext[i] != extent[i] {
+                return None;
+            }
+            if split && self.blocks[i] != self.ext[i] {
+                return None;
+            }
+            if self.block_grid[i] > 1 {
+                split = true;
+            }
+        }
+        // Inside the box, and contiguous in it.
+        let mut wide = false;
+        for i in 0..nd {
+            if origin[i] < box_start[i] || origin[i] + extent[i] > box_start[i] + box_shape[i] {
+                return None;
+            }
+            if wide && extent[i] != box_shape[i] {
+                return None;
+            }
+            if extent[i] > 1 {
+                wide = true;
+            }
+        }
+        let mut lin = 0u64;
+        for i in 0..nd {
+            lin = lin * box_shape[i] + (origin[i] - box_start[i]);
+        }
+        let start = lin as usize * self.itemsize;
+        Some(start..start + self.chunk_bytes())
+    }
+
     /// The reverse of [`Self::copy_chunk_to_box`]: copy the part of the box (`src`, C order of
     /// `box_shape` starting at `box_start`) that chunk `idx` covers into `dst`, the chunk's
     /// extended layout. Padding in `dst` is not written (zero it first).
@@ -577,6 +628,28 @@ mod tests {
                 assert_eq!(sub, as_bytes(&expect), "sub-box of {shape:?}");
             }
         }
+    }
+
+    #[test]
+    fn direct_ranges() {
+        // 1-d, blocks divide chunks: every full chunk is direct, the ragged last one is not.
+        let g = Geometry::new(&[100], &[20], &[5], 8).unwrap();
+        assert_eq!(g.direct_range(1, &[0], &[100]), Some(160..320));
+        let g = Geometry::new(&[90], &[20], &[5], 8).unwrap();
+        assert_eq!(g.direct_range(4, &[0], &[90]), None);
+        // 2-d, chunks and blocks span whole rows.
+        let g = Geometry::new(&[10, 6], &[4, 6], &[2, 6], 4).unwrap();
+        assert_eq!(g.direct_range(1, &[0, 0], &[10, 6]), Some(96..192));
+        assert_eq!(g.direct_range(1, &[4, 0], &[4, 6]), Some(0..96));
+        // Blocks split the trailing dimension: not plain C order.
+        let g = Geometry::new(&[10, 6], &[4, 6], &[2, 3], 4).unwrap();
+        assert_eq!(g.direct_range(0, &[0, 0], &[10, 6]), None);
+        // Chunks split the trailing dimension: not contiguous in the output.
+        let g = Geometry::new(&[10, 6], &[4, 3], &[4, 3], 4).unwrap();
+        assert_eq!(g.direct_range(0, &[0, 0], &[10, 6]), None);
+        // ... unless the chunk is one row.
+        let g = Geometry::new(&[10, 6], &[1, 3], &[1, 3], 4).unwrap();
+        assert_eq!(g.direct_range(3, &[0, 0], &[10, 6]), Some(36..48));
     }
 
     #[test]

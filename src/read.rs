@@ -14,6 +14,9 @@ use crate::element::{self, Element};
 use crate::error::{Error, Result};
 use crate::geometry::unravel;
 
+/// Outputs at least this large are backed by transparent huge pages when the kernel allows.
+const HUGE_PAGE_MIN: usize = 8 << 20;
+
 /// Per-worker buffers.
 struct Worker {
     decoder: Decoder,
@@ -171,6 +174,9 @@ impl Array {
         if items == 0 {
             return Ok(());
         }
+        if out.len() >= HUGE_PAGE_MIN {
+            crate::ffi::advise_huge_pages(out);
+        }
         if nd == 0 {
             let mut w = Worker::new(self.threads);
             return self.decode_chunk_into_box(&mut w, 0, out, start, shape);
@@ -204,12 +210,22 @@ impl Array {
         let inner = (self.threads / outer).max(1);
         let run = |w: &mut Worker, slab: Slab<'_>| self.fill_slab(w, slab);
         match self.pool() {
-            Some(pool) if outer > 1 => pool.install(|| {
-                slabs
-                    .into_par_iter()
-                    .with_max_len(1)
-                    .try_for_each_init(|| Worker::new(inner), run)
-            }),
+            Some(pool) if outer > 1 => {
+                // One decoder and scratch buffer per worker, reused across slabs.
+                let spare: std::sync::Mutex<Vec<Worker>> = std::sync::Mutex::new(Vec::new());
+                pool.install(|| {
+                    slabs.into_par_iter().with_max_len(1).try_for_each(|slab| {
+                        let mut w = spare
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .pop()
+                            .unwrap_or_else(|| Worker::new(inner));
+                        let r = run(&mut w, slab);
+                        spare.lock().unwrap_or_else(|e| e.into_inner()).push(w);
+                        r
+                    })
+                })
+            }
             _ => {
                 let mut w = Worker::new(inner);
                 slabs.into_iter().try_for_each(|s| run(&mut w, s))
@@ -254,6 +270,21 @@ impl Array {
     ) -> Result<()> {
         let g = &self.geom;
         self.frame.chunk_into(idx, &mut w.compressed)?;
+        if let Some(range) = g.direct_range(idx, start, shape) {
+            // The chunk's bytes are exactly this run of the output: decode in place.
+            let dst = &mut out[range];
+            return match w
+                .decoder
+                .decode(&w.compressed, dst, g.itemsize())
+                .map_err(|e| self.chunk_error(idx, e))?
+            {
+                Decoded::Data => Ok(()),
+                Decoded::Zeros => {
+                    dst.fill(0);
+                    Ok(())
+                }
+            };
+        }
         w.decoded.resize(g.chunk_bytes(), 0);
         let kind = w
             .decoder
