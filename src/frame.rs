@@ -69,7 +69,8 @@ fn check_header(h: &[u8], available: u64) -> std::result::Result<u8, String> {
 /// the trailer position and the size of the chunk-offsets index between the chunks and the
 /// trailer (a negative size makes it read into a bad buffer). `tail` is the frame's last
 /// [`TRAILER_TAIL`] bytes; `sparse` frames keep their chunks outside the frame.
-fn check_layout(h: &[u8], tail: &[u8], sparse: bool) -> std::result::Result<(), String> {
+/// Returns the offset of the chunk-offsets index (from the frame start) and its length.
+fn check_layout(h: &[u8], tail: &[u8], sparse: bool) -> std::result::Result<(u64, u64), String> {
     let header_len = i64::from(u32::from_be_bytes([h[11], h[12], h[13], h[14]]));
     let frame_len = i64::try_from(u64::from_be_bytes(h[16..24].try_into().expect("8 bytes")))
         .map_err(|_| "frame length overflows".to_string())?;
@@ -103,6 +104,25 @@ fn check_layout(h: &[u8], tail: &[u8], sparse: bool) -> std::result::Result<(), 
             "header, chunk data ({cbytes} bytes) and trailer leave {index_len} bytes for the chunk index"
         ));
     }
+    let index_at = if sparse {
+        header_len
+    } else {
+        header_len + cbytes
+    };
+    Ok((index_at as u64, index_len as u64))
+}
+
+/// Check the header of the chunk-offsets index: c-blosc2 reads offsets out of it with
+/// `blosc2_getitem`, which "succeeds" without writing anything for an uninitialised special
+/// chunk, leaving C to use an uninitialised offset.
+fn check_index_header(ih: &[u8]) -> std::result::Result<(), String> {
+    if ih.len() < 32 {
+        return Err("truncated chunk index".into());
+    }
+    let extended = ih[2] & 0x05 == 0x05;
+    if extended && (ih[31] >> 4) & 0x07 == 4 {
+        return Err("the chunk index is an uninitialised special chunk".into());
+    }
     Ok(())
 }
 
@@ -135,7 +155,19 @@ fn check_file(path: &Path, offset: u64, sparse: bool) -> Result<std::result::Res
             .read_to_end(&mut tail)
             .map_err(io)?;
     }
-    Ok(check_layout(&h, &tail, sparse).map(|()| version))
+    let (index_at, index_len) = match check_layout(&h, &tail, sparse) {
+        Ok(x) => x,
+        Err(e) => return Ok(Err(e)),
+    };
+    if index_len > 0 {
+        let mut ih = Vec::with_capacity(32);
+        f.seek(SeekFrom::Start(offset + index_at)).map_err(io)?;
+        (&mut f).take(32).read_to_end(&mut ih).map_err(io)?;
+        if let Err(e) = check_index_header(&ih) {
+            return Ok(Err(e));
+        }
+    }
+    Ok(Ok(version))
 }
 
 /// An opened frame: the c-blosc2 super-chunk behind a lock, plus where it came from.
@@ -256,7 +288,7 @@ mod tests {
         let mut tail = [0u8; 25];
         tail[2] = 0xce;
         tail[3..7].copy_from_slice(&84u32.to_be_bytes());
-        assert!(check_layout(&h, &tail, false).is_ok());
+        assert_eq!(check_layout(&h, &tail, false), Ok((0xa5 + 328, 48)));
         h[39..47].copy_from_slice(&360i64.to_be_bytes()); // index would be 16 bytes
         assert!(check_layout(&h, &tail, false).is_err());
         h[39..47].copy_from_slice(&400i64.to_be_bytes()); // negative index
@@ -264,6 +296,11 @@ mod tests {
         h[39..47].copy_from_slice(&328i64.to_be_bytes());
         tail[2] = 0xcf;
         assert!(check_layout(&h, &tail, false).is_err());
+        let mut ih = [0u8; 32];
+        ih[2] = 0x05;
+        assert!(check_index_header(&ih).is_ok());
+        ih[31] = 4 << 4;
+        assert!(check_index_header(&ih).is_err());
         assert!(check_header(&h, 624).unwrap_err().contains("truncated"));
         assert!(check_header(&h[..10], 625).is_err());
         let mut v3 = h.clone();
