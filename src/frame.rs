@@ -119,6 +119,10 @@ fn check_index_header(ih: &[u8]) -> std::result::Result<(), String> {
     if ih.len() < 32 {
         return Err("truncated chunk index".into());
     }
+    if ih[3] != 8 {
+        // getitem would write only `typesize` of the 8 offset bytes.
+        return Err(format!("the chunk index has items of {} bytes, not 8", ih[3]));
+    }
     let extended = ih[2] & 0x05 == 0x05;
     if extended && (ih[31] >> 4) & 0x07 == 4 {
         return Err("the chunk index is an uninitialised special chunk".into());
@@ -298,6 +302,7 @@ mod tests {
         assert!(check_layout(&h, &tail, false).is_err());
         let mut ih = [0u8; 32];
         ih[2] = 0x05;
+        ih[3] = 8;
         assert!(check_index_header(&ih).is_ok());
         ih[31] = 4 << 4;
         assert!(check_index_header(&ih).is_err());
