@@ -67,7 +67,7 @@ pub struct Chunks<'a> {
     next: u64,
     end: u64,
     decoder: Decoder,
-    compressed: Vec<u8>,
+    compressed: crate::ffi::ChunkBytes,
     decoded: Vec<u8>,
 }
 
@@ -135,7 +135,7 @@ impl Array {
             next: 0,
             end: self.data_chunks(),
             decoder: Decoder::new(self.threads),
-            compressed: Vec::new(),
+            compressed: Default::default(),
             decoded: Vec::new(),
         }
     }
@@ -151,7 +151,7 @@ impl Array {
         self.chunk_data(
             index,
             &mut Decoder::new(self.threads),
-            &mut Vec::new(),
+            &mut Default::default(),
             &mut Vec::new(),
         )
     }
@@ -177,17 +177,27 @@ impl Array {
         F: Fn(ChunkData) -> Result<(), E> + Sync + Send,
     {
         let n = self.data_chunks();
-        let run = |(d, c, x): &mut (Decoder, Vec<u8>, Vec<u8>), idx: u64| {
+        let run = |(d, c, x): &mut (Decoder, crate::ffi::ChunkBytes, Vec<u8>), idx: u64| {
             let chunk = self.chunk_data(idx, d, c, x).map_err(E::from)?;
             f(chunk)
         };
-        let init = || (Decoder::new(1), Vec::new(), Vec::new());
+        let init = || {
+            (
+                Decoder::new(1),
+                crate::ffi::ChunkBytes::default(),
+                Vec::new(),
+            )
+        };
         match self.pool() {
             Some(pool) if n > 1 => {
                 pool.install(|| (0..n).into_par_iter().try_for_each_init(init, run))
             }
             _ => {
-                let mut w = (Decoder::new(self.threads), Vec::new(), Vec::new());
+                let mut w = (
+                    Decoder::new(self.threads),
+                    crate::ffi::ChunkBytes::default(),
+                    Vec::new(),
+                );
                 (0..n).try_for_each(|i| run(&mut w, i))
             }
         }
@@ -198,7 +208,7 @@ impl Array {
         &self,
         idx: u64,
         decoder: &mut Decoder,
-        compressed: &mut Vec<u8>,
+        compressed: &mut crate::ffi::ChunkBytes,
         decoded: &mut Vec<u8>,
     ) -> Result<ChunkData> {
         let g = &self.geom;

@@ -309,8 +309,10 @@ impl Schunk {
         None
     }
 
-    /// Copy the compressed chunk `n` into `out` (replacing its contents).
-    pub(crate) fn chunk_into(&mut self, n: i64, out: &mut Vec<u8>) -> Result<(), i64> {
+    /// Fetch the compressed chunk `n` into `out` (replacing its contents): a buffer c-blosc2
+    /// allocated is taken over as is (no copy); bytes inside an in-memory frame are copied.
+    pub(crate) fn chunk_into(&mut self, n: i64, out: &mut ChunkBytes) -> Result<(), i64> {
+        out.release();
         let mut chunk: *mut u8 = std::ptr::null_mut();
         let mut needs_free = false;
         // SAFETY: schunk is valid and exclusively borrowed (C mutates internal caches). On
@@ -327,12 +329,6 @@ impl Schunk {
             return Err(i64::from(rc.min(-1)));
         }
         let len = usize::try_from(rc).unwrap_or(0);
-        let free = |chunk: *mut u8| {
-            if needs_free {
-                // SAFETY: C allocated `chunk` with malloc and handed ownership to us.
-                unsafe { libc::free(chunk as *mut c_void) };
-            }
-        };
         if !needs_free {
             // C returned a pointer into the in-memory frame, with a length read from the
             // (untrusted) chunk header: it must lie within the frame's real bytes.
@@ -351,14 +347,56 @@ impl Schunk {
                 return Err(-1);
             }
         }
-        out.clear();
-        // SAFETY: when `needs_free`, C allocated and filled `len` bytes at `chunk` (it
-        // returns the read length only after a complete read); otherwise the range was just
-        // checked to lie inside the frame buffer this handle owns, which nothing mutates
-        // while `self` is borrowed.
-        out.extend_from_slice(unsafe { std::slice::from_raw_parts(chunk, len) });
-        free(chunk);
+        if needs_free {
+            // C allocated and filled `len` bytes at `chunk` (it returns the read length only
+            // after a complete read) and handed ownership over: keep it, freed by `out`.
+            out.c = NonNull::new(chunk).map(|p| (p, len));
+            return Ok(());
+        }
+        out.copy.clear();
+        // SAFETY: the range was just checked to lie inside the frame buffer this handle
+        // owns, which nothing mutates while `self` is borrowed.
+        out.copy
+            .extend_from_slice(unsafe { std::slice::from_raw_parts(chunk, len) });
         Ok(())
+    }
+}
+
+/// Compressed chunk bytes: a buffer c-blosc2 allocated and handed over, or a copy.
+#[derive(Default)]
+pub(crate) struct ChunkBytes {
+    c: Option<(NonNull<u8>, usize)>,
+    copy: Vec<u8>,
+}
+
+// SAFETY: the C buffer is exclusively owned by this value (malloc'ed by C and handed over);
+// nothing else refers to it, so it may move between threads.
+unsafe impl Send for ChunkBytes {}
+
+impl ChunkBytes {
+    /// Free the C buffer, if any.
+    fn release(&mut self) {
+        if let Some((p, _)) = self.c.take() {
+            // SAFETY: `p` was malloc'ed by C and handed to us; it is freed exactly once here.
+            unsafe { libc::free(p.as_ptr() as *mut c_void) };
+        }
+    }
+}
+
+impl std::ops::Deref for ChunkBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self.c {
+            // SAFETY: `p` points to `len` initialised bytes owned by this value until release.
+            Some((p, len)) => unsafe { std::slice::from_raw_parts(p.as_ptr(), len) },
+            None => &self.copy,
+        }
+    }
+}
+
+impl Drop for ChunkBytes {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 

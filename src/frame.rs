@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
-use crate::ffi::{Schunk, SchunkParams};
+use crate::ffi::{ChunkBytes, Schunk, SchunkParams};
 
 /// Bytes of the frame header this crate checks.
 const HEADER_PREFIX: usize = 0x30;
@@ -121,7 +121,10 @@ fn check_index_header(ih: &[u8]) -> std::result::Result<(), String> {
     }
     if ih[3] != 8 {
         // getitem would write only `typesize` of the 8 offset bytes.
-        return Err(format!("the chunk index has items of {} bytes, not 8", ih[3]));
+        return Err(format!(
+            "the chunk index has items of {} bytes, not 8",
+            ih[3]
+        ));
     }
     let extended = ih[2] & 0x05 == 0x05;
     if extended && (ih[31] >> 4) & 0x07 == 4 {
@@ -259,7 +262,7 @@ impl Frame {
     }
 
     /// Copy compressed chunk `n` into `out`.
-    pub(crate) fn chunk_into(&self, n: u64, out: &mut Vec<u8>) -> Result<()> {
+    pub(crate) fn chunk_into(&self, n: u64, out: &mut ChunkBytes) -> Result<()> {
         let n = i64::try_from(n).map_err(|_| Error::InvalidArgument(format!("chunk index {n}")))?;
         self.lock().chunk_into(n, out).map_err(|code| Error::Chunk {
             source_name: self.source.clone(),

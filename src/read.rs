@@ -20,7 +20,7 @@ const HUGE_PAGE_MIN: usize = 8 << 20;
 /// Per-worker buffers.
 struct Worker {
     decoder: Decoder,
-    compressed: Vec<u8>,
+    compressed: crate::ffi::ChunkBytes,
     decoded: Vec<u8>,
 }
 
@@ -28,7 +28,7 @@ impl Worker {
     fn new(inner_threads: usize) -> Worker {
         Worker {
             decoder: Decoder::new(inner_threads),
-            compressed: Vec::new(),
+            compressed: Default::default(),
             decoded: Vec::new(),
         }
     }

@@ -400,7 +400,7 @@ struct Worker {
     decoder: Decoder,
     /// Block-level threads of the decoder's context.
     inner: usize,
-    compressed: Vec<u8>,
+    compressed: crate::ffi::ChunkBytes,
     decoded: Vec<u8>,
     wanted: Vec<bool>,
 }
@@ -410,7 +410,7 @@ impl Worker {
         Worker {
             decoder: Decoder::new(inner),
             inner,
-            compressed: Vec::new(),
+            compressed: Default::default(),
             decoded: Vec::new(),
             wanted: Vec::new(),
         }
@@ -1146,7 +1146,7 @@ mod tests {
             .join(name);
         let a = Array::open(path).unwrap();
         let g = a.geometry();
-        let mut compressed = Vec::new();
+        let mut compressed = crate::ffi::ChunkBytes::default();
         a.frame.chunk_into(idx, &mut compressed).unwrap();
         let mut d = Decoder::new(threads);
         let mut whole = vec![0u8; g.chunk_bytes()];
