@@ -232,6 +232,13 @@ impl Frame {
         };
         let version = check_header(&bytes[..bytes.len().min(HEADER_PREFIX)], bytes.len() as u64)
             .map_err(bad)?;
+        let frame_len = u64::from_be_bytes(bytes[16..24].try_into().expect("8 bytes")) as usize;
+        let tail = &bytes[frame_len.saturating_sub(TRAILER_TAIL)..frame_len];
+        let (index_at, index_len) = check_layout(&bytes, tail, false).map_err(bad)?;
+        if index_len > 0 {
+            let at = index_at as usize;
+            check_index_header(&bytes[at..(at + 32).min(bytes.len())]).map_err(bad)?;
+        }
         let schunk = Schunk::from_buffer(bytes).map_err(bad)?;
         Ok(Frame::new(source, schunk, version))
     }

@@ -180,3 +180,30 @@ fn corrupted_files_never_crash() {
         }
     }
 }
+
+#[test]
+fn corrupted_chunk_index_is_refused_in_memory_and_on_disk() {
+    // Found by valgrind: a chunk index whose header claims 2-byte items makes c-blosc2 read
+    // a partly uninitialised chunk offset. Both open paths must refuse it up front.
+    let f = good_contiguous()
+        .into_iter()
+        .find(|f| f["nchunks"].as_u64().unwrap_or(0) > 1)
+        .unwrap();
+    let mut b = std::fs::read(data_dir().join(f["path"].as_str().unwrap())).unwrap();
+    let be = |r: std::ops::Range<usize>| r.fold(0u64, |a, i| (a << 8) | u64::from(b[i]));
+    let header_len = be(11..15) as usize;
+    let frame_len = be(16..24) as usize;
+    let cbytes = be(39..47) as usize;
+    let trailer_len = be(frame_len - 22..frame_len - 18) as usize;
+    let index_at = header_len + cbytes;
+    assert!(frame_len - trailer_len - index_at >= 32);
+    assert_eq!(b[index_at + 3], 8);
+    b[index_at + 3] = 2;
+    let e = Array::from_bytes(b.clone()).unwrap_err();
+    assert!(e.to_string().contains("chunk index"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.b2nd");
+    std::fs::write(&p, &b).unwrap();
+    let e = Array::open(&p).unwrap_err();
+    assert!(e.to_string().contains("chunk index"), "{e}");
+}
