@@ -23,7 +23,8 @@
 //!   BYTEDELTA nor SHUFFLE with a byte-group meta (python-blosc2's default for `<U`): for such
 //!   files the bound is computed with the chunk's filter bytes cleared (a copy of the chunk with
 //!   header bytes 16..22 and 24..30 zeroed) and labelled `codec-only`: the codec cost without
-//!   the filters, which b2nd then undoes in Rust;
+//!   the filters, which b2nd then undoes in Rust. `bound (THP)`: the same into a
+//!   `MADV_HUGEPAGE` buffer;
 //! - `slice`: `read_box_bytes_into` of 10 items in the middle of the last dimension (other
 //!   indices at their middle), array open, best of `--slice-reps`, microseconds;
 //! - `write`: `ArrayBuilder` with the file's dtype, chunks, blocks, codec, clevel and filters
@@ -206,8 +207,9 @@ fn c_undoes(filters: &[u8; 6], metas: &[u8; 6]) -> bool {
         .all(|(&f, &m)| matches!(f, 0 | 2 | 3 | 4) || (f == 1 && m == 0))
 }
 
-/// The decode bound: see the module docs. Returns (seconds, decoded bytes).
-fn decode_bound(path: &Path, threads: usize, clear_filters: bool) -> Res<(f64, u64)> {
+/// The decode bound: see the module docs. `huge`: the output buffer is a `MADV_HUGEPAGE`
+/// mapping instead of a `Vec`. Returns (seconds, decoded bytes).
+fn decode_bound(path: &Path, threads: usize, clear_filters: bool, huge: bool) -> Res<(f64, u64)> {
     let c = CString::new(path.to_str().ok_or("non-UTF-8 path")?)?;
     let t0 = Instant::now();
     // SAFETY: blosc2_init may be called more than once (it is idempotent after the first call).
@@ -221,7 +223,22 @@ fn decode_bound(path: &Path, threads: usize, clear_filters: bool) -> Res<(f64, u
     // SAFETY: `sc` is a valid super-chunk just opened.
     let (nchunks, chunksize) = unsafe { ((*sc).nchunks, (*sc).chunksize) };
     let (nchunks, chunksize) = (usize::try_from(nchunks)?, usize::try_from(chunksize)?);
-    let mut out = vec![0u8; nchunks * chunksize];
+    let total = nchunks * chunksize;
+    let (mut plain, mut mapped);
+    let out: &mut [u8] = if huge {
+        mapped = match HugeBuf::new(total) {
+            Ok(m) => m,
+            Err(e) => {
+                // SAFETY: the schunk opened above is freed once, and not used afterwards.
+                unsafe { sys::blosc2_schunk_free(sc) };
+                return Err(e);
+            }
+        };
+        &mut mapped.as_mut_slice()[..total]
+    } else {
+        plain = vec![0u8; total];
+        &mut plain
+    };
     let result: Res<()> = {
         let queue = Mutex::new((SchunkPtr(sc), out.chunks_mut(chunksize.max(1)).enumerate()));
         let worker = || -> Result<(), String> {
@@ -303,9 +320,8 @@ fn decode_bound(path: &Path, threads: usize, clear_filters: bool) -> Res<(f64, u
     // SAFETY: every worker has finished (scope joined); the schunk is freed exactly once.
     unsafe { sys::blosc2_schunk_free(sc) };
     let secs = t0.elapsed().as_secs_f64();
-    drop(out);
     result?;
-    Ok((secs, (nchunks * chunksize) as u64))
+    Ok((secs, total as u64)) // the buffer is freed after the clock stopped
 }
 
 /// The writer's version of the file's filter pipeline, and what had to change.
@@ -506,10 +522,13 @@ fn bench_file(o: &Opts, name: &str, caps: NpyCaps) -> Res<Map<String, Value>> {
     let codec_only = !c_undoes(&ids, &metas);
     let mut decoded = 0;
     let bound_s = best(o.reps, || {
-        let (s, d) = decode_bound(&path, t, codec_only)?;
+        let (s, d) = decode_bound(&path, t, codec_only, false)?;
         decoded = d;
         Ok(s)
     })?;
+    let bound_thp_s = best(o.reps, || Ok(decode_bound(&path, t, codec_only, true)?.0))?;
+    r.insert("bound_thp_s".into(), json!(bound_thp_s));
+    r.insert("bound_thp_mibs".into(), json!(mibs(n, bound_thp_s)));
     r.insert(
         "bound_kind".into(),
         json!(if codec_only { "codec-only" } else { "full" }),
@@ -650,6 +669,7 @@ fn main() -> Res<()> {
         ("THP", "read_thp_mibs"),
         ("touch", "touch_mibs"),
         ("bound", "bound_mibs"),
+        ("bnd_THP", "bound_thp_mibs"),
         ("slice_us", "slice_us"),
         ("write", "write_mibs"),
         ("npy_null", "npy_devnull_mibs"),
@@ -670,7 +690,7 @@ fn main() -> Res<()> {
             r["nbytes"].as_f64().unwrap_or(0.0) / MIB
         );
         for (_, k) in cols {
-            let star = k == "bound_mibs" && r["bound_kind"] != "full";
+            let star = k.starts_with("bound") && r["bound_kind"] != "full";
             print!(" {:>9}", f(r, k) + if star { "*" } else { "" });
         }
         println!();
