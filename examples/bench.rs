@@ -6,6 +6,7 @@
 //!
 //! Options: `--reps N` (whole-array reads, default 5), `--slice-reps N` (200),
 //! `--write-reps N` (3), `--npy-reps N` (3), `--only NAME[,NAME..]`, `--no-write`, `--no-npy`,
+//! `--read-only` (only the fresh-buffer whole-array read: for profiling with `perf record`),
 //! `--b2nd PATH` (the CLI binary; default: `b2nd` next to this example's directory, i.e.
 //! `target/release/b2nd`, which `cargo build --release` produces).
 //!
@@ -71,6 +72,7 @@ struct Opts {
     only: Option<Vec<String>>,
     write: bool,
     npy: bool,
+    read_only: bool,
     json: Option<PathBuf>,
     bin: PathBuf,
 }
@@ -78,7 +80,8 @@ struct Opts {
 fn usage() -> ! {
     eprintln!(
         "usage: bench OUTDIR [--threads N] [--reps N] [--slice-reps N] [--write-reps N] \
-         [--npy-reps N] [--only NAMES] [--no-write] [--no-npy] [--json OUT] [--b2nd BIN]"
+         [--npy-reps N] [--only NAMES] [--no-write] [--no-npy] [--read-only] [--json OUT] \
+         [--b2nd BIN]"
     );
     std::process::exit(2)
 }
@@ -99,6 +102,7 @@ fn parse_args() -> Opts {
         only: None,
         write: true,
         npy: true,
+        read_only: false,
         json: None,
         bin: default_bin,
     };
@@ -115,6 +119,7 @@ fn parse_args() -> Opts {
             "--only" => o.only = Some(val().split(',').map(String::from).collect()),
             "--no-write" => o.write = false,
             "--no-npy" => o.npy = false,
+            "--read-only" => o.read_only = true,
             "--json" => o.json = Some(PathBuf::from(val())),
             "--b2nd" => o.bin = PathBuf::from(val()),
             "-h" | "--help" => usage(),
@@ -480,6 +485,9 @@ fn bench_file(o: &Opts, name: &str, caps: NpyCaps) -> Res<Map<String, Value>> {
     })?;
     r.insert("read_s".into(), json!(read_s));
     r.insert("read_mibs".into(), json!(mibs(n, read_s)));
+    if o.read_only {
+        return Ok(r);
+    }
 
     let mut reused = vec![0u8; nu];
     a.read_bytes_into(&mut reused)?;
@@ -631,7 +639,7 @@ fn main() -> Res<()> {
         None => NAMES.iter().map(|s| s.to_string()).collect(),
     };
     let mut caps = NpyCaps::default();
-    if o.npy {
+    if o.npy && !o.read_only {
         if !o.bin.exists() {
             return Err(format!(
                 "{}: no b2nd binary (cargo build --release, or --b2nd PATH, or --no-npy)",
@@ -657,7 +665,7 @@ fn main() -> Res<()> {
             f(&r, "read_reused_mibs"),
             f(&r, "read_thp_mibs"),
             f(&r, "bound_mibs"),
-            r["bound_kind"].as_str().unwrap_or(""),
+            r.get("bound_kind").and_then(Value::as_str).unwrap_or("-"),
             f(&r, "slice_us"),
         );
         files.insert(name.clone(), Value::Object(r));
@@ -690,7 +698,8 @@ fn main() -> Res<()> {
             r["nbytes"].as_f64().unwrap_or(0.0) / MIB
         );
         for (_, k) in cols {
-            let star = k.starts_with("bound") && r["bound_kind"] != "full";
+            let star = k.starts_with("bound")
+                && r.get("bound_kind").and_then(Value::as_str) == Some("codec-only");
             print!(" {:>9}", f(r, k) + if star { "*" } else { "" });
         }
         println!();
