@@ -354,9 +354,29 @@ fn unshuffle(block: &mut [u8], w: usize, scratch: &mut Vec<u8>) {
     let body = n * w;
     scratch.clear();
     scratch.extend_from_slice(&block[..body]);
-    for (j, stream) in scratch.chunks_exact(n).enumerate() {
-        for (i, &b) in stream.iter().enumerate() {
-            block[i * w + j] = b;
+    match w {
+        2 => unshuffle_const::<2>(&mut block[..body], scratch, n),
+        4 => unshuffle_const::<4>(&mut block[..body], scratch, n),
+        8 => unshuffle_const::<8>(&mut block[..body], scratch, n),
+        16 => unshuffle_const::<16>(&mut block[..body], scratch, n),
+        _ => {
+            for (j, stream) in scratch.chunks_exact(n).enumerate() {
+                for (i, &b) in stream.iter().enumerate() {
+                    block[i * w + j] = b;
+                }
+            }
+        }
+    }
+}
+
+/// [`unshuffle`] for a compile-time group width: one iterator per byte stream, no index
+/// arithmetic or bounds checks in the inner loop.
+fn unshuffle_const<const W: usize>(dst: &mut [u8], src: &[u8], n: usize) {
+    let mut streams: [std::slice::Iter<'_, u8>; W] =
+        std::array::from_fn(|j| src[j * n..(j + 1) * n].iter());
+    for item in dst.chunks_exact_mut(W) {
+        for (b, s) in item.iter_mut().zip(streams.iter_mut()) {
+            *b = s.next().copied().unwrap_or(0);
         }
     }
 }

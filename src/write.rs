@@ -419,6 +419,9 @@ impl ArrayBuilder {
             pushed: 0,
             next_chunk: 0,
             packer: None,
+            pool: None,
+            spare: std::sync::Mutex::new(Vec::new()),
+            spare_threads: 0,
         })
     }
 
@@ -614,6 +617,11 @@ pub struct Writer {
     /// Chunks appended through [`Writer::push_chunk`] (the two push styles do not mix).
     next_chunk: u64,
     packer: Option<Packer>,
+    /// Compression threads, built on first use and kept for every slab.
+    pool: Option<rayon::ThreadPool>,
+    /// Idle per-worker compression states, and the c-blosc2 thread count they were made for.
+    spare: std::sync::Mutex<Vec<Packer>>,
+    spare_threads: i16,
 }
 
 /// Per-worker compression state.
@@ -753,31 +761,45 @@ impl Writer {
         let outer = (count as usize).min(self.threads).max(1);
         let mut params = self.plan.params.clone();
         params.nthreads = (self.threads / outer).max(1) as i16;
-        let pack = |p: &mut Option<Packer>, idx: u64| -> Result<Vec<u8>> {
-            if p.is_none() {
-                *p = Some(Packer {
+        if outer > 1 && self.pool.is_none() {
+            self.pool = Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(self.threads)
+                    .build()
+                    .map_err(|e| Error::InvalidArgument(format!("thread pool: {e}")))?,
+            );
+        }
+        if self.spare_threads != params.nthreads {
+            // Contexts carry their thread count: rebuild when it changes.
+            self.spare.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            self.spare_threads = params.nthreads;
+        }
+        let g = &self.plan.geom;
+        let spare = &self.spare;
+        // One compression context and gather buffer per worker, reused across slabs.
+        let pack = |idx: u64| -> Result<Vec<u8>> {
+            let p = spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let mut p = match p {
+                Some(p) => p,
+                None => Packer {
                     cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
                     chunk: Vec::new(),
-                });
-            }
-            pack_chunk(g, p.as_mut().expect("set above"), idx, slab, &start, &shape)
+                },
+            };
+            let r = pack_chunk(g, &mut p, idx, slab, &start, &shape);
+            spare.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+            r
         };
-        let compressed: Vec<Vec<u8>> = if outer > 1 {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(outer)
-                .build()
-                .map_err(|e| Error::InvalidArgument(format!("thread pool: {e}")))?;
-            pool.install(|| {
+        let compressed: Vec<Vec<u8>> = match (&self.pool, outer > 1) {
+            (Some(pool), true) => pool.install(|| {
                 (first..first + count)
                     .into_par_iter()
-                    .map_init(|| None, pack)
+                    .map(pack)
                     .collect::<Result<Vec<_>>>()
-            })?
-        } else {
-            let mut p = None;
-            (first..first + count)
-                .map(|i| pack(&mut p, i))
-                .collect::<Result<Vec<_>>>()?
+            })?,
+            _ => (first..first + count)
+                .map(pack)
+                .collect::<Result<Vec<_>>>()?,
         };
         for (j, c) in compressed.iter().enumerate() {
             self.schunk.append_chunk(c).map_err(|code| Error::Blosc {
