@@ -178,10 +178,11 @@ pub fn parse_header(bytes: &[u8]) -> Result<Header, crate::Error> {
         return Err(herr("header is not a dict"));
     }
     let descr = value_of(dict, "descr")?;
-    let dtype_str = if descr.starts_with('\'') || descr.starts_with('"') {
-        &descr[1..descr.len().saturating_sub(1).max(1)]
-    } else {
-        descr
+    let dtype_str = match descr.chars().next() {
+        Some(q @ ('\'' | '"')) => descr[1..]
+            .strip_suffix(q)
+            .ok_or_else(|| herr(format!("unterminated descr {descr:?}")))?,
+        _ => descr,
     };
     let mut dtype = Dtype::parse(dtype_str)?;
     drop_padding_fields(descr, &mut dtype);
@@ -212,4 +213,28 @@ pub fn parse_header(bytes: &[u8]) -> Result<Header, crate::Error> {
         shape,
         data_offset: end,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_headers_are_errors_not_panics() {
+        for dict in [
+            "{'descr': '\u{b5}, 'fortran_order': False, 'shape': (1,), }",
+            "{'descr': '<f8', 'fortran_order': Maybe, 'shape': (1,), }",
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (x,), }",
+            "{'descr': \"\u{b5}\u{b5}, 'shape': (), }",
+            "{'fortran_order': False}",
+            "[]",
+        ] {
+            let mut b = b"\x93NUMPY\x01\x00".to_vec();
+            b.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+            b.extend_from_slice(dict.as_bytes());
+            assert!(parse_header(&b).is_err(), "{dict}");
+        }
+        assert!(parse_header(b"\x93NUMPY\x01\x00\xff\xff{").is_err());
+        assert!(parse_header(b"not npy").is_err());
+    }
 }
