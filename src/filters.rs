@@ -81,6 +81,8 @@
 
 use std::fmt;
 
+use crate::kernels;
+
 /// No filter.
 pub(crate) const NOFILTER: u8 = 0;
 /// Byte shuffle (`BLOSC_SHUFFLE`).
@@ -261,6 +263,107 @@ pub(crate) fn rust_can_undo(filters: &[u8; 6], meta: &[u8; 6]) -> Result<(), Unf
     Ok(())
 }
 
+/// One backward step of a pipeline (identity filters dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Inverse SHUFFLE with this group width.
+    Shuffle(usize),
+    /// Inverse BITSHUFFLE with this element size.
+    Bitshuffle(usize),
+    /// Inverse DELTA with this XOR width.
+    Delta(usize),
+    /// Inverse BYTEDELTA with this many streams.
+    Bytedelta(usize),
+}
+
+/// A filter pipeline checked by [`rust_can_undo`], as the backward steps to run on each block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Pipeline {
+    steps: Vec<Step>,
+}
+
+impl Pipeline {
+    /// The backward pipeline for a chunk's filter and meta bytes and the real item size.
+    pub(crate) fn new(
+        filters: &[u8; 6],
+        meta: &[u8; 6],
+        typesize: usize,
+    ) -> Result<Pipeline, UnfilterError> {
+        rust_can_undo(filters, meta)?;
+        let cts = c_typesize(typesize.max(1));
+        let mut steps = Vec::new();
+        for slot in (0..NSLOTS).rev() {
+            let m = meta[slot];
+            steps.push(match filters[slot] {
+                SHUFFLE => Step::Shuffle(shuffle_width(m, cts)),
+                BITSHUFFLE => Step::Bitshuffle(cts),
+                DELTA => Step::Delta(delta_width(cts)),
+                BYTEDELTA => Step::Bytedelta(bytedelta_streams(m, typesize)),
+                id if is_identity_backward(id) => continue,
+                // rust_can_undo accepted every slot.
+                id => return Err(UnfilterError::Unsupported { id, meta: m }),
+            });
+        }
+        if typesize == 0 && !steps.is_empty() {
+            return Err(UnfilterError::Corrupt("typesize is 0".to_string()));
+        }
+        Ok(Pipeline { steps })
+    }
+
+    /// Whether blocks depend on block 0 (a DELTA step): such chunks must be undone in block
+    /// order with [`undo_blocks`], never block by block with [`Pipeline::undo_block_into`].
+    pub(crate) fn has_delta(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s, Step::Delta(_)))
+    }
+
+    /// Undo the pipeline on one block of a DELTA-free pipeline: `src` holds the block as the
+    /// codec produced it and is used as working memory; the decoded block goes to `dst` (same
+    /// length). Permuting steps alternate between the two buffers, in-place steps run where the
+    /// data is, so the block is written to `dst` once when the pipeline ends with a permutation.
+    pub(crate) fn undo_block_into(
+        &self,
+        src: &mut [u8],
+        dst: &mut [u8],
+    ) -> Result<(), UnfilterError> {
+        if self.has_delta() {
+            return Err(UnfilterError::Corrupt(
+                "DELTA blocks cannot be undone independently".to_string(),
+            ));
+        }
+        if src.len() != dst.len() {
+            return Err(UnfilterError::Corrupt(format!(
+                "block of {} bytes for a destination of {}",
+                src.len(),
+                dst.len()
+            )));
+        }
+        let mut in_src = true;
+        for &step in &self.steps {
+            let (cur, other): (&mut [u8], &mut [u8]) = if in_src {
+                (&mut *src, &mut *dst)
+            } else {
+                (&mut *dst, &mut *src)
+            };
+            match step {
+                Step::Bytedelta(s) => kernels::unbytedelta(cur, s),
+                Step::Shuffle(w) => {
+                    kernels::unshuffle_into(cur, other, w);
+                    in_src = !in_src;
+                }
+                Step::Bitshuffle(e) => {
+                    bitunshuffle_into(cur, other, e);
+                    in_src = !in_src;
+                }
+                Step::Delta(_) => unreachable!("checked above"),
+            }
+        }
+        if in_src {
+            dst.copy_from_slice(src);
+        }
+        Ok(())
+    }
+}
+
 /// Undo the filter pipeline on a chunk that C decoded with the codec only.
 ///
 /// `data` is the whole decoded chunk (its length is the chunk's nbytes), made of Blosc blocks of
@@ -291,26 +394,16 @@ pub(crate) fn undo_blocks(
     scratch: &mut Vec<u8>,
     skip: Option<&[bool]>,
 ) -> Result<(), UnfilterError> {
-    rust_can_undo(filters, meta)?;
-    // Slots to undo, in decoding order.
-    let steps: Vec<(u8, u8)> = (0..NSLOTS)
-        .rev()
-        .filter(|&slot| !is_identity_backward(filters[slot]))
-        .map(|slot| (filters[slot], meta[slot]))
-        .collect();
-    if steps.is_empty() || data.is_empty() {
+    let pipeline = Pipeline::new(filters, meta, typesize)?;
+    if pipeline.steps.is_empty() || data.is_empty() {
         return Ok(());
-    }
-    if typesize == 0 {
-        return Err(UnfilterError::Corrupt("typesize is 0".to_string()));
     }
     if blocksize == 0 {
         return Err(UnfilterError::Corrupt("blocksize is 0".to_string()));
     }
-    let cts = c_typesize(typesize);
 
     // Blocks in order: DELTA makes blocks > 0 depend on the fully decoded block 0.
-    let has_delta = steps.iter().any(|&(id, _)| id == DELTA);
+    let has_delta = pipeline.has_delta();
     let mut start = 0;
     while start < data.len() {
         let len = blocksize.min(data.len() - start);
@@ -321,64 +414,33 @@ pub(crate) fn undo_blocks(
         }
         let (done, rest) = data.split_at_mut(start);
         let block = &mut rest[..len];
-        for &(id, m) in &steps {
-            match id {
-                SHUFFLE => unshuffle(block, shuffle_width(m, cts), scratch),
-                BITSHUFFLE => bitunshuffle(block, cts, scratch),
-                DELTA => {
+        for &step in &pipeline.steps {
+            match step {
+                Step::Shuffle(w) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(block);
+                    kernels::unshuffle_into(scratch, block, w);
+                }
+                Step::Bitshuffle(e) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(block);
+                    bitunshuffle_into(scratch, block, e);
+                }
+                Step::Delta(w) => {
                     if start == 0 {
-                        undelta_first_block(block, delta_width(cts));
+                        undelta_first_block(block, w);
                     } else {
                         // `done` starts with the fully decoded block 0, which is at least
                         // `len` bytes long since only the last block can be short.
-                        undelta_other_block(block, &done[..len], delta_width(cts));
+                        undelta_other_block(block, &done[..len], w);
                     }
                 }
-                BYTEDELTA => unbytedelta(block, bytedelta_streams(m, typesize)),
-                // rust_can_undo accepted it and identities were filtered out above.
-                _ => return Err(UnfilterError::Unsupported { id, meta: m }),
+                Step::Bytedelta(s) => kernels::unbytedelta(block, s),
             }
         }
         start += len;
     }
     Ok(())
-}
-
-/// Inverse byte shuffle with group width `w`, in place.
-fn unshuffle(block: &mut [u8], w: usize, scratch: &mut Vec<u8>) {
-    let n = block.len() / w.max(1);
-    if w <= 1 || n <= 1 {
-        // Identity: width 1, or at most one group (the rest is the copied tail).
-        return;
-    }
-    let body = n * w;
-    scratch.clear();
-    scratch.extend_from_slice(&block[..body]);
-    match w {
-        2 => unshuffle_const::<2>(&mut block[..body], scratch, n),
-        4 => unshuffle_const::<4>(&mut block[..body], scratch, n),
-        8 => unshuffle_const::<8>(&mut block[..body], scratch, n),
-        16 => unshuffle_const::<16>(&mut block[..body], scratch, n),
-        _ => {
-            for (j, stream) in scratch.chunks_exact(n).enumerate() {
-                for (i, &b) in stream.iter().enumerate() {
-                    block[i * w + j] = b;
-                }
-            }
-        }
-    }
-}
-
-/// [`unshuffle`] for a compile-time group width: one iterator per byte stream, no index
-/// arithmetic or bounds checks in the inner loop.
-fn unshuffle_const<const W: usize>(dst: &mut [u8], src: &[u8], n: usize) {
-    let mut streams: [std::slice::Iter<'_, u8>; W] =
-        std::array::from_fn(|j| src[j * n..(j + 1) * n].iter());
-    for item in dst.chunks_exact_mut(W) {
-        for (b, s) in item.iter_mut().zip(streams.iter_mut()) {
-            *b = s.next().copied().unwrap_or(0);
-        }
-    }
 }
 
 /// Transpose an 8x8 bit matrix held in a u64 (row r = byte r, column c = bit c, LSB first):
@@ -395,31 +457,30 @@ fn transpose8x8(mut x: u64) -> u64 {
     x
 }
 
-/// Inverse bit shuffle with element size `e`, in place. Only the first multiple-of-8 elements
-/// are transposed; the rest of the block is left as is.
-fn bitunshuffle(block: &mut [u8], e: usize, scratch: &mut Vec<u8>) {
-    let n = block.len() / e.max(1);
+/// Inverse bit shuffle with element size `e` from `src` into `dst` (same length). Only the
+/// first multiple-of-8 elements are transposed; the rest of the block is copied.
+fn bitunshuffle_into(src: &[u8], dst: &mut [u8], e: usize) {
+    let n = src.len() / e.max(1);
     let n8 = n - n % 8;
+    let body = n8 * e;
+    dst[body..].copy_from_slice(&src[body..]);
     if n8 == 0 {
         return;
     }
-    let body = n8 * e;
     let plane = n8 / 8; // bytes per bit plane
-    scratch.clear();
-    scratch.extend_from_slice(&block[..body]);
-    // Planes 8j..8j+8 hold the 8 bits of byte j of every element. Byte q of each of these
-    // 8 planes covers elements 8q..8q+8: gather them as the rows of an 8x8 bit matrix and
-    // transpose it, so that row m becomes byte j of element 8q+m.
+                        // Planes 8j..8j+8 hold the 8 bits of byte j of every element. Byte q of each of these
+                        // 8 planes covers elements 8q..8q+8: gather them as the rows of an 8x8 bit matrix and
+                        // transpose it, so that row m becomes byte j of element 8q+m.
     for j in 0..e {
         let base = 8 * j * plane;
         for q in 0..plane {
             let mut x = 0u64;
             for k in 0..8 {
-                x |= (scratch[base + k * plane + q] as u64) << (8 * k);
+                x |= (src[base + k * plane + q] as u64) << (8 * k);
             }
             let y = transpose8x8(x);
             for m in 0..8 {
-                block[(8 * q + m) * e + j] = (y >> (8 * m)) as u8;
+                dst[(8 * q + m) * e + j] = (y >> (8 * m)) as u8;
             }
         }
     }
@@ -440,21 +501,6 @@ fn undelta_other_block(block: &mut [u8], reference: &[u8], w: usize) {
     let body = block.len() / w * w;
     for (x, r) in block[..body].iter_mut().zip(&reference[..body]) {
         *x ^= *r;
-    }
-}
-
-/// Undo BYTEDELTA with `s` streams: running sum (mod 256) inside each stream, in place.
-fn unbytedelta(block: &mut [u8], s: usize) {
-    let l = block.len() / s.max(1);
-    if l == 0 {
-        return;
-    }
-    for stream in block[..s * l].chunks_exact_mut(l) {
-        let mut acc = 0u8;
-        for b in stream.iter_mut() {
-            acc = acc.wrapping_add(*b);
-            *b = acc;
-        }
     }
 }
 

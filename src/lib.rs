@@ -35,6 +35,7 @@ mod ffi;
 mod filters;
 pub mod frame;
 mod geometry;
+mod kernels;
 pub mod meta;
 pub mod npy;
 mod read;

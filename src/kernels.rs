@@ -1,0 +1,263 @@
+//! Byte-transposition and per-stream prefix-sum kernels behind the Rust filter inverses
+//! (SHUFFLE with any group width, BYTEDELTA).
+//!
+//! On x86 / x86_64 with SSE2 (every x86_64 target) the common widths run 16 items per step
+//! through `safe_arch`'s safe SSE2 wrappers; everything else, and other architectures, use the
+//! scalar loops, which define the results (the tests check both agree).
+
+/// Inverse byte shuffle with group width `w` from `src` into `dst` (same length): `src` holds
+/// `w` streams of `n = len / w` bytes, byte `i` of stream `j` becomes byte `j` of group `i`.
+/// The trailing `len % w` bytes are copied unchanged; `w <= 1` or `n <= 1` is a plain copy.
+pub(crate) fn unshuffle_into(src: &[u8], dst: &mut [u8], w: usize) {
+    debug_assert_eq!(src.len(), dst.len());
+    let len = src.len().min(dst.len());
+    let n = len / w.max(1);
+    if w <= 1 || n <= 1 {
+        dst[..len].copy_from_slice(&src[..len]);
+        return;
+    }
+    let body = n * w;
+    let done = simd::unshuffle(&src[..body], &mut dst[..body], w, n);
+    unshuffle_scalar(&src[..body], &mut dst[..body], w, n, done);
+    dst[body..len].copy_from_slice(&src[body..len]);
+}
+
+/// Scalar [`unshuffle_into`] body for items `from..n`.
+fn unshuffle_scalar(src: &[u8], dst: &mut [u8], w: usize, n: usize, from: usize) {
+    if from >= n {
+        return;
+    }
+    match w {
+        2 => unshuffle_const::<2>(src, dst, n, from),
+        4 => unshuffle_const::<4>(src, dst, n, from),
+        8 => unshuffle_const::<8>(src, dst, n, from),
+        16 => unshuffle_const::<16>(src, dst, n, from),
+        _ => {
+            for (j, stream) in src.chunks_exact(n).enumerate() {
+                for (i, &b) in stream.iter().enumerate().skip(from) {
+                    dst[i * w + j] = b;
+                }
+            }
+        }
+    }
+}
+
+/// [`unshuffle_scalar`] for a compile-time width: one iterator per stream, no index arithmetic
+/// in the inner loop.
+fn unshuffle_const<const W: usize>(src: &[u8], dst: &mut [u8], n: usize, from: usize) {
+    let mut streams: [std::slice::Iter<'_, u8>; W] =
+        std::array::from_fn(|j| src[j * n + from..(j + 1) * n].iter());
+    for item in dst[from * W..n * W].chunks_exact_mut(W) {
+        for (b, s) in item.iter_mut().zip(streams.iter_mut()) {
+            *b = s.next().copied().unwrap_or(0);
+        }
+    }
+}
+
+/// Undo BYTEDELTA with `s` streams in place: a running sum (mod 256) inside each stream of
+/// `l = len / s` bytes; the trailing `len % s` bytes are left unchanged.
+pub(crate) fn unbytedelta(block: &mut [u8], s: usize) {
+    let l = block.len() / s.max(1);
+    if l == 0 {
+        return;
+    }
+    for stream in block[..s * l].chunks_exact_mut(l) {
+        let (done, carry) = simd::prefix_sum(stream);
+        let mut acc = carry;
+        for b in &mut stream[done..] {
+            acc = acc.wrapping_add(*b);
+            *b = acc;
+        }
+    }
+}
+
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+mod simd {
+    use safe_arch::{
+        add_i8_m128i, byte_shl_imm_u128_m128i, load_unaligned_m128i, m128i,
+        shuffle_ai_f32_all_m128i, store_unaligned_m128i, unpack_high_i16_m128i,
+        unpack_high_i32_m128i, unpack_high_i64_m128i, unpack_high_i8_m128i, unpack_low_i16_m128i,
+        unpack_low_i32_m128i, unpack_low_i64_m128i, unpack_low_i8_m128i, zeroed_m128i,
+    };
+
+    fn load(b: &[u8]) -> m128i {
+        load_unaligned_m128i(b[..16].try_into().expect("16 bytes"))
+    }
+
+    /// Interleave 2 streams of 16 bytes: out = 16 groups of 2 bytes.
+    fn interleave2(s: [m128i; 2]) -> [m128i; 2] {
+        [
+            unpack_low_i8_m128i(s[0], s[1]),
+            unpack_high_i8_m128i(s[0], s[1]),
+        ]
+    }
+
+    /// Interleave 4 streams of 16 bytes into 16 groups of 4 bytes.
+    fn interleave4(s: [m128i; 4]) -> [m128i; 4] {
+        let l = interleave2([s[0], s[1]]);
+        let r = interleave2([s[2], s[3]]);
+        [
+            unpack_low_i16_m128i(l[0], r[0]),
+            unpack_high_i16_m128i(l[0], r[0]),
+            unpack_low_i16_m128i(l[1], r[1]),
+            unpack_high_i16_m128i(l[1], r[1]),
+        ]
+    }
+
+    /// Interleave 8 streams of 16 bytes into 16 groups of 8 bytes.
+    fn interleave8(s: [m128i; 8]) -> [m128i; 8] {
+        let l = interleave4([s[0], s[1], s[2], s[3]]);
+        let r = interleave4([s[4], s[5], s[6], s[7]]);
+        std::array::from_fn(|k| {
+            if k % 2 == 0 {
+                unpack_low_i32_m128i(l[k / 2], r[k / 2])
+            } else {
+                unpack_high_i32_m128i(l[k / 2], r[k / 2])
+            }
+        })
+    }
+
+    /// Interleave 16 streams of 16 bytes into 16 groups of 16 bytes.
+    fn interleave16(s: [m128i; 16]) -> [m128i; 16] {
+        let l = interleave8(std::array::from_fn(|j| s[j]));
+        let r = interleave8(std::array::from_fn(|j| s[8 + j]));
+        std::array::from_fn(|k| {
+            if k % 2 == 0 {
+                unpack_low_i64_m128i(l[k / 2], r[k / 2])
+            } else {
+                unpack_high_i64_m128i(l[k / 2], r[k / 2])
+            }
+        })
+    }
+
+    /// Unshuffle 16 items at a time for widths 2, 4, 8 and 16; returns how many items were
+    /// done (a multiple of 16; 0 for other widths).
+    pub(super) fn unshuffle(src: &[u8], dst: &mut [u8], w: usize, n: usize) -> usize {
+        match w {
+            2 => run::<2>(src, dst, n, interleave2),
+            4 => run::<4>(src, dst, n, interleave4),
+            8 => run::<8>(src, dst, n, interleave8),
+            16 => run::<16>(src, dst, n, interleave16),
+            _ => 0,
+        }
+    }
+
+    fn run<const W: usize>(
+        src: &[u8],
+        dst: &mut [u8],
+        n: usize,
+        interleave: fn([m128i; W]) -> [m128i; W],
+    ) -> usize {
+        let body = n / 16 * 16;
+        for (k, out) in dst[..body * W].chunks_exact_mut(16 * W).enumerate() {
+            let i = 16 * k;
+            let v = interleave(std::array::from_fn(|j| load(&src[j * n + i..])));
+            for (o, x) in out.chunks_exact_mut(16).zip(v) {
+                store_unaligned_m128i(o.try_into().expect("16 bytes"), x);
+            }
+        }
+        body
+    }
+
+    /// In-place running byte sum over whole 16-byte pieces of `stream`; returns the bytes done
+    /// and the running sum so far.
+    pub(super) fn prefix_sum(stream: &mut [u8]) -> (usize, u8) {
+        let mut carry = zeroed_m128i();
+        let body = stream.len() / 16 * 16;
+        for piece in stream[..body].chunks_exact_mut(16) {
+            let mut v = load(piece);
+            v = add_i8_m128i(v, byte_shl_imm_u128_m128i::<1>(v));
+            v = add_i8_m128i(v, byte_shl_imm_u128_m128i::<2>(v));
+            v = add_i8_m128i(v, byte_shl_imm_u128_m128i::<4>(v));
+            v = add_i8_m128i(v, byte_shl_imm_u128_m128i::<8>(v));
+            v = add_i8_m128i(v, carry);
+            store_unaligned_m128i(piece.try_into().expect("16 bytes"), v);
+            // Broadcast byte 15 (the running sum) to all lanes.
+            let hi = unpack_high_i8_m128i(v, v);
+            let hi = unpack_high_i16_m128i(hi, hi);
+            carry = shuffle_ai_f32_all_m128i::<0xFF>(hi);
+        }
+        let last = if body == 0 { 0 } else { stream[body - 1] };
+        (body, last)
+    }
+}
+
+#[cfg(not(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+)))]
+mod simd {
+    pub(super) fn unshuffle(_src: &[u8], _dst: &mut [u8], _w: usize, _n: usize) -> usize {
+        0
+    }
+    pub(super) fn prefix_sum(_stream: &mut [u8]) -> (usize, u8) {
+        (0, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
+            .collect()
+    }
+
+    fn unshuffle_reference(src: &[u8], w: usize) -> Vec<u8> {
+        let mut out = src.to_vec();
+        let n = src.len() / w;
+        if w > 1 && n > 1 {
+            for i in 0..n {
+                for j in 0..w {
+                    out[i * w + j] = src[j * n + i];
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn unshuffle_matches_reference() {
+        for w in [1, 2, 3, 4, 5, 8, 12, 16, 17, 64] {
+            for len in [
+                0, 1, 15, 16, 31, 32, 33, 64, 100, 255, 256, 257, 1000, 4096, 4099,
+            ] {
+                let src = bytes(len, (w * 1000 + len) as u64);
+                let mut dst = vec![0xAA; len];
+                unshuffle_into(&src, &mut dst, w);
+                assert_eq!(dst, unshuffle_reference(&src, w), "w {w} len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn unbytedelta_matches_reference() {
+        for s in [1, 2, 3, 4, 8, 16] {
+            for len in [0, 1, 3, 16, 17, 48, 100, 1000, 4097] {
+                let mut b = bytes(len, (s * 7919 + len) as u64);
+                let mut expect = b.clone();
+                let l = len / s;
+                for c in 0..s {
+                    let mut acc = 0u8;
+                    for x in &mut expect[c * l..(c + 1) * l] {
+                        acc = acc.wrapping_add(*x);
+                        *x = acc;
+                    }
+                }
+                unbytedelta(&mut b, s);
+                assert_eq!(b, expect, "s {s} len {len}");
+            }
+        }
+    }
+}
