@@ -5,7 +5,7 @@
 //! geometry, chunk format, codec, dictionary flag and filter pipeline. What neither C nor Rust
 //! can decode is refused by name, never decoded wrongly.
 
-use crate::ffi::{codec_name, Dctx, EXTENDED_HEADER_LEN};
+use crate::ffi::{codec_name, BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
 use crate::filters;
 
 /// Minimal (Blosc1-style) header length.
@@ -239,6 +239,17 @@ fn plan(
     }
 }
 
+/// A filter error as a chunk error.
+fn unfilter_error(e: filters::UnfilterError) -> ChunkError {
+    match e {
+        filters::UnfilterError::Unsupported { id, meta } => ChunkError::Unsupported(
+            "filter",
+            format!("{} (id {id}, meta {meta})", filters::filter_name(id)),
+        ),
+        filters::UnfilterError::Corrupt(s) => ChunkError::Corrupt(s),
+    }
+}
+
 /// Which blocks of a chunk a caller needs: one flag per block of `block_bytes` bytes, in the
 /// chunk's block order (for b2nd chunks, the C-order block grid of the extended chunk).
 #[derive(Debug, Clone, Copy)]
@@ -249,10 +260,29 @@ pub(crate) struct BlockMask<'a> {
     pub block_bytes: usize,
 }
 
-/// Per-thread decoding state: a c-blosc2 context and scratch buffers.
+/// The Rust filter inverse c-blosc2 runs on each block of a chunk it decoded with the filter
+/// bytes cleared (see [`HookedDctx`]): the filters are undone while the block is in cache and
+/// the block is written to the output once.
+struct FilterHook {
+    /// The pipeline and the (filters, meta, typesize) it was built for.
+    pipeline: Option<(filters::Pipeline, [u8; 6], [u8; 6], usize)>,
+}
+
+impl BlockHook for FilterHook {
+    fn finish_block(&self, input: &mut [u8], output: &mut [u8]) -> bool {
+        match &self.pipeline {
+            Some((p, ..)) => p.undo_block_into(input, output).is_ok(),
+            None => false,
+        }
+    }
+}
+
+/// Per-thread decoding state: c-blosc2 contexts and scratch buffers.
 pub(crate) struct Decoder {
+    nthreads: usize,
     dctx: Dctx,
-    scratch: Vec<u8>,
+    /// For chunks whose filters Rust undoes block by block (created when first needed).
+    hooked: Option<HookedDctx<FilterHook>>,
     filter_scratch: Vec<u8>,
     /// c-blosc2 maskout (`true` = skip the block), rebuilt per masked decode.
     maskout: Vec<bool>,
@@ -262,8 +292,9 @@ impl Decoder {
     /// A decoder whose c-blosc2 context uses `nthreads` block-level threads.
     pub(crate) fn new(nthreads: usize) -> Decoder {
         Decoder {
+            nthreads,
             dctx: Dctx::new(nthreads),
-            scratch: Vec::new(),
+            hooked: None,
             filter_scratch: Vec::new(),
             maskout: Vec::new(),
         }
@@ -285,7 +316,7 @@ impl Decoder {
         }
         let typesize = usize::from(src[3]).max(1);
         let mut out = vec![0u8; h.nbytes];
-        match self.decode(src, &mut out, typesize)? {
+        match self.decode(&mut src.to_vec(), &mut out, typesize)? {
             Decoded::Data => {}
             Decoded::Zeros => out.fill(0),
         }
@@ -293,10 +324,12 @@ impl Decoder {
     }
 
     /// Decode chunk `src` (compressed bytes) into `dst` (exactly `dst.len()` decoded bytes
-    /// expected), for items of `typesize` bytes.
+    /// expected), for items of `typesize` bytes. `src` is mutable because filters Rust undoes
+    /// are hidden from C by clearing the header's filter bytes during the call; they are put
+    /// back before returning.
     pub(crate) fn decode(
         &mut self,
-        src: &[u8],
+        src: &mut [u8],
         dst: &mut [u8],
         typesize: usize,
     ) -> Result<Decoded, ChunkError> {
@@ -312,7 +345,7 @@ impl Decoder {
     /// since every other block is decoded against it.
     pub(crate) fn decode_blocks(
         &mut self,
-        src: &[u8],
+        src: &mut [u8],
         dst: &mut [u8],
         typesize: usize,
         mask: Option<BlockMask<'_>>,
@@ -320,23 +353,27 @@ impl Decoder {
         let h = ChunkHeader::parse(src).map_err(ChunkError::Corrupt)?;
         let path = plan(&h, dst.len(), typesize, src.len())?;
         let masked = !matches!(path, Path::Zeros) && mask.is_some_and(|m| self.set_maskout(&h, m));
-        let input: &[u8] = match path {
+        let decoded = match path {
             Path::Zeros => return Ok(Decoded::Zeros),
-            Path::C => src,
+            Path::C => {
+                if masked {
+                    self.dctx.decompress_masked(src, dst, &self.maskout)
+                } else {
+                    self.dctx.decompress(src, dst)
+                }
+            }
             Path::RustFilters => {
-                self.scratch.clear();
-                self.scratch.extend_from_slice(src);
-                self.scratch[16..22].fill(0);
-                self.scratch[24..30].fill(0);
-                &self.scratch
+                // C decodes the codec only: the filter bytes are cleared for the call and put
+                // back afterwards (the caller's chunk is left as it was).
+                src[16..22].fill(0);
+                src[24..30].fill(0);
+                let result = self.decode_rust_filters(&h, src, dst, typesize, masked);
+                src[16..22].copy_from_slice(&h.filters);
+                src[24..30].copy_from_slice(&h.filters_meta);
+                result?
             }
         };
-        let n = if masked {
-            self.dctx.decompress_masked(input, dst, &self.maskout)
-        } else {
-            self.dctx.decompress(input, dst)
-        }
-        .map_err(|code| {
+        let n = decoded.map_err(|code| {
             ChunkError::Corrupt(format!("c-blosc2 could not decompress it (error {code})"))
         })?;
         if n != dst.len() {
@@ -345,23 +382,53 @@ impl Decoder {
                 dst.len()
             )));
         }
-        if let Path::RustFilters = path {
-            let (f, m, bs) = (&h.filters, &h.filters_meta, h.blocksize);
-            let scratch = &mut self.filter_scratch;
-            if masked {
-                filters::undo_blocks(f, m, typesize, bs, dst, scratch, Some(&self.maskout))
-            } else {
-                filters::undo_chunk(f, m, typesize, bs, dst, scratch)
-            }
-            .map_err(|e| match e {
-                filters::UnfilterError::Unsupported { id, meta } => ChunkError::Unsupported(
-                    "filter",
-                    format!("{} (id {id}, meta {meta})", filters::filter_name(id)),
-                ),
-                filters::UnfilterError::Corrupt(s) => ChunkError::Corrupt(s),
-            })?;
-        }
         Ok(Decoded::Data)
+    }
+
+    /// The [`Path::RustFilters`] part of [`Decoder::decode_blocks`], for `src` with its filter
+    /// bytes cleared: C's result (bytes or error code), or a filter error.
+    fn decode_rust_filters(
+        &mut self,
+        h: &ChunkHeader,
+        src: &[u8],
+        dst: &mut [u8],
+        typesize: usize,
+        masked: bool,
+    ) -> Result<Result<usize, i64>, ChunkError> {
+        let key = (h.filters, h.filters_meta, typesize);
+        let nthreads = self.nthreads;
+        let hooked = self
+            .hooked
+            .get_or_insert_with(|| HookedDctx::new(nthreads, FilterHook { pipeline: None }));
+        let hook = hooked.hook_mut();
+        if !matches!(&hook.pipeline, Some((_, f, m, t)) if (*f, *m, *t) == key) {
+            let p = filters::Pipeline::new(&key.0, &key.1, key.2).map_err(unfilter_error)?;
+            hook.pipeline = Some((p, key.0, key.1, key.2));
+        }
+        let by_block = hook.pipeline.as_ref().is_some_and(|(p, ..)| !p.has_delta());
+        if by_block {
+            // c-blosc2 decodes each block's codec and the hook undoes its filters.
+            Ok(if masked {
+                hooked.decompress_masked(src, dst, &self.maskout)
+            } else {
+                hooked.decompress(src, dst)
+            })
+        } else {
+            // DELTA: blocks depend on block 0, undone in order after the whole chunk.
+            let n = if masked {
+                self.dctx.decompress_masked(src, dst, &self.maskout)
+            } else {
+                self.dctx.decompress(src, dst)
+            };
+            if n.is_ok_and(|n| n == dst.len()) {
+                let (f, m, bs) = (&h.filters, &h.filters_meta, h.blocksize);
+                let scratch = &mut self.filter_scratch;
+                let skip = masked.then_some(self.maskout.as_slice());
+                filters::undo_blocks(f, m, typesize, bs, dst, scratch, skip)
+                    .map_err(unfilter_error)?;
+            }
+            Ok(n)
+        }
     }
 
     /// Build `self.maskout` for `mask` if it applies to the chunk with header `h` (already

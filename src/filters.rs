@@ -369,7 +369,9 @@ impl Pipeline {
 /// `data` is the whole decoded chunk (its length is the chunk's nbytes), made of Blosc blocks of
 /// `blocksize` bytes (the last one may be shorter). `typesize` is the real item size (it may
 /// exceed 255). `scratch` is reused working memory (grown to at most `blocksize` bytes).
-/// On error `data` may be partially modified.
+/// On error `data` may be partially modified. (Readers use [`undo_blocks`] or
+/// [`Pipeline::undo_block_into`]; this whole-chunk form is what the tests check.)
+#[cfg(test)]
 pub(crate) fn undo_chunk(
     filters: &[u8; 6],
     meta: &[u8; 6],

@@ -275,7 +275,7 @@ impl Array {
             let dst = &mut out[range];
             return match w
                 .decoder
-                .decode(&w.compressed, dst, g.itemsize())
+                .decode(&mut w.compressed, dst, g.itemsize())
                 .map_err(|e| self.chunk_error(idx, e))?
             {
                 Decoded::Data => Ok(()),
@@ -288,7 +288,7 @@ impl Array {
         w.decoded.resize(g.chunk_bytes(), 0);
         let kind = w
             .decoder
-            .decode(&w.compressed, &mut w.decoded, g.itemsize())
+            .decode(&mut w.compressed, &mut w.decoded, g.itemsize())
             .map_err(|e| self.chunk_error(idx, e))?;
         let r = match kind {
             Decoded::Zeros => g.fill_chunk_in_box(idx, &vec![0u8; g.itemsize()], out, start, shape),

@@ -736,7 +736,7 @@ impl Array {
             block_bytes: g.block_bytes(),
         });
         w.decoder
-            .decode_blocks(&w.compressed, &mut w.decoded, g.itemsize(), mask)
+            .decode_blocks(&mut w.compressed, &mut w.decoded, g.itemsize(), mask)
             .map_err(|e| self.chunk_error(idx, e))
     }
 
@@ -1151,7 +1151,7 @@ mod tests {
         let mut d = Decoder::new(threads);
         let mut whole = vec![0u8; g.chunk_bytes()];
         assert_eq!(
-            d.decode(&compressed, &mut whole, g.itemsize()).unwrap(),
+            d.decode(&mut compressed, &mut whole, g.itemsize()).unwrap(),
             Decoded::Data
         );
         let nblocks = g.block_grid().iter().product::<u64>() as usize;
@@ -1162,7 +1162,7 @@ mod tests {
             block_bytes: g.block_bytes(),
         };
         let mut masked = vec![0xeeu8; g.chunk_bytes()];
-        d.decode_blocks(&compressed, &mut masked, g.itemsize(), Some(mask))
+        d.decode_blocks(&mut compressed, &mut masked, g.itemsize(), Some(mask))
             .unwrap();
         (whole, masked, g.block_bytes())
     }
