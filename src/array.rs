@@ -31,6 +31,9 @@ pub struct Array {
     pub(crate) geom: Geometry,
     pub(crate) threads: usize,
     pub(crate) pool: OnceLock<Option<rayon::ThreadPool>>,
+    /// Slice-reading workers kept between calls (decoders and buffers), so that small
+    /// slices do not pay for new contexts and freshly faulted chunk buffers each time.
+    pub(crate) slice_workers: std::sync::Mutex<Vec<crate::slice::Worker>>,
 }
 
 impl std::fmt::Debug for Array {
@@ -197,6 +200,7 @@ impl Array {
             geom,
             threads: default_threads(),
             pool: OnceLock::new(),
+            slice_workers: Default::default(),
         })
     }
 

@@ -105,6 +105,22 @@ impl ChunkHeader {
         self.flags & 0x02 != 0
     }
 
+    /// Whether a block mask over `nblocks` blocks of `block_bytes` bytes applies to this chunk
+    /// (an ordinary data chunk with exactly those blocks): [`Decoder::decode_blocks`] then
+    /// decodes only the wanted blocks, plus block 0 when [`ChunkHeader::has_delta`].
+    pub(crate) fn maskable(&self, nblocks: usize, block_bytes: usize) -> bool {
+        self.extended
+            && self.special() == Special::None
+            && self.nbytes > 0
+            && self.blocksize == block_bytes
+            && self.nbytes.div_ceil(self.blocksize) == nblocks
+    }
+
+    /// Whether the filter pipeline has DELTA (every block is decoded against block 0).
+    pub(crate) fn has_delta(&self) -> bool {
+        self.filters.contains(&filters::DELTA)
+    }
+
     /// The codec format bits (header flags bits 5-7).
     fn codec_format(&self) -> u8 {
         self.flags >> 5
@@ -435,19 +451,12 @@ impl Decoder {
     /// planned); `false` when the chunk must be decoded whole.
     fn set_maskout(&mut self, h: &ChunkHeader, mask: BlockMask<'_>) -> bool {
         // Special chunks (NaN, repeated value) are cheap and laid out by C: decode whole.
-        if !h.extended
-            || h.special() != Special::None
-            || h.nbytes == 0
-            || h.blocksize != mask.block_bytes
-        {
-            return false;
-        }
-        if h.nbytes.div_ceil(h.blocksize) != mask.wanted.len() || mask.wanted.iter().all(|&w| w) {
+        if !h.maskable(mask.wanted.len(), mask.block_bytes) || mask.wanted.iter().all(|&w| w) {
             return false;
         }
         self.maskout.clear();
         self.maskout.extend(mask.wanted.iter().map(|&w| !w));
-        if h.filters.contains(&filters::DELTA) {
+        if h.has_delta() {
             self.maskout[0] = false;
         }
         true

@@ -45,6 +45,15 @@ extern "C" {
         copy: bool,
         udio: *const sys::blosc2_io,
     ) -> *mut sys::blosc2_schunk;
+    // blosc/frame.c (not in a header): the offset the chunk index holds for chunk `nchunk`.
+    fn get_coffset(
+        frame: *mut c_void,
+        header_len: i32,
+        cbytes: i64,
+        nchunk: i64,
+        nchunks: i64,
+        offset: *mut i64,
+    ) -> std::os::raw::c_int;
 }
 
 /// Initialise c-blosc2 once per process. Never destroyed: handles may live until exit.
@@ -362,6 +371,34 @@ impl Schunk {
     }
 }
 
+impl Schunk {
+    /// The entry of the frame's chunk index for chunk `n`, as c-blosc2 reads it before
+    /// fetching a chunk: the chunk's offset after the frame header (contiguous frames), its
+    /// file number (sparse frames), or a negative special-chunk code. `header_len` and
+    /// `cbytes` are the frame header's fields (checked against the file by the caller).
+    pub(crate) fn chunk_offset(
+        &mut self,
+        n: i64,
+        header_len: i32,
+        cbytes: i64,
+    ) -> Result<i64, i64> {
+        let raw = self.raw();
+        let (frame, nchunks) = (raw.frame as *mut c_void, raw.nchunks);
+        if frame.is_null() || n < 0 || n >= nchunks {
+            return Err(-1);
+        }
+        let mut offset = 0i64;
+        // SAFETY: schunk and its frame are valid and exclusively borrowed (C caches the
+        // decoded index in the frame); this is the call `blosc2_schunk_get_chunk` makes for
+        // every chunk, with the same header fields, and `offset` is a valid out pointer.
+        let rc = unsafe { get_coffset(frame, header_len, cbytes, n, nchunks, &mut offset) };
+        if rc < 0 {
+            return Err(i64::from(rc));
+        }
+        Ok(offset)
+    }
+}
+
 /// Compressed chunk bytes: a buffer c-blosc2 allocated and handed over, or a copy.
 #[derive(Default)]
 pub(crate) struct ChunkBytes {
@@ -374,6 +411,20 @@ pub(crate) struct ChunkBytes {
 unsafe impl Send for ChunkBytes {}
 
 impl ChunkBytes {
+    /// Replace the contents by `len` bytes for the caller to fill: their initial values are
+    /// unspecified (zeros or earlier contents); no memory is cleared when the buffer is
+    /// already big enough.
+    pub(crate) fn buffer(&mut self, len: usize) -> &mut [u8] {
+        self.release();
+        if self.copy.capacity() < len {
+            // A fresh zeroed allocation: its pages are only touched where they get written.
+            self.copy = vec![0; len];
+        } else {
+            self.copy.resize(len, 0);
+        }
+        &mut self.copy
+    }
+
     /// Free the C buffer, if any.
     fn release(&mut self) {
         if let Some((p, _)) = self.c.take() {

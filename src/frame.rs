@@ -4,10 +4,11 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
+use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result};
-use crate::ffi::{ChunkBytes, Schunk, SchunkParams};
+use crate::ffi::{ChunkBytes, Schunk, SchunkParams, EXTENDED_HEADER_LEN};
 
 /// Bytes of the frame header this crate checks.
 const HEADER_PREFIX: usize = 0x30;
@@ -133,8 +134,31 @@ fn check_index_header(ih: &[u8]) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// The frame header fields a checked frame is read with.
+#[derive(Debug, Clone, Copy)]
+struct HeaderFacts {
+    version: u8,
+    header_len: u32,
+    cbytes: i64,
+}
+
+impl HeaderFacts {
+    /// From a header that passed [`check_header`] and [`check_layout`].
+    fn of(h: &[u8], version: u8) -> HeaderFacts {
+        HeaderFacts {
+            version,
+            header_len: u32::from_be_bytes([h[11], h[12], h[13], h[14]]),
+            cbytes: i64::from_be_bytes(h[39..47].try_into().expect("8 bytes")),
+        }
+    }
+}
+
 /// Check the frame starting at `offset` in the file at `path`: header, then layout.
-fn check_file(path: &Path, offset: u64, sparse: bool) -> Result<std::result::Result<u8, String>> {
+fn check_file(
+    path: &Path,
+    offset: u64,
+    sparse: bool,
+) -> Result<std::result::Result<HeaderFacts, String>> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -174,7 +198,7 @@ fn check_file(path: &Path, offset: u64, sparse: bool) -> Result<std::result::Res
             return Ok(Err(e));
         }
     }
-    Ok(Ok(version))
+    Ok(Ok(HeaderFacts::of(&h, version)))
 }
 
 /// An opened frame: the c-blosc2 super-chunk behind a lock, plus where it came from.
@@ -185,6 +209,20 @@ pub(crate) struct Frame {
     /// Frame format version (2 ordinary; 3 = variable-size chunks, which c-blosc2 2.15 reads
     /// as empty: only acceptable for arrays without chunks).
     pub(crate) version: u8,
+    /// For frames on disk: where the chunks are, to read parts of them directly.
+    files: Option<ChunkFiles>,
+}
+
+/// Where the chunks of a frame on disk live.
+struct ChunkFiles {
+    /// The frame file, or the sparse-frame directory.
+    path: PathBuf,
+    /// Where the frame starts in its file (contiguous frames).
+    frame_offset: u64,
+    header: HeaderFacts,
+    sparse: bool,
+    /// The frame file, opened on first use (contiguous frames).
+    file: OnceLock<Option<File>>,
 }
 
 impl Frame {
@@ -203,7 +241,7 @@ impl Frame {
             path: path.to_path_buf(),
             source,
         })?;
-        let version = if meta.is_dir() {
+        let facts = if meta.is_dir() {
             if offset != 0 {
                 return Err(bad(
                     "an offset applies to a file, not a sparse-frame directory".into(),
@@ -220,7 +258,15 @@ impl Frame {
             check_file(path, offset, false)?.map_err(bad)?
         };
         let schunk = Schunk::open(path, offset).map_err(bad)?;
-        Ok(Frame::new(source, schunk, version))
+        let mut frame = Frame::new(source, schunk, facts.version);
+        frame.files = Some(ChunkFiles {
+            path: path.to_path_buf(),
+            frame_offset: offset,
+            header: facts,
+            sparse: meta.is_dir(),
+            file: OnceLock::new(),
+        });
+        Ok(frame)
     }
 
     /// Open an in-memory CFrame.
@@ -250,6 +296,7 @@ impl Frame {
             schunk: Mutex::new(schunk),
             params,
             version,
+            files: None,
         }
     }
 
@@ -278,6 +325,158 @@ impl Frame {
                 "c-blosc2 could not fetch it (error {code}): missing or corrupt chunk data"
             ),
         })
+    }
+}
+
+impl Frame {
+    /// Fetch only what decoding the blocks flagged in `wanted` needs from chunk `n` of a frame
+    /// on disk: the chunk header, block offsets (and dictionary), and those blocks' bytes (plus
+    /// block 0 when the chunk has DELTA), each at its place in a chunk-sized buffer whose other
+    /// bytes are unspecified. Such a chunk must be decoded with the same mask
+    /// ([`crate::chunk::Decoder::decode_blocks`]), which never reads the blocks left out.
+    ///
+    /// Returns `false`, with `out` unspecified, when this does not apply or would not save
+    /// much (in-memory frames, special or uncompressed chunks, most blocks wanted, anything
+    /// unexpected): the caller then fetches the whole chunk, which also reports any error.
+    pub(crate) fn chunk_blocks_into(
+        &self,
+        n: u64,
+        wanted: &[bool],
+        block_bytes: usize,
+        out: &mut ChunkBytes,
+    ) -> bool {
+        self.try_chunk_blocks_into(n, wanted, block_bytes, out)
+            .unwrap_or(false)
+    }
+
+    fn try_chunk_blocks_into(
+        &self,
+        n: u64,
+        wanted: &[bool],
+        block_bytes: usize,
+        out: &mut ChunkBytes,
+    ) -> Option<bool> {
+        let files = self.files.as_ref()?;
+        let nblocks = wanted.len();
+        let nwanted = wanted.iter().filter(|&&w| w).count();
+        if nwanted == 0 || 2 * nwanted > nblocks {
+            return Some(false);
+        }
+        let h = &files.header;
+        let offset = self
+            .lock()
+            .chunk_offset(
+                i64::try_from(n).ok()?,
+                i32::try_from(h.header_len).ok()?,
+                h.cbytes,
+            )
+            .ok()?;
+        if offset < 0 {
+            return Some(false); // a special chunk: nothing to read
+        }
+        let sparse_file;
+        let (file, base) = if files.sparse {
+            let number = u32::try_from(offset).ok()?;
+            sparse_file = File::open(files.path.join(format!("{number:08X}.chunk"))).ok()?;
+            (&sparse_file, 0)
+        } else {
+            let file = files
+                .file
+                .get_or_init(|| File::open(&files.path).ok())
+                .as_ref()?;
+            let at = files
+                .frame_offset
+                .checked_add(u64::from(h.header_len))?
+                .checked_add(u64::try_from(offset).ok()?)?;
+            (file, at)
+        };
+        let file_len = file.metadata().ok()?.len();
+
+        let mut header = [0u8; EXTENDED_HEADER_LEN];
+        read_at(file, &mut header, base)?;
+        let ch = ChunkHeader::parse(&header).ok()?;
+        let bstarts_end = EXTENDED_HEADER_LEN.checked_add(nblocks.checked_mul(4)?)?;
+        if !ch.maskable(nblocks, block_bytes)
+            || ch.memcpyed()
+            || ch.cbytes < bstarts_end
+            || base.checked_add(ch.cbytes as u64)? > file_len
+        {
+            return Some(false);
+        }
+        let mut raw = vec![0u8; nblocks * 4];
+        read_at(file, &mut raw, base + EXTENDED_HEADER_LEN as u64)?;
+        let starts: Vec<usize> = raw
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .map(|x| {
+                usize::try_from(x)
+                    .ok()
+                    .filter(|&x| x >= bstarts_end && x < ch.cbytes)
+            })
+            .collect::<Option<_>>()?;
+        // Blocks are stored in the order they were compressed (not necessarily block order):
+        // each one ends where the next stored one starts, the last at the chunk's end.
+        let mut sorted = starts.clone();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|p| p[0] == p[1]) {
+            return Some(false);
+        }
+        let end_of = |start: usize| {
+            let i = sorted.partition_point(|&x| x <= start);
+            sorted.get(i).copied().unwrap_or(ch.cbytes)
+        };
+        // Byte ranges to read: the prefix up to the first block (header, offsets, dictionary),
+        // then each needed block.
+        let mut ranges = vec![(0, sorted[0])];
+        for (j, &start) in starts.iter().enumerate() {
+            if wanted[j] || (j == 0 && ch.has_delta()) {
+                ranges.push((start, end_of(start)));
+            }
+        }
+        ranges.sort_unstable();
+        let total: usize = ranges.iter().map(|(a, b)| b - a).sum();
+        if 2 * total > ch.cbytes {
+            return Some(false);
+        }
+        let buf = out.buffer(ch.cbytes);
+        // Merge neighbouring ranges (gaps under 4 KiB are read along) into single reads.
+        let mut i = 0;
+        while i < ranges.len() {
+            let (lo, mut hi) = ranges[i];
+            i += 1;
+            while i < ranges.len() && ranges[i].0 <= hi + 4096 {
+                hi = hi.max(ranges[i].1);
+                i += 1;
+            }
+            read_at(file, &mut buf[lo..hi], base + lo as u64)?;
+        }
+        Some(true)
+    }
+}
+
+/// Read exactly `buf.len()` bytes at `pos`; `None` on any error or short read.
+fn read_at(file: &File, buf: &mut [u8], pos: u64) -> Option<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(buf, pos).ok()
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        let mut done = 0;
+        while done < buf.len() {
+            match file.seek_read(&mut buf[done..], pos + done as u64) {
+                Ok(0) | Err(_) => return None,
+                Ok(k) => done += k,
+            }
+        }
+        Some(())
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        let _ = (file, buf, pos);
+        None
     }
 }
 

@@ -396,7 +396,7 @@ struct SelBox<'a> {
 
 /// Per-worker state, kept across the parts of a streamed selection: a decoder (with its
 /// c-blosc2 context) and buffers that keep their size from chunk to chunk.
-struct Worker {
+pub(crate) struct Worker {
     decoder: Decoder,
     /// Block-level threads of the decoder's context.
     inner: usize,
@@ -424,6 +424,9 @@ impl Worker {
         }
     }
 }
+
+/// Largest decoded chunk whose buffer an [`Array`] keeps between slice reads (per worker).
+const KEPT_CHUNK_BUFFER_MAX: usize = 64 << 20;
 
 /// At least `n` workers with `inner` block-level threads each, reusing those in `workers`.
 fn workers_for(workers: &mut Vec<Worker>, n: usize, inner: usize) -> &mut [Worker] {
@@ -591,7 +594,7 @@ impl Array {
             .ok_or_else(|| Error::InvalidArgument("selection larger than the address space".into()))
     }
 
-    /// Read the whole selection into `out`.
+    /// Read the whole selection into `out`, with the array's kept workers.
     fn fill_selection(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
         let lo = vec![0; sel.ndim()];
         let b = SelBox {
@@ -599,7 +602,22 @@ impl Array {
             lo,
             len: sel.count.clone(),
         };
-        self.fill_box(sel, b, &mut Vec::new())
+        let lock = || self.slice_workers.lock().unwrap_or_else(|e| e.into_inner());
+        // Concurrent calls each take the kept workers or start with new ones.
+        let mut workers = std::mem::take(&mut *lock());
+        let result = self.fill_box(sel, b, &mut workers);
+        // Keep decoded-chunk buffers only while they are modest.
+        if self.geom.chunk_bytes() > KEPT_CHUNK_BUFFER_MAX {
+            for w in &mut workers {
+                w.decoded = Vec::new();
+                w.compressed = Default::default();
+            }
+        }
+        let mut kept = lock();
+        if kept.len() < workers.len() {
+            *kept = workers;
+        }
+        result
     }
 
     /// Read a box of the selection into its C-order buffer, in parallel over chunk rows
@@ -726,7 +744,14 @@ impl Array {
     /// flagged in `w.wanted` are sure to be decoded.
     fn decode_chunk(&self, w: &mut Worker, idx: u64, masked: bool) -> Result<Decoded> {
         let g = &self.geom;
-        self.frame.chunk_into(idx, &mut w.compressed)?;
+        // With a mask, read just the wanted blocks' bytes when that saves much.
+        let partial = masked
+            && self
+                .frame
+                .chunk_blocks_into(idx, &w.wanted, g.block_bytes(), &mut w.compressed);
+        if !partial {
+            self.frame.chunk_into(idx, &mut w.compressed)?;
+        }
         if w.decoded.len() != g.chunk_bytes() {
             // Zeroed by the allocator: the pages of blocks a mask skips are never touched.
             w.decoded = vec![0u8; g.chunk_bytes()];
@@ -1165,6 +1190,96 @@ mod tests {
         d.decode_blocks(&mut compressed, &mut masked, g.itemsize(), Some(mask))
             .unwrap();
         (whole, masked, g.block_bytes())
+    }
+
+    #[test]
+    fn partial_chunk_fetch_reads_what_the_mask_needs() {
+        // Only the header, block offsets and the wanted block (plus block 0 with DELTA) are
+        // read from disk; decoding that with the mask gives the wanted block's bytes.
+        // Written here: compressible data with many blocks per chunk, contiguous (LZ4,
+        // DELTA + SHUFFLE) and sparse (ZSTD + SHUFFLE).
+        use crate::write::{ArrayBuilder, Codec, Filter, Target};
+        let dir = tempfile::tempdir().unwrap();
+        // 16-bit noise in 4-byte items: blocks of 16 KB compress to about half.
+        let data: Vec<u8> = (0..64 * 3000u32)
+            .flat_map(|i| (i.wrapping_mul(2_654_435_761) >> 16).to_le_bytes())
+            .collect();
+        let build = || {
+            ArrayBuilder::new(&[64, 3000], crate::Dtype::parse("<u4").unwrap())
+                .chunks(&[32, 3000])
+                .blocks(&[4, 1000])
+        };
+        let contiguous = dir.path().join("c.b2nd");
+        build()
+            .codec(Codec::Lz4)
+            .filters(&[Filter::Delta, Filter::Shuffle])
+            .write_bytes(Target::File(contiguous.clone()), &data)
+            .unwrap();
+        let sparse = dir.path().join("s.b2nd");
+        build()
+            .codec(Codec::Zstd)
+            .write_bytes(Target::Sparse(sparse.clone()), &data)
+            .unwrap();
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/slices");
+        for (path, idx, want) in [
+            (fixtures.join("unicode_u3.b2nd"), 0, 2),
+            (fixtures.join("delta_c_u4.b2nd"), 1, 3),
+            (fixtures.join("delta_rust_i8.b2nd"), 1, 3),
+            (contiguous, 1, 13),
+            (sparse.clone(), 0, 5),
+            (sparse, 1, 23),
+        ] {
+            let name = path.display().to_string();
+            let a = Array::open(path).unwrap();
+            let g = a.geometry();
+            let nblocks = g.block_grid().iter().product::<u64>() as usize;
+            assert!(nblocks >= 4, "{name}: {nblocks} blocks");
+            let mut whole_c = crate::ffi::ChunkBytes::default();
+            a.frame.chunk_into(idx, &mut whole_c).unwrap();
+            let mut wanted = vec![false; nblocks];
+            wanted[want] = true;
+            let mut part = crate::ffi::ChunkBytes::default();
+            assert!(
+                a.frame
+                    .chunk_blocks_into(idx, &wanted, g.block_bytes(), &mut part),
+                "{name}: partial fetch not taken"
+            );
+            assert_eq!(part.len(), whole_c.len(), "{name}");
+            assert!(part[..] != whole_c[..], "{name}: everything was read");
+            let mut d = Decoder::new(1);
+            let mut whole = vec![0u8; g.chunk_bytes()];
+            d.decode(&mut whole_c, &mut whole, g.itemsize()).unwrap();
+            let mask = BlockMask {
+                wanted: &wanted,
+                block_bytes: g.block_bytes(),
+            };
+            let mut masked = vec![0xeeu8; g.chunk_bytes()];
+            d.decode_blocks(&mut part, &mut masked, g.itemsize(), Some(mask))
+                .unwrap();
+            let bb = g.block_bytes();
+            let block = want * bb..((want + 1) * bb).min(masked.len());
+            assert_eq!(masked[block.clone()], whole[block], "{name}");
+            // Most blocks wanted: the whole chunk is fetched instead.
+            let all = vec![true; nblocks];
+            assert!(!a
+                .frame
+                .chunk_blocks_into(idx, &all, g.block_bytes(), &mut part));
+        }
+        // In-memory frames always fetch whole chunks.
+        let bytes = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data/slices/d2_f8_lz4.b2nd"),
+        )
+        .unwrap();
+        let a = Array::from_bytes(bytes).unwrap();
+        let g = a.geometry();
+        let nblocks = g.block_grid().iter().product::<u64>() as usize;
+        let mut wanted = vec![false; nblocks];
+        wanted[1] = true;
+        let mut part = crate::ffi::ChunkBytes::default();
+        assert!(!a
+            .frame
+            .chunk_blocks_into(0, &wanted, g.block_bytes(), &mut part));
     }
 
     #[test]
