@@ -646,6 +646,13 @@ impl Array {
             let w = &mut workers_for(workers, 1, self.threads)[0];
             return self.fill_part(w, sel, b);
         }
+        if sel.step.iter().all(|&s| s == 1) && b.out.len() >= g.chunk_bytes() {
+            // A box of the array at least a chunk large: most of every chunk it touches is
+            // wanted, so block masks would save little; the whole-array reader decodes
+            // chunks straight into the output where their layout allows.
+            let start: Vec<u64> = (0..nd).map(|i| sel.start[i] + b.lo[i]).collect();
+            return self.read_box_bytes_into(&start, &b.len, b.out);
+        }
         let d = b.len.iter().position(|&s| s > 1).unwrap_or(0);
         let row_bytes = b.len[d + 1..].iter().product::<u64>() as usize * isz;
         let mut parts = Vec::new();
