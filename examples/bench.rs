@@ -332,7 +332,11 @@ fn decode_bound(path: &Path, threads: usize, clear_filters: bool, huge: bool) ->
 /// The writer's version of the file's filter pipeline, and what had to change.
 fn writer_filters(a: &Array) -> (Option<Vec<Filter>>, String) {
     let (ids, metas) = a.filter_slots();
-    if ids == [0, 0, 0, 0, 0, 1] && metas == [0; 6] {
+    let default_meta = match a.dtype() {
+        b2nd::Dtype::Unicode { .. } => 4,
+        _ => 0,
+    };
+    if ids == [0, 0, 0, 0, 0, 1] && metas == [0, 0, 0, 0, 0, default_meta] {
         return (None, "same (python default)".into());
     }
     let mut fs = Vec::new();
@@ -340,14 +344,8 @@ fn writer_filters(a: &Array) -> (Option<Vec<Filter>>, String) {
     for (&id, &m) in ids.iter().zip(&metas) {
         match id {
             0 => {}
-            1 => {
-                fs.push(Filter::Shuffle);
-                if m != 0 {
-                    notes.push(format!(
-                        "shuffle meta {m} -> 0 (writer has no byte-group meta)"
-                    ));
-                }
-            }
+            1 if m == 0 => fs.push(Filter::Shuffle),
+            1 => fs.push(Filter::ShuffleBytes(m)),
             2 => fs.push(Filter::Bitshuffle),
             3 => fs.push(Filter::Delta),
             4 => fs.push(Filter::TruncPrec(m)),

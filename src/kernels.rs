@@ -22,6 +22,42 @@ pub(crate) fn unshuffle_into(src: &[u8], dst: &mut [u8], w: usize) {
     dst[body..len].copy_from_slice(&src[body..len]);
 }
 
+/// Forward byte shuffle with group width `w` from `src` into `dst` (same length): byte `j` of
+/// group `i` becomes byte `i` of stream `j`; the trailing `len % w` bytes are copied
+/// unchanged. The inverse of [`unshuffle_into`].
+pub(crate) fn shuffle_into(src: &[u8], dst: &mut [u8], w: usize) {
+    let len = src.len().min(dst.len());
+    let n = len / w.max(1);
+    if w <= 1 || n <= 1 {
+        dst[..len].copy_from_slice(&src[..len]);
+        return;
+    }
+    match w {
+        2 => shuffle_const::<2>(src, dst, n),
+        4 => shuffle_const::<4>(src, dst, n),
+        8 => shuffle_const::<8>(src, dst, n),
+        16 => shuffle_const::<16>(src, dst, n),
+        _ => {
+            for (j, stream) in dst[..n * w].chunks_exact_mut(n).enumerate() {
+                for (i, b) in stream.iter_mut().enumerate() {
+                    *b = src[i * w + j];
+                }
+            }
+        }
+    }
+    dst[n * w..len].copy_from_slice(&src[n * w..len]);
+}
+
+/// [`shuffle_into`] for a compile-time width.
+fn shuffle_const<const W: usize>(src: &[u8], dst: &mut [u8], n: usize) {
+    let mut streams: Vec<&mut [u8]> = dst[..n * W].chunks_exact_mut(n).collect();
+    for (i, item) in src[..n * W].chunks_exact(W).enumerate() {
+        for (s, &b) in streams.iter_mut().zip(item) {
+            s[i] = b;
+        }
+    }
+}
+
 /// Scalar [`unshuffle_into`] body for items `from..n`.
 fn unshuffle_scalar(src: &[u8], dst: &mut [u8], w: usize, n: usize, from: usize) {
     if from >= n {
@@ -237,6 +273,26 @@ mod tests {
                 let mut dst = vec![0xAA; len];
                 unshuffle_into(&src, &mut dst, w);
                 assert_eq!(dst, unshuffle_reference(&src, w), "w {w} len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn shuffle_inverts_unshuffle() {
+        for w in [1, 2, 3, 4, 8, 16, 64] {
+            for len in [0, 1, 7, 64, 1000, 4099] {
+                let src = bytes(len, (w * 31 + len) as u64);
+                let mut shuffled = vec![0; len];
+                shuffle_into(&src, &mut shuffled, w);
+                let mut back = vec![0; len];
+                unshuffle_into(&shuffled, &mut back, w);
+                assert_eq!(back, src, "w {w} len {len}");
+                if len / w > 1 && w > 1 {
+                    assert_eq!(
+                        shuffled[1], src[w],
+                        "w {w}: stream 0 holds byte 0 of each group"
+                    );
+                }
             }
         }
     }

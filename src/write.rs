@@ -75,12 +75,19 @@ pub enum Filter {
     Delta,
     /// Truncate float mantissas to the given number of bits (lossy; `<f4`/`<f8` only).
     TruncPrec(u8),
+    /// Byte shuffle in groups of this many bytes, whatever the item size (SHUFFLE with
+    /// `filters_meta`, as c-blosc2 3.x defines it). python-blosc2 uses groups of 4 for `<U`
+    /// arrays, and so does [`ArrayBuilder`] by default. When the width differs from the item
+    /// size the linked c-blosc2 2.15 cannot encode it, so it is done in Rust; then it must be
+    /// the only filter.
+    ShuffleBytes(u8),
 }
 
 impl Filter {
     fn id_meta(self) -> (u8, u8) {
         match self {
             Filter::Shuffle => (1, 0),
+            Filter::ShuffleBytes(w) => (1, w),
             Filter::Bitshuffle => (2, 0),
             Filter::Delta => (3, 0),
             Filter::TruncPrec(bits) => (4, bits),
@@ -90,7 +97,7 @@ impl Filter {
 
 impl FromStr for Filter {
     type Err = Error;
-    /// `shuffle`, `bitshuffle`, `delta` or `trunc_prec:BITS`.
+    /// `shuffle`, `shuffle:BYTES`, `bitshuffle`, `delta` or `trunc_prec:BITS`.
     fn from_str(s: &str) -> Result<Filter> {
         let l = s.to_ascii_lowercase();
         match l.as_str() {
@@ -98,6 +105,17 @@ impl FromStr for Filter {
             "bitshuffle" => Ok(Filter::Bitshuffle),
             "delta" => Ok(Filter::Delta),
             _ => {
+                if let Some(w) = l.strip_prefix("shuffle:") {
+                    let w: u8 = w.parse().map_err(|_| {
+                        Error::InvalidArgument(format!("bad shuffle group width in {s:?}"))
+                    })?;
+                    if w == 0 {
+                        return Err(Error::InvalidArgument(format!(
+                            "shuffle group width 0 in {s:?}"
+                        )));
+                    }
+                    return Ok(Filter::ShuffleBytes(w));
+                }
                 if let Some(bits) = l.strip_prefix("trunc_prec:") {
                     let b: u8 = bits.parse().map_err(|_| {
                         Error::InvalidArgument(format!("bad trunc_prec bits in {s:?}"))
@@ -105,7 +123,7 @@ impl FromStr for Filter {
                     return Ok(Filter::TruncPrec(b));
                 }
                 Err(Error::InvalidArgument(format!(
-                    "unknown filter {s:?} (writable: shuffle, bitshuffle, delta, trunc_prec:BITS)"
+                    "unknown filter {s:?} (writable: shuffle, shuffle:BYTES, bitshuffle, delta, trunc_prec:BITS)"
                 )))
             }
         }
@@ -320,7 +338,10 @@ impl ArrayBuilder {
         if self.clevel > 9 {
             return bad(format!("clevel {} (0 to 9)", self.clevel));
         }
-        let filters = self.filters.clone().unwrap_or(vec![Filter::Shuffle]);
+        let filters = self
+            .filters
+            .clone()
+            .unwrap_or(vec![default_filter(&self.dtype)]);
         if filters.len() > 6 {
             return bad(format!("{} filters, at most 6", filters.len()));
         }
@@ -346,12 +367,31 @@ impl ArrayBuilder {
         let mut fslots = [0u8; 6];
         let mut fmeta = [0u8; 6];
         if self.filters.is_none() {
-            fslots[5] = 1; // python-blosc2's default layout: [0, 0, 0, 0, 0, SHUFFLE]
+            // python-blosc2's default layout: [0, 0, 0, 0, 0, SHUFFLE]
+            (fslots[5], fmeta[5]) = filters[0].id_meta();
         } else {
             for (i, f) in filters.iter().enumerate() {
                 (fslots[i], fmeta[i]) = f.id_meta();
             }
         }
+        // A byte-group shuffle c-blosc2 2.15 would do by item size instead: done in Rust,
+        // C compresses with no filters, and the chunk header gets the SHUFFLE slot back.
+        let mut rust_shuffle = None;
+        for (slot, (&id, &m)) in fslots.iter().zip(&fmeta).enumerate() {
+            let cts = if itemsize > 255 { 1 } else { itemsize };
+            if id == 1 && m != 0 && usize::from(m) != cts {
+                if filters.len() != 1 {
+                    return bad(format!(
+                        "shuffle:{m} (groups other than the {itemsize}-byte item) must be the only filter"
+                    ));
+                }
+                rust_shuffle = Some(RustShuffle {
+                    slot,
+                    width: usize::from(m),
+                });
+            }
+        }
+
         let shape_i: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
         let chunks_i: Vec<i32> = chunks.iter().map(|&s| s as i32).collect();
         let blocks_i: Vec<i32> = blocks.iter().map(|&s| s as i32).collect();
@@ -381,6 +421,7 @@ impl ArrayBuilder {
             params,
             meta_bytes,
             format: self.format,
+            rust_shuffle,
         })
     }
 
@@ -473,6 +514,40 @@ struct Plan {
     params: CompressParams,
     meta_bytes: Vec<u8>,
     format: Format,
+    rust_shuffle: Option<RustShuffle>,
+}
+
+impl Plan {
+    /// Parameters for the compression contexts, with `nthreads` block threads: the frame's
+    /// parameters, minus a filter done in Rust.
+    fn cctx_params(&self, nthreads: usize) -> CompressParams {
+        let mut p = self.params.clone();
+        p.nthreads = nthreads.clamp(1, i16::MAX as usize) as i16;
+        if self.rust_shuffle.is_some() {
+            p.filters = [0; 6];
+            p.filters_meta = [0; 6];
+        }
+        p
+    }
+}
+
+/// A SHUFFLE with a byte-group width other than the item size, applied in Rust before C
+/// compresses each chunk (C's SHUFFLE ignores the width).
+#[derive(Debug, Clone, Copy)]
+struct RustShuffle {
+    /// The filter slot recorded in the chunk headers.
+    slot: usize,
+    /// Group width in bytes.
+    width: usize,
+}
+
+/// The filter python-blosc2 4.x uses by default for a dtype: SHUFFLE in 4-byte groups for
+/// `U` strings (one code point per group), plain SHUFFLE otherwise.
+fn default_filter(dtype: &Dtype) -> Filter {
+    match dtype {
+        Dtype::Unicode { .. } => Filter::ShuffleBytes(4),
+        _ => Filter::Shuffle,
+    }
 }
 
 /// A temporary target in a private directory next to the destination, renamed into place on
@@ -628,6 +703,9 @@ pub struct Writer {
 struct Packer {
     cctx: Cctx,
     chunk: Vec<u8>,
+    /// Byte-group shuffle done in Rust, if any, and its output buffer.
+    rust_shuffle: Option<RustShuffle>,
+    shuffled: Vec<u8>,
 }
 
 impl Writer {
@@ -683,11 +761,12 @@ impl Writer {
             )));
         }
         if self.packer.is_none() {
-            let mut params = self.plan.params.clone();
-            params.nthreads = self.threads.min(i16::MAX as usize) as i16;
+            let params = self.plan.cctx_params(self.threads);
             self.packer = Some(Packer {
                 cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
                 chunk: Vec::new(),
+                rust_shuffle: self.plan.rust_shuffle,
+                shuffled: Vec::new(),
             });
         }
         let p = self.packer.as_mut().expect("set above");
@@ -759,8 +838,7 @@ impl Writer {
             (k * per_row, per_row, start, shape)
         };
         let outer = (count as usize).min(self.threads).max(1);
-        let mut params = self.plan.params.clone();
-        params.nthreads = (self.threads / outer).max(1) as i16;
+        let params = self.plan.cctx_params((self.threads / outer).max(1));
         if outer > 1 && self.pool.is_none() {
             self.pool = Some(
                 rayon::ThreadPoolBuilder::new()
@@ -775,6 +853,7 @@ impl Writer {
             self.spare_threads = params.nthreads;
         }
         let g = &self.plan.geom;
+        let rust_shuffle = self.plan.rust_shuffle;
         let spare = &self.spare;
         // One compression context and gather buffer per worker, reused across slabs.
         let pack = |idx: u64| -> Result<Vec<u8>> {
@@ -784,6 +863,8 @@ impl Writer {
                 None => Packer {
                     cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
                     chunk: Vec::new(),
+                    rust_shuffle,
+                    shuffled: Vec::new(),
                 },
             };
             let r = pack_chunk(g, &mut p, idx, slab, &start, &shape);
@@ -869,15 +950,37 @@ fn pack_chunk(
     g.copy_box_to_chunk(idx, src, &mut p.chunk, start, shape)
         .map_err(Error::InvalidArgument)?;
     let mut out = Vec::new();
-    let r = if p.chunk.iter().all(|&b| b == 0) {
-        p.cctx.zeros_chunk(chunk_bytes, &mut out)
-    } else {
-        p.cctx.compress(&p.chunk, &mut out)
-    };
-    r.map_err(|code| Error::Blosc {
+    let blosc = |code| Error::Blosc {
         context: format!("compressing chunk {idx}"),
         code,
-    })?;
+    };
+    if p.chunk.iter().all(|&b| b == 0) {
+        p.cctx.zeros_chunk(chunk_bytes, &mut out).map_err(blosc)?;
+        return Ok(out);
+    }
+    let Some(rs) = p.rust_shuffle else {
+        p.cctx.compress(&p.chunk, &mut out).map_err(blosc)?;
+        return Ok(out);
+    };
+    // Shuffle each block (the padded chunk is whole blocks), compress with no filters, and
+    // record the SHUFFLE in the header. A chunk C stores uncompressed (memcpyed) keeps its
+    // data unfiltered instead: readers ignore the filters of such chunks.
+    p.shuffled.resize(chunk_bytes, 0);
+    for (b, s) in p
+        .chunk
+        .chunks(g.block_bytes())
+        .zip(p.shuffled.chunks_mut(g.block_bytes()))
+    {
+        crate::kernels::shuffle_into(b, s, rs.width);
+    }
+    p.cctx.compress(&p.shuffled, &mut out).map_err(blosc)?;
+    let extended = out.len() >= 32 && out[2] & 0x05 == 0x05;
+    if !extended || out[2] & 0x02 != 0 {
+        p.cctx.compress(&p.chunk, &mut out).map_err(blosc)?;
+        return Ok(out);
+    }
+    out[16 + rs.slot] = 1;
+    out[24 + rs.slot] = rs.width as u8;
     Ok(out)
 }
 

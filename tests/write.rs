@@ -139,6 +139,14 @@ fn round_trip_every_fixture_dtype_and_shape() {
                 "{name}"
             );
         }
+        if matches!(src.dtype(), Dtype::Unicode { .. }) {
+            // python-blosc2's default for strings: SHUFFLE in 4-byte groups.
+            assert_eq!(
+                a.filter_slots(),
+                ([0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 4]),
+                "{name}"
+            );
+        }
         out.record(&format!("w_{name}"), &a, &raw, hex(&want));
         // In memory: the same bytes.
         let mem = b.write_bytes(Target::Memory, &raw).unwrap().unwrap();
@@ -234,6 +242,7 @@ fn geometry_codecs_filters_and_sparse() {
                         Filter::Bitshuffle => "bitshuffle",
                         Filter::Delta => "delta",
                         Filter::TruncPrec(_) => "trunc_prec",
+                        Filter::ShuffleBytes(_) => "shuffle",
                     })
                     .collect();
                 assert_eq!(names, want);
@@ -251,6 +260,129 @@ fn geometry_codecs_filters_and_sparse() {
         }
     }
     out.save("written-geometry.json");
+}
+
+#[test]
+fn byte_group_shuffle_as_python_writes_it() {
+    // SHUFFLE with a group width other than the item size is done in Rust (c-blosc2 2.15
+    // shuffles by item size); python-blosc2 must read the same values back.
+    let mut out = Out::new();
+    let mut x = 0x9e3779b97f4a7c15u64;
+    let mut noise = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    };
+    let text: Vec<u8> = (0..5000u32)
+        .flat_map(|i| {
+            let s = format!("id-{:05}", i * 7);
+            let mut b: Vec<u8> = s.chars().flat_map(|c| (c as u32).to_le_bytes()).collect();
+            b.resize(7 * 4, 0);
+            b
+        })
+        .collect();
+    let ramp: Vec<u8> = (0..3000u64).flat_map(|i| (i * 3).to_le_bytes()).collect();
+    let small: Vec<u8> = (0..4000u16).flat_map(|i| (i / 3).to_le_bytes()).collect();
+    type Case<'a> = (&'a str, &'a str, Vec<u8>, Option<Filter>, bool);
+    let cases: Vec<Case> = vec![
+        // (name, dtype, data, filter (None = default), sparse)
+        ("bs_u7_default", "<U7", text.clone(), None, false),
+        (
+            "bs_u7_sparse",
+            "<U7",
+            text,
+            Some(Filter::ShuffleBytes(4)),
+            true,
+        ),
+        (
+            "bs_f8_by2",
+            "<u8",
+            ramp,
+            Some(Filter::ShuffleBytes(2)),
+            false,
+        ),
+        (
+            "bs_u2_by8",
+            "<u2",
+            small,
+            Some(Filter::ShuffleBytes(8)),
+            false,
+        ),
+        // Incompressible: c-blosc2 stores chunks uncompressed, unfiltered.
+        (
+            "bs_noise_by2",
+            "<u4",
+            noise(40000),
+            Some(Filter::ShuffleBytes(2)),
+            false,
+        ),
+        // Width equal to the item size: plain c-blosc2 shuffle, meta recorded.
+        (
+            "bs_u4_by4",
+            "<u4",
+            noise(400),
+            Some(Filter::ShuffleBytes(4)),
+            false,
+        ),
+    ];
+    for (name, dt, data, filter, sparse) in cases {
+        let dtype = Dtype::parse(dt).unwrap();
+        let n = (data.len() / dtype.itemsize()) as u64;
+        let path = out.dir.join(format!("{name}.b2nd"));
+        let _ = std::fs::remove_dir_all(&path);
+        let _ = std::fs::remove_file(&path);
+        let mut b = ArrayBuilder::new(&[n], dtype.clone())
+            .chunks(&[n.div_ceil(3)])
+            .blocks(&[n.div_ceil(3).div_ceil(4)])
+            .threads(2);
+        if let Some(f) = filter {
+            b = b.filters(&[f]);
+        }
+        let t = if sparse {
+            Target::Sparse(path.clone())
+        } else {
+            Target::File(path.clone())
+        };
+        b.write_bytes(t, &data)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let a = Array::open(&path).unwrap();
+        assert_eq!(a.read_bytes().unwrap(), data, "{name}");
+        // The default sits in python-blosc2's slot 5; explicit filters fill slots from 0.
+        let want = match filter {
+            None => ([0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 4]),
+            Some(Filter::ShuffleBytes(w)) => ([1, 0, 0, 0, 0, 0], [w, 0, 0, 0, 0, 0]),
+            Some(_) => unreachable!(),
+        };
+        assert_eq!(a.filter_slots(), want, "{name}");
+        let m = a.metalayer();
+        let mb = b2nd::meta::encode(
+            Format::B2nd,
+            &m.shape,
+            &m.chunks,
+            &m.blocks,
+            m.dtype.as_deref(),
+        );
+        out.record(name, &a, &data, hex(&mb));
+    }
+    // Done in Rust, it cannot be combined with other filters.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.b2nd");
+    assert!(ArrayBuilder::for_type::<f64>(&[10])
+        .filters(&[Filter::ShuffleBytes(2), Filter::Bitshuffle])
+        .write(Target::File(p.clone()), &[0.5; 10])
+        .is_err());
+    assert!(!p.exists());
+    assert_eq!(
+        "shuffle:4".parse::<Filter>().unwrap(),
+        Filter::ShuffleBytes(4)
+    );
+    assert!("shuffle:0".parse::<Filter>().is_err());
+    out.save("written-shuffle.json");
 }
 
 #[test]

@@ -40,8 +40,9 @@ enum Cmd {
         /// Compression level 0-9.
         #[arg(long, default_value_t = 5)]
         clevel: u32,
-        /// Filters in pipeline order, comma separated (shuffle, bitshuffle, delta,
-        /// trunc_prec:BITS), or `none`. Default: shuffle.
+        /// Filters in pipeline order, comma separated (shuffle, shuffle:BYTES, bitshuffle,
+        /// delta, trunc_prec:BITS), or `none`. Default: shuffle (shuffle:4 for `U` strings,
+        /// as python-blosc2).
         #[arg(long)]
         filters: Option<String>,
         /// Write a sparse frame (a directory).
