@@ -197,7 +197,7 @@ def main():
                      fmt(r.get("slice_us"), 1), fmt(p.get("slice_us"), 1),
                      fmt(ratio(r.get("slice_us"), p.get("slice_us")), 1)])
     out.append("### Small slice: 10 items from the middle (µs, best of many)\n\n" + table(
-        ["file", "start", "b2nd `read_box_bytes_into`", "python `arr[...]`",
+        ["file", "start", "b2nd `read_slice_bytes_into`", "python `arr[...]`",
          "b2nd time / python time"], rows) + "\n")
 
     rows = []

@@ -34,7 +34,12 @@ pub struct Array {
     /// Slice-reading workers kept between calls (decoders and buffers), so that small
     /// slices do not pay for new contexts and freshly faulted chunk buffers each time.
     pub(crate) slice_workers: std::sync::Mutex<Vec<crate::slice::Worker>>,
+    /// The same for whole-array and box reads.
+    pub(crate) read_workers: std::sync::Mutex<Vec<crate::read::Worker>>,
 }
+
+/// Largest decoded chunk whose buffer an [`Array`] keeps between reads (per worker).
+pub(crate) const KEPT_CHUNK_BUFFER_MAX: usize = 64 << 20;
 
 impl std::fmt::Debug for Array {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -201,6 +206,7 @@ impl Array {
             threads: default_threads(),
             pool: OnceLock::new(),
             slice_workers: Default::default(),
+            read_workers: Default::default(),
         })
     }
 

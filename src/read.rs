@@ -17,9 +17,11 @@ use crate::geometry::unravel;
 /// Outputs at least this large are backed by transparent huge pages when the kernel allows.
 const HUGE_PAGE_MIN: usize = 8 << 20;
 
-/// Per-worker buffers.
-struct Worker {
+/// Per-worker decoder and buffers.
+pub(crate) struct Worker {
     decoder: Decoder,
+    /// Block-level threads of the decoder's context.
+    inner: usize,
     compressed: crate::ffi::ChunkBytes,
     decoded: Vec<u8>,
 }
@@ -28,6 +30,7 @@ impl Worker {
     fn new(inner_threads: usize) -> Worker {
         Worker {
             decoder: Decoder::new(inner_threads),
+            inner: inner_threads,
             compressed: Default::default(),
             decoded: Vec::new(),
         }
@@ -209,28 +212,50 @@ impl Array {
         let outer = slabs.len().min(self.threads).max(1);
         let inner = (self.threads / outer).max(1);
         let run = |w: &mut Worker, slab: Slab<'_>| self.fill_slab(w, slab);
-        match self.pool() {
-            Some(pool) if outer > 1 => {
-                // One decoder and scratch buffer per worker, reused across slabs.
-                let spare: std::sync::Mutex<Vec<Worker>> = std::sync::Mutex::new(Vec::new());
-                pool.install(|| {
-                    slabs.into_par_iter().with_max_len(1).try_for_each(|slab| {
-                        let mut w = spare
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .pop()
-                            .unwrap_or_else(|| Worker::new(inner));
-                        let r = run(&mut w, slab);
-                        spare.lock().unwrap_or_else(|e| e.into_inner()).push(w);
-                        r
-                    })
+        // Workers (decoders and chunk buffers) kept by the array from earlier reads with the
+        // same thread split, so that reading an array part by part does not rebuild them.
+        let lock = || self.read_workers.lock().unwrap_or_else(|e| e.into_inner());
+        let kept: Vec<Worker> = std::mem::take(&mut *lock())
+            .into_iter()
+            .filter(|w| w.inner == inner)
+            .collect();
+        let spare = std::sync::Mutex::new(kept);
+        let take = || {
+            spare
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .pop()
+                .unwrap_or_else(|| Worker::new(inner))
+        };
+        let give = |w: Worker| spare.lock().unwrap_or_else(|e| e.into_inner()).push(w);
+        let result = match self.pool() {
+            Some(pool) if outer > 1 => pool.install(|| {
+                slabs.into_par_iter().with_max_len(1).try_for_each(|slab| {
+                    let mut w = take();
+                    let r = run(&mut w, slab);
+                    give(w);
+                    r
                 })
-            }
+            }),
             _ => {
-                let mut w = Worker::new(inner);
-                slabs.into_iter().try_for_each(|s| run(&mut w, s))
+                let mut w = take();
+                let r = slabs.into_iter().try_for_each(|s| run(&mut w, s));
+                give(w);
+                r
+            }
+        };
+        let mut back = spare.into_inner().unwrap_or_else(|e| e.into_inner());
+        if g.chunk_bytes() > crate::array::KEPT_CHUNK_BUFFER_MAX {
+            for w in &mut back {
+                w.decoded = Vec::new();
+                w.compressed = Default::default();
             }
         }
+        let mut kept = lock();
+        if kept.len() < back.len() {
+            *kept = back;
+        }
+        result
     }
 
     /// Decode every chunk intersecting the slab and copy its data into it.

@@ -425,9 +425,6 @@ impl Worker {
     }
 }
 
-/// Largest decoded chunk whose buffer an [`Array`] keeps between slice reads (per worker).
-const KEPT_CHUNK_BUFFER_MAX: usize = 64 << 20;
-
 /// At least `n` workers with `inner` block-level threads each, reusing those in `workers`.
 fn workers_for(workers: &mut Vec<Worker>, n: usize, inner: usize) -> &mut [Worker] {
     for w in workers.iter_mut().take(n) {
@@ -607,7 +604,7 @@ impl Array {
         let mut workers = std::mem::take(&mut *lock());
         let result = self.fill_box(sel, b, &mut workers);
         // Keep decoded-chunk buffers only while they are modest.
-        if self.geom.chunk_bytes() > KEPT_CHUNK_BUFFER_MAX {
+        if self.geom.chunk_bytes() > crate::array::KEPT_CHUNK_BUFFER_MAX {
             for w in &mut workers {
                 w.decoded = Vec::new();
                 w.compressed = Default::default();
@@ -982,7 +979,7 @@ impl<'a> SliceSlabs<'a> {
         let Some(d) = self.dim else {
             // At most one position per dimension: a single part.
             self.done = true;
-            buf.resize(self.array.sel_bytes(sel)?, 0);
+            fit(buf, self.array.sel_bytes(sel)?);
             let b = SelBox {
                 out: buf.as_mut_slice(),
                 lo: vec![0; nd],
@@ -1015,7 +1012,7 @@ impl<'a> SliceSlabs<'a> {
         lo[d] = self.k;
         len[d] = end - self.k;
         let items: u64 = len.iter().product();
-        buf.resize(items as usize * self.array.itemsize(), 0);
+        fit(buf, items as usize * self.array.itemsize());
         let b = SelBox {
             out: buf.as_mut_slice(),
             lo,
@@ -1041,6 +1038,17 @@ impl<'a> SliceSlabs<'a> {
             }
         }
         Ok(true)
+    }
+}
+
+/// Make `buf` `n` bytes long. A buffer that must grow is allocated afresh, zeroed by the
+/// allocator rather than written: its pages are first touched by the decoders, after the
+/// reader asked for huge pages.
+fn fit(buf: &mut Vec<u8>, n: usize) {
+    if buf.capacity() < n {
+        *buf = vec![0; n];
+    } else {
+        buf.resize(n, 0);
     }
 }
 
