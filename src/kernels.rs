@@ -32,6 +32,23 @@ pub(crate) fn shuffle_into(src: &[u8], dst: &mut [u8], w: usize) {
         dst[..len].copy_from_slice(&src[..len]);
         return;
     }
+    let done = simd::shuffle(&src[..n * w], &mut dst[..n * w], w, n);
+    if done < n {
+        shuffle_rest(src, dst, w, n, done);
+    }
+    dst[n * w..len].copy_from_slice(&src[n * w..len]);
+}
+
+/// Scalar [`shuffle_into`] body for items `from..n`.
+fn shuffle_rest(src: &[u8], dst: &mut [u8], w: usize, n: usize, from: usize) {
+    if from > 0 {
+        for (j, stream) in dst[..n * w].chunks_exact_mut(n).enumerate() {
+            for (i, b) in stream.iter_mut().enumerate().skip(from) {
+                *b = src[i * w + j];
+            }
+        }
+        return;
+    }
     match w {
         2 => shuffle_const::<2>(src, dst, n),
         4 => shuffle_const::<4>(src, dst, n),
@@ -45,7 +62,6 @@ pub(crate) fn shuffle_into(src: &[u8], dst: &mut [u8], w: usize) {
             }
         }
     }
-    dst[n * w..len].copy_from_slice(&src[n * w..len]);
 }
 
 /// [`shuffle_into`] for a compile-time width.
@@ -198,6 +214,28 @@ mod simd {
         body
     }
 
+    /// Forward shuffle of 16 items at a time for width 4; returns the items done.
+    ///
+    /// Reading 16 four-byte items as four 16-byte rows and interleaving them as if they were
+    /// streams moves byte `x` of the 64 to position `rotl2(x)` (6-bit index); twice, to
+    /// `rotl4(x) = rotr2(x)`, which sends byte `b` of item `t` (`x = 4t + b`) to `16b + t`:
+    /// row `b` then holds byte `b` of the 16 items, i.e. 16 bytes of stream `b`.
+    pub(super) fn shuffle(src: &[u8], dst: &mut [u8], w: usize, n: usize) -> usize {
+        if w != 4 {
+            return 0;
+        }
+        let body = n / 16 * 16;
+        for (k, items) in src[..body * 4].chunks_exact(64).enumerate() {
+            let rows = std::array::from_fn(|r| load(&items[16 * r..]));
+            let v = interleave4(interleave4(rows));
+            for (b, x) in v.into_iter().enumerate() {
+                let at = b * n + 16 * k;
+                store_unaligned_m128i((&mut dst[at..at + 16]).try_into().expect("16 bytes"), x);
+            }
+        }
+        body
+    }
+
     /// In-place running byte sum over whole 16-byte pieces of `stream`; returns the bytes done
     /// and the running sum so far.
     pub(super) fn prefix_sum(stream: &mut [u8]) -> (usize, u8) {
@@ -226,6 +264,9 @@ mod simd {
     target_feature = "sse2"
 )))]
 mod simd {
+    pub(super) fn shuffle(_src: &[u8], _dst: &mut [u8], _w: usize, _n: usize) -> usize {
+        0
+    }
     pub(super) fn unshuffle(_src: &[u8], _dst: &mut [u8], _w: usize, _n: usize) -> usize {
         0
     }
@@ -280,7 +321,7 @@ mod tests {
     #[test]
     fn shuffle_inverts_unshuffle() {
         for w in [1, 2, 3, 4, 8, 16, 64] {
-            for len in [0, 1, 7, 64, 1000, 4099] {
+            for len in [0, 1, 7, 64, 65, 128, 1000, 4099, 4160] {
                 let src = bytes(len, (w * 31 + len) as u64);
                 let mut shuffled = vec![0; len];
                 shuffle_into(&src, &mut shuffled, w);

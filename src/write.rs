@@ -945,29 +945,36 @@ fn pack_chunk(
     shape: &[u64],
 ) -> Result<Vec<u8>> {
     let chunk_bytes = g.chunk_bytes();
-    p.chunk.clear();
-    p.chunk.resize(chunk_bytes, 0);
-    g.copy_box_to_chunk(idx, src, &mut p.chunk, start, shape)
-        .map_err(Error::InvalidArgument)?;
+    // A chunk whose bytes are one run of the source (no padding, blocks in C order) is
+    // compressed from there; otherwise it is gathered into the padded chunk layout.
+    let data: &[u8] = match g.direct_range(idx, start, shape) {
+        Some(r) if r.len() == chunk_bytes && r.end <= src.len() => &src[r],
+        _ => {
+            p.chunk.clear();
+            p.chunk.resize(chunk_bytes, 0);
+            g.copy_box_to_chunk(idx, src, &mut p.chunk, start, shape)
+                .map_err(Error::InvalidArgument)?;
+            &p.chunk
+        }
+    };
     let mut out = Vec::new();
     let blosc = |code| Error::Blosc {
         context: format!("compressing chunk {idx}"),
         code,
     };
-    if p.chunk.iter().all(|&b| b == 0) {
+    if data.iter().all(|&b| b == 0) {
         p.cctx.zeros_chunk(chunk_bytes, &mut out).map_err(blosc)?;
         return Ok(out);
     }
     let Some(rs) = p.rust_shuffle else {
-        p.cctx.compress(&p.chunk, &mut out).map_err(blosc)?;
+        p.cctx.compress(data, &mut out).map_err(blosc)?;
         return Ok(out);
     };
     // Shuffle each block (the padded chunk is whole blocks), compress with no filters, and
     // record the SHUFFLE in the header. A chunk C stores uncompressed (memcpyed) keeps its
     // data unfiltered instead: readers ignore the filters of such chunks.
     p.shuffled.resize(chunk_bytes, 0);
-    for (b, s) in p
-        .chunk
+    for (b, s) in data
         .chunks(g.block_bytes())
         .zip(p.shuffled.chunks_mut(g.block_bytes()))
     {
@@ -976,7 +983,7 @@ fn pack_chunk(
     p.cctx.compress(&p.shuffled, &mut out).map_err(blosc)?;
     let extended = out.len() >= 32 && out[2] & 0x05 == 0x05;
     if !extended || out[2] & 0x02 != 0 {
-        p.cctx.compress(&p.chunk, &mut out).map_err(blosc)?;
+        p.cctx.compress(data, &mut out).map_err(blosc)?;
         return Ok(out);
     }
     out[16 + rs.slot] = 1;
