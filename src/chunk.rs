@@ -447,6 +447,57 @@ impl Decoder {
         }
     }
 
+    /// Decode chunk `src` into `dst` one Blosc block at a time, handing each decoded block to
+    /// `each(j, block_bytes)` while it is still in cache; only the blocks `touched` flags are
+    /// decoded. Used for chunks that are scattered into the output rather than decoded in
+    /// place: the scatter then reads cache-hot blocks instead of the whole decoded chunk.
+    ///
+    /// Returns `None` (nothing decoded) when block by block does not apply: a context with
+    /// block threads, blocks under 64 KiB, a single block, or a chunk a mask cannot select
+    /// blocks of (special, uncompressed, DELTA). The caller then decodes the chunk whole.
+    pub(crate) fn decode_by_block(
+        &mut self,
+        src: &mut [u8],
+        dst: &mut [u8],
+        typesize: usize,
+        block_bytes: usize,
+        touched: &[bool],
+        mut each: impl FnMut(usize, &[u8]) -> Result<(), String>,
+    ) -> Option<Result<(), ChunkError>> {
+        let nblocks = touched.len();
+        if self.nthreads != 1 || block_bytes < (64 << 10) || nblocks < 2 {
+            return None;
+        }
+        let h = ChunkHeader::parse(src).ok()?;
+        if !h.maskable(nblocks, block_bytes) || h.memcpyed() || h.has_delta() {
+            return None;
+        }
+        let mut one = vec![false; nblocks];
+        for j in (0..nblocks).filter(|&j| touched[j]) {
+            one[j] = true;
+            let mask = BlockMask {
+                wanted: &one,
+                block_bytes,
+            };
+            match self.decode_blocks(src, dst, typesize, Some(mask)) {
+                Ok(Decoded::Data) => {}
+                // Maskable chunks are never special.
+                Ok(Decoded::Zeros) => {
+                    return Some(Err(ChunkError::Corrupt(
+                        "inconsistent special chunk".into(),
+                    )))
+                }
+                Err(e) => return Some(Err(e)),
+            }
+            one[j] = false;
+            let block = &dst[j * block_bytes..((j + 1) * block_bytes).min(dst.len())];
+            if let Err(e) = each(j, block) {
+                return Some(Err(ChunkError::Corrupt(e)));
+            }
+        }
+        Some(Ok(()))
+    }
+
     /// Build `self.maskout` for `mask` if it applies to the chunk with header `h` (already
     /// planned); `false` when the chunk must be decoded whole.
     fn set_maskout(&mut self, h: &ChunkHeader, mask: BlockMask<'_>) -> bool {

@@ -284,6 +284,23 @@ impl Geometry {
         })
     }
 
+    /// The runs [`Geometry::copy_chunk_to_box`] copies, appended to `runs` as
+    /// `(offset in the decoded chunk, offset in the box buffer, bytes)`, grouped by block in
+    /// block order (a run never spans two blocks). `box_bytes` is the box buffer's length.
+    pub(crate) fn chunk_runs(
+        &self,
+        idx: u64,
+        box_start: &[u64],
+        box_shape: &[u64],
+        box_bytes: usize,
+        runs: &mut Vec<(usize, usize, usize)>,
+    ) -> Result<(), String> {
+        self.for_each_run(idx, box_start, box_shape, box_bytes, |s, d, n| {
+            runs.push((s, d, n));
+            Ok(())
+        })
+    }
+
     /// When decoded chunk `idx` is, byte for byte, one contiguous run of the box's C-order
     /// buffer, that run's byte range: the chunk can then be decoded straight into the output.
     ///

@@ -24,6 +24,9 @@ pub(crate) struct Worker {
     inner: usize,
     compressed: crate::ffi::ChunkBytes,
     decoded: Vec<u8>,
+    /// The current chunk's copy runs and the blocks they touch (scattered chunks).
+    runs: Vec<(usize, usize, usize)>,
+    touched: Vec<bool>,
 }
 
 impl Worker {
@@ -33,6 +36,8 @@ impl Worker {
             inner: inner_threads,
             compressed: Default::default(),
             decoded: Vec::new(),
+            runs: Vec::new(),
+            touched: Vec::new(),
         }
     }
 }
@@ -311,6 +316,48 @@ impl Array {
             };
         }
         w.decoded.resize(g.chunk_bytes(), 0);
+        let geometry_error = |reason: String| Error::Chunk {
+            source_name: self.frame.source.clone(),
+            chunk: idx as i64,
+            reason,
+        };
+        // Block by block: each block is copied out while it is in cache.
+        let bb = g.block_bytes();
+        w.runs.clear();
+        g.chunk_runs(idx, start, shape, out.len(), &mut w.runs)
+            .map_err(geometry_error)?;
+        w.touched.clear();
+        w.touched.resize(g.chunk_bytes() / bb.max(1), false);
+        for &(s, _, _) in &w.runs {
+            if let Some(t) = w.touched.get_mut(s / bb.max(1)) {
+                *t = true;
+            }
+        }
+        let runs = &w.runs;
+        let mut k = 0;
+        let by_block = w.decoder.decode_by_block(
+            &mut w.compressed,
+            &mut w.decoded,
+            g.itemsize(),
+            bb,
+            &w.touched,
+            |j, block| {
+                // Runs come grouped by block, in block order.
+                let base = j * bb;
+                while let Some(&(s, d, n)) = runs.get(k).filter(|r| r.0 < base + bb) {
+                    let from = s
+                        .checked_sub(base)
+                        .and_then(|o| block.get(o..o + n))
+                        .ok_or("copy runs out of block order")?;
+                    out[d..d + n].copy_from_slice(from);
+                    k += 1;
+                }
+                Ok(())
+            },
+        );
+        if let Some(r) = by_block {
+            return r.map_err(|e| self.chunk_error(idx, e));
+        }
         let kind = w
             .decoder
             .decode(&mut w.compressed, &mut w.decoded, g.itemsize())
