@@ -29,8 +29,8 @@
 //! - `slice`: `read_slice_bytes_into` of 10 items in the middle of the last dimension (other
 //!   indices at their middle), array open, best of `--slice-reps`, microseconds;
 //! - `write`: `ArrayBuilder` with the file's dtype, chunks, blocks, codec, clevel and filters
-//!   (BYTEDELTA cannot be encoded by the writer: shuffle only; SHUFFLE's byte-group meta cannot
-//!   be set: meta 0), `threads(T)`, to a file next to the input, deleted after each repetition;
+//!   (byte-group SHUFFLE and BYTEDELTA included, encoded in Rust), `threads(T)`, to a file
+//!   next to the input, deleted after each repetition;
 //! - `to-npy`: wall time of `b2nd to-npy FILE OUT --threads T` run as a child process, with OUT
 //!   `/dev/null`, `-` (stdout, itself /dev/null), a file in `/dev/shm` (tmpfs) and a file next
 //!   to the input (disk; the tool fsyncs it). `/dev/null` and `-` are used only if a probe on a
@@ -349,7 +349,7 @@ fn writer_filters(a: &Array) -> (Option<Vec<Filter>>, String) {
             2 => fs.push(Filter::Bitshuffle),
             3 => fs.push(Filter::Delta),
             4 => fs.push(Filter::TruncPrec(m)),
-            BYTEDELTA => notes.push("bytedelta dropped (writer cannot encode it)".into()),
+            BYTEDELTA => fs.push(Filter::Bytedelta),
             other => notes.push(format!("filter {other} dropped")),
         }
     }

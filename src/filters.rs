@@ -364,6 +364,83 @@ impl Pipeline {
     }
 }
 
+/// A pipeline of SHUFFLE (any group width) and BYTEDELTA steps applied in Rust when
+/// writing: the linked c-blosc2 2.15 encodes neither as c-blosc2 3.x defines them (it shuffles
+/// by item size, and has no BYTEDELTA of its own), so C compresses the result with no
+/// filters and the chunk header gets the pipeline back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ForwardPipeline {
+    /// Steps in slot (encoding) order.
+    steps: Vec<Step>,
+}
+
+impl ForwardPipeline {
+    /// The pipeline for these filter slots, or `None` when c-blosc2 2.15 encodes them as
+    /// 3.x does (nothing for Rust to do). An error names a filter that would need Rust
+    /// but cannot be combined here (only SHUFFLE and BYTEDELTA are encoded in Rust).
+    pub(crate) fn new(
+        filters: &[u8; 6],
+        meta: &[u8; 6],
+        typesize: usize,
+    ) -> Result<Option<ForwardPipeline>, UnfilterError> {
+        let cts = c_typesize(typesize.max(1));
+        let needs_rust = (0..NSLOTS).any(|slot| match filters[slot] {
+            SHUFFLE => meta[slot] != 0 && usize::from(meta[slot]) != cts,
+            BYTEDELTA => true,
+            _ => false,
+        });
+        if !needs_rust {
+            return Ok(None);
+        }
+        let mut steps = Vec::new();
+        for slot in 0..NSLOTS {
+            let m = meta[slot];
+            match filters[slot] {
+                NOFILTER => {}
+                SHUFFLE => steps.push(Step::Shuffle(shuffle_width(m, cts))),
+                BYTEDELTA => steps.push(Step::Bytedelta(bytedelta_streams(m, typesize))),
+                id => return Err(UnfilterError::Unsupported { id, meta: m }),
+            }
+        }
+        Ok(Some(ForwardPipeline { steps }))
+    }
+
+    /// Encode one block from `src` into `dst` (same length); `scratch` is working memory.
+    pub(crate) fn apply_block(&self, src: &[u8], dst: &mut [u8], scratch: &mut Vec<u8>) {
+        scratch.clear();
+        scratch.resize(src.len(), 0);
+        // Where the data is: 0 = src (read-only), 1 = dst, 2 = scratch.
+        let mut at = 0;
+        for &step in &self.steps {
+            match step {
+                Step::Shuffle(w) => {
+                    let (from, to): (&[u8], &mut [u8]) = match at {
+                        0 => (src, &mut *dst),
+                        1 => (&*dst, &mut *scratch),
+                        _ => (&*scratch, &mut *dst),
+                    };
+                    kernels::shuffle_into(from, to, w);
+                    at = if at == 1 { 2 } else { 1 };
+                }
+                Step::Bytedelta(s) => {
+                    if at == 0 {
+                        dst.copy_from_slice(src);
+                        at = 1;
+                    }
+                    kernels::bytedelta(if at == 1 { &mut *dst } else { &mut *scratch }, s);
+                }
+                // `new` admits only the steps above.
+                Step::Bitshuffle(_) | Step::Delta(_) => unreachable!("not a forward step"),
+            }
+        }
+        match at {
+            0 => dst.copy_from_slice(src),
+            2 => dst.copy_from_slice(scratch),
+            _ => {}
+        }
+    }
+}
+
 /// Undo the filter pipeline on a chunk that C decoded with the codec only.
 ///
 /// `data` is the whole decoded chunk (its length is the chunk's nbytes), made of Blosc blocks of
@@ -1066,6 +1143,46 @@ mod tests {
                 roundtrip([DELTA, 0, 0, 0, 0, 0], [0; 6], ts, bs, &data);
             }
         }
+    }
+
+    #[test]
+    fn forward_pipeline_matches_reference_encoder() {
+        let mut rng = Rng(11);
+        let cases: [([u8; 6], [u8; 6], usize); 5] = [
+            ([0, 0, 0, 0, 0, SHUFFLE], [0, 0, 0, 0, 0, 4], 64),
+            ([SHUFFLE, BYTEDELTA, 0, 0, 0, 0], [0, 4, 0, 0, 0, 0], 4),
+            ([SHUFFLE, BYTEDELTA, 0, 0, 0, 0], [0, 8, 0, 0, 0, 0], 8),
+            ([SHUFFLE, BYTEDELTA, 0, 0, 0, 0], [2, 4, 0, 0, 0, 0], 4),
+            ([BYTEDELTA, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 0], 2),
+        ];
+        for (f, m, ts) in cases {
+            let fwd = ForwardPipeline::new(&f, &m, ts)
+                .unwrap()
+                .expect("needs Rust");
+            for (bs, len) in [(256, 1000), (64 * ts, 64 * ts * 3 + 5)] {
+                let data = rng.bytes(len);
+                let want = pipeline_fwd(&f, &m, ts, bs, &data);
+                let mut got = vec![0u8; len];
+                let mut scratch = Vec::new();
+                for (b, o) in data.chunks(bs).zip(got.chunks_mut(bs)) {
+                    fwd.apply_block(b, o, &mut scratch);
+                }
+                assert_eq!(got, want, "{f:?} {m:?} ts {ts} bs {bs}");
+                assert_eq!(undo(f, m, ts, bs, &got), data);
+            }
+        }
+        // What c-blosc2 2.15 encodes as 3.x does needs no Rust.
+        assert_eq!(
+            ForwardPipeline::new(&[0, 0, 0, 0, 0, SHUFFLE], &[0; 6], 8),
+            Ok(None)
+        );
+        assert_eq!(
+            ForwardPipeline::new(&[0, 0, 0, 0, 0, SHUFFLE], &[0, 0, 0, 0, 0, 8], 8),
+            Ok(None)
+        );
+        assert!(
+            ForwardPipeline::new(&[DELTA, BYTEDELTA, 0, 0, 0, 0], &[0, 4, 0, 0, 0, 0], 4).is_err()
+        );
     }
 
     #[test]

@@ -123,6 +123,24 @@ pub(crate) fn unbytedelta(block: &mut [u8], s: usize) {
     }
 }
 
+/// BYTEDELTA with `s` streams in place: each byte of a stream of `l = len / s` bytes becomes
+/// its difference (mod 256) from the previous byte of the stream (the first byte is kept);
+/// the trailing `len % s` bytes are left unchanged. The inverse of [`unbytedelta`].
+pub(crate) fn bytedelta(block: &mut [u8], s: usize) {
+    let l = block.len() / s.max(1);
+    if l == 0 {
+        return;
+    }
+    for stream in block[..s * l].chunks_exact_mut(l) {
+        let mut prev = 0u8;
+        for b in stream.iter_mut() {
+            let x = *b;
+            *b = x.wrapping_sub(prev);
+            prev = x;
+        }
+    }
+}
+
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
@@ -334,6 +352,23 @@ mod tests {
                         "w {w}: stream 0 holds byte 0 of each group"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn bytedelta_inverts_unbytedelta() {
+        for s in [1, 2, 4, 8] {
+            for len in [0, 3, 16, 100, 4097] {
+                let src = bytes(len, (s * 131 + len) as u64);
+                let mut b = src.clone();
+                bytedelta(&mut b, s);
+                let l = len / s;
+                if l > 1 {
+                    assert_eq!(b[1], src[1].wrapping_sub(src[0]), "s {s} len {len}");
+                }
+                unbytedelta(&mut b, s);
+                assert_eq!(b, src, "s {s} len {len}");
             }
         }
     }

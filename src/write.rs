@@ -18,6 +18,7 @@ use crate::dtype::Dtype;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::ffi::{Cctx, CompressParams, Schunk};
+use crate::filters;
 use crate::frame::Frame;
 use crate::geometry::Geometry;
 use crate::meta::{self, Format};
@@ -81,13 +82,19 @@ pub enum Filter {
     /// size the linked c-blosc2 2.15 cannot encode it, so it is done in Rust; then it must be
     /// the only filter.
     ShuffleBytes(u8),
+    /// BYTEDELTA (c-blosc2 3.x): each byte becomes its difference from the previous byte of
+    /// its byte stream, one stream per item byte; put it after a shuffle, as python-blosc2
+    /// does (`[SHUFFLE, BYTEDELTA]`). Done in Rust; combines with shuffles only.
+    Bytedelta,
 }
 
 impl Filter {
+    /// Filter id and meta; BYTEDELTA's meta (the item size) is set by the builder.
     fn id_meta(self) -> (u8, u8) {
         match self {
             Filter::Shuffle => (1, 0),
             Filter::ShuffleBytes(w) => (1, w),
+            Filter::Bytedelta => (35, 0),
             Filter::Bitshuffle => (2, 0),
             Filter::Delta => (3, 0),
             Filter::TruncPrec(bits) => (4, bits),
@@ -97,12 +104,13 @@ impl Filter {
 
 impl FromStr for Filter {
     type Err = Error;
-    /// `shuffle`, `shuffle:BYTES`, `bitshuffle`, `delta` or `trunc_prec:BITS`.
+    /// `shuffle`, `shuffle:BYTES`, `bitshuffle`, `bytedelta`, `delta` or `trunc_prec:BITS`.
     fn from_str(s: &str) -> Result<Filter> {
         let l = s.to_ascii_lowercase();
         match l.as_str() {
             "shuffle" => Ok(Filter::Shuffle),
             "bitshuffle" => Ok(Filter::Bitshuffle),
+            "bytedelta" => Ok(Filter::Bytedelta),
             "delta" => Ok(Filter::Delta),
             _ => {
                 if let Some(w) = l.strip_prefix("shuffle:") {
@@ -123,7 +131,7 @@ impl FromStr for Filter {
                     return Ok(Filter::TruncPrec(b));
                 }
                 Err(Error::InvalidArgument(format!(
-                    "unknown filter {s:?} (writable: shuffle, shuffle:BYTES, bitshuffle, delta, trunc_prec:BITS)"
+                    "unknown filter {s:?} (writable: shuffle, shuffle:BYTES, bitshuffle, bytedelta, delta, trunc_prec:BITS)"
                 )))
             }
         }
@@ -374,23 +382,22 @@ impl ArrayBuilder {
                 (fslots[i], fmeta[i]) = f.id_meta();
             }
         }
-        // A byte-group shuffle c-blosc2 2.15 would do by item size instead: done in Rust,
-        // C compresses with no filters, and the chunk header gets the SHUFFLE slot back.
-        let mut rust_shuffle = None;
-        for (slot, (&id, &m)) in fslots.iter().zip(&fmeta).enumerate() {
-            let cts = if itemsize > 255 { 1 } else { itemsize };
-            if id == 1 && m != 0 && usize::from(m) != cts {
-                if filters.len() != 1 {
-                    return bad(format!(
-                        "shuffle:{m} (groups other than the {itemsize}-byte item) must be the only filter"
-                    ));
-                }
-                rust_shuffle = Some(RustShuffle {
-                    slot,
-                    width: usize::from(m),
-                });
+        // BYTEDELTA works on one stream per item byte, as python-blosc2 writes it.
+        for (id, m) in fslots.iter().zip(fmeta.iter_mut()) {
+            if *id == 35 {
+                *m = u8::try_from(itemsize).map_err(|_| {
+                    Error::InvalidArgument("bytedelta: items over 255 bytes".into())
+                })?;
             }
         }
+        // What c-blosc2 2.15 encodes differently from 3.x (byte-group shuffles, BYTEDELTA) is
+        // done in Rust; C then compresses with no filters and the chunk headers get the
+        // pipeline back.
+        let forward = filters::ForwardPipeline::new(&fslots, &fmeta, itemsize).map_err(|e| {
+            Error::InvalidArgument(format!(
+                "{e}: shuffle:N with N other than the item size, and bytedelta, combine only with shuffles"
+            ))
+        })?;
 
         let shape_i: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
         let chunks_i: Vec<i32> = chunks.iter().map(|&s| s as i32).collect();
@@ -421,7 +428,7 @@ impl ArrayBuilder {
             params,
             meta_bytes,
             format: self.format,
-            rust_shuffle,
+            forward,
         })
     }
 
@@ -514,31 +521,28 @@ struct Plan {
     params: CompressParams,
     meta_bytes: Vec<u8>,
     format: Format,
-    rust_shuffle: Option<RustShuffle>,
+    forward: Option<filters::ForwardPipeline>,
 }
 
 impl Plan {
+    /// The Rust filters for a [`Packer`], with the filter bytes chunk headers record.
+    fn forward_state(&self) -> Option<(filters::ForwardPipeline, [u8; 6], [u8; 6])> {
+        self.forward
+            .clone()
+            .map(|f| (f, self.params.filters, self.params.filters_meta))
+    }
+
     /// Parameters for the compression contexts, with `nthreads` block threads: the frame's
     /// parameters, minus a filter done in Rust.
     fn cctx_params(&self, nthreads: usize) -> CompressParams {
         let mut p = self.params.clone();
         p.nthreads = nthreads.clamp(1, i16::MAX as usize) as i16;
-        if self.rust_shuffle.is_some() {
+        if self.forward.is_some() {
             p.filters = [0; 6];
             p.filters_meta = [0; 6];
         }
         p
     }
-}
-
-/// A SHUFFLE with a byte-group width other than the item size, applied in Rust before C
-/// compresses each chunk (C's SHUFFLE ignores the width).
-#[derive(Debug, Clone, Copy)]
-struct RustShuffle {
-    /// The filter slot recorded in the chunk headers.
-    slot: usize,
-    /// Group width in bytes.
-    width: usize,
 }
 
 /// The filter python-blosc2 4.x uses by default for a dtype: SHUFFLE in 4-byte groups for
@@ -703,9 +707,11 @@ pub struct Writer {
 struct Packer {
     cctx: Cctx,
     chunk: Vec<u8>,
-    /// Byte-group shuffle done in Rust, if any, and its output buffer.
-    rust_shuffle: Option<RustShuffle>,
-    shuffled: Vec<u8>,
+    /// Filters done in Rust, if any (with the header bytes to record), their output and
+    /// working memory.
+    forward: Option<(filters::ForwardPipeline, [u8; 6], [u8; 6])>,
+    filtered: Vec<u8>,
+    scratch: Vec<u8>,
 }
 
 impl Writer {
@@ -765,8 +771,9 @@ impl Writer {
             self.packer = Some(Packer {
                 cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
                 chunk: Vec::new(),
-                rust_shuffle: self.plan.rust_shuffle,
-                shuffled: Vec::new(),
+                forward: self.plan.forward_state(),
+                filtered: Vec::new(),
+                scratch: Vec::new(),
             });
         }
         let p = self.packer.as_mut().expect("set above");
@@ -853,7 +860,7 @@ impl Writer {
             self.spare_threads = params.nthreads;
         }
         let g = &self.plan.geom;
-        let rust_shuffle = self.plan.rust_shuffle;
+        let plan = &self.plan;
         let spare = &self.spare;
         // One compression context and gather buffer per worker, reused across slabs.
         let pack = |idx: u64| -> Result<Vec<u8>> {
@@ -863,8 +870,9 @@ impl Writer {
                 None => Packer {
                     cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
                     chunk: Vec::new(),
-                    rust_shuffle,
-                    shuffled: Vec::new(),
+                    forward: plan.forward_state(),
+                    filtered: Vec::new(),
+                    scratch: Vec::new(),
                 },
             };
             let r = pack_chunk(g, &mut p, idx, slab, &start, &shape);
@@ -966,28 +974,28 @@ fn pack_chunk(
         p.cctx.zeros_chunk(chunk_bytes, &mut out).map_err(blosc)?;
         return Ok(out);
     }
-    let Some(rs) = p.rust_shuffle else {
+    let Some((forward, fslots, fmeta)) = &p.forward else {
         p.cctx.compress(data, &mut out).map_err(blosc)?;
         return Ok(out);
     };
-    // Shuffle each block (the padded chunk is whole blocks), compress with no filters, and
-    // record the SHUFFLE in the header. A chunk C stores uncompressed (memcpyed) keeps its
+    // Filter each block (the padded chunk is whole blocks), compress with no filters, and
+    // record the filters in the header. A chunk C stores uncompressed (memcpyed) keeps its
     // data unfiltered instead: readers ignore the filters of such chunks.
-    p.shuffled.resize(chunk_bytes, 0);
-    for (b, s) in data
+    p.filtered.resize(chunk_bytes, 0);
+    for (b, f) in data
         .chunks(g.block_bytes())
-        .zip(p.shuffled.chunks_mut(g.block_bytes()))
+        .zip(p.filtered.chunks_mut(g.block_bytes()))
     {
-        crate::kernels::shuffle_into(b, s, rs.width);
+        forward.apply_block(b, f, &mut p.scratch);
     }
-    p.cctx.compress(&p.shuffled, &mut out).map_err(blosc)?;
+    p.cctx.compress(&p.filtered, &mut out).map_err(blosc)?;
     let extended = out.len() >= 32 && out[2] & 0x05 == 0x05;
     if !extended || out[2] & 0x02 != 0 {
         p.cctx.compress(data, &mut out).map_err(blosc)?;
         return Ok(out);
     }
-    out[16 + rs.slot] = 1;
-    out[24 + rs.slot] = rs.width as u8;
+    out[16..22].copy_from_slice(fslots);
+    out[24..30].copy_from_slice(fmeta);
     Ok(out)
 }
 

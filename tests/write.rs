@@ -243,6 +243,7 @@ fn geometry_codecs_filters_and_sparse() {
                         Filter::Delta => "delta",
                         Filter::TruncPrec(_) => "trunc_prec",
                         Filter::ShuffleBytes(_) => "shuffle",
+                        Filter::Bytedelta => "bytedelta",
                     })
                     .collect();
                 assert_eq!(names, want);
@@ -288,29 +289,33 @@ fn byte_group_shuffle_as_python_writes_it() {
         .collect();
     let ramp: Vec<u8> = (0..3000u64).flat_map(|i| (i * 3).to_le_bytes()).collect();
     let small: Vec<u8> = (0..4000u16).flat_map(|i| (i / 3).to_le_bytes()).collect();
-    type Case<'a> = (&'a str, &'a str, Vec<u8>, Option<Filter>, bool);
+    let floats: Vec<u8> = (0..20000u32)
+        .flat_map(|i| ((i as f32 * 0.01).sin() * 100.0).to_le_bytes())
+        .collect();
+    type Case<'a> = (&'a str, &'a str, Vec<u8>, Option<Vec<Filter>>, bool);
+    let one = |f: Filter| Some(vec![f]);
     let cases: Vec<Case> = vec![
-        // (name, dtype, data, filter (None = default), sparse)
+        // (name, dtype, data, filters (None = default), sparse)
         ("bs_u7_default", "<U7", text.clone(), None, false),
         (
             "bs_u7_sparse",
             "<U7",
             text,
-            Some(Filter::ShuffleBytes(4)),
+            one(Filter::ShuffleBytes(4)),
             true,
         ),
         (
             "bs_f8_by2",
             "<u8",
             ramp,
-            Some(Filter::ShuffleBytes(2)),
+            one(Filter::ShuffleBytes(2)),
             false,
         ),
         (
             "bs_u2_by8",
             "<u2",
             small,
-            Some(Filter::ShuffleBytes(8)),
+            one(Filter::ShuffleBytes(8)),
             false,
         ),
         // Incompressible: c-blosc2 stores chunks uncompressed, unfiltered.
@@ -318,7 +323,7 @@ fn byte_group_shuffle_as_python_writes_it() {
             "bs_noise_by2",
             "<u4",
             noise(40000),
-            Some(Filter::ShuffleBytes(2)),
+            one(Filter::ShuffleBytes(2)),
             false,
         ),
         // Width equal to the item size: plain c-blosc2 shuffle, meta recorded.
@@ -326,12 +331,36 @@ fn byte_group_shuffle_as_python_writes_it() {
             "bs_u4_by4",
             "<u4",
             noise(400),
-            Some(Filter::ShuffleBytes(4)),
+            one(Filter::ShuffleBytes(4)),
             false,
         ),
+        // python-blosc2's [SHUFFLE, BYTEDELTA] for floats, and variants.
+        (
+            "bd_f4",
+            "<f4",
+            floats.clone(),
+            Some(vec![Filter::Shuffle, Filter::Bytedelta]),
+            false,
+        ),
+        (
+            "bd_f4_sparse",
+            "<f4",
+            floats.clone(),
+            Some(vec![Filter::Shuffle, Filter::Bytedelta]),
+            true,
+        ),
+        (
+            "bd_f4_by2",
+            "<f4",
+            floats.clone(),
+            Some(vec![Filter::ShuffleBytes(2), Filter::Bytedelta]),
+            false,
+        ),
+        ("bd_f4_alone", "<f4", floats, one(Filter::Bytedelta), false),
     ];
-    for (name, dt, data, filter, sparse) in cases {
+    for (name, dt, data, filters, sparse) in cases {
         let dtype = Dtype::parse(dt).unwrap();
+        let isz = dtype.itemsize() as u8;
         let n = (data.len() / dtype.itemsize()) as u64;
         let path = out.dir.join(format!("{name}.b2nd"));
         let _ = std::fs::remove_dir_all(&path);
@@ -340,8 +369,8 @@ fn byte_group_shuffle_as_python_writes_it() {
             .chunks(&[n.div_ceil(3)])
             .blocks(&[n.div_ceil(3).div_ceil(4)])
             .threads(2);
-        if let Some(f) = filter {
-            b = b.filters(&[f]);
+        if let Some(f) = &filters {
+            b = b.filters(f);
         }
         let t = if sparse {
             Target::Sparse(path.clone())
@@ -353,10 +382,20 @@ fn byte_group_shuffle_as_python_writes_it() {
         let a = Array::open(&path).unwrap();
         assert_eq!(a.read_bytes().unwrap(), data, "{name}");
         // The default sits in python-blosc2's slot 5; explicit filters fill slots from 0.
-        let want = match filter {
+        let want = match &filters {
             None => ([0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 4]),
-            Some(Filter::ShuffleBytes(w)) => ([1, 0, 0, 0, 0, 0], [w, 0, 0, 0, 0, 0]),
-            Some(_) => unreachable!(),
+            Some(fs) => {
+                let (mut ids, mut metas) = ([0u8; 6], [0u8; 6]);
+                for (i, f) in fs.iter().enumerate() {
+                    (ids[i], metas[i]) = match f {
+                        Filter::Shuffle => (1, 0),
+                        Filter::ShuffleBytes(w) => (1, *w),
+                        Filter::Bytedelta => (35, isz),
+                        _ => unreachable!(),
+                    };
+                }
+                (ids, metas)
+            }
         };
         assert_eq!(a.filter_slots(), want, "{name}");
         let m = a.metalayer();
@@ -369,14 +408,20 @@ fn byte_group_shuffle_as_python_writes_it() {
         );
         out.record(name, &a, &data, hex(&mb));
     }
-    // Done in Rust, it cannot be combined with other filters.
+    // Done in Rust, they combine only with shuffles.
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("x.b2nd");
-    assert!(ArrayBuilder::for_type::<f64>(&[10])
-        .filters(&[Filter::ShuffleBytes(2), Filter::Bitshuffle])
-        .write(Target::File(p.clone()), &[0.5; 10])
-        .is_err());
-    assert!(!p.exists());
+    for fs in [
+        vec![Filter::ShuffleBytes(2), Filter::Bitshuffle],
+        vec![Filter::Delta, Filter::Bytedelta],
+    ] {
+        assert!(ArrayBuilder::for_type::<f64>(&[10])
+            .filters(&fs)
+            .write(Target::File(p.clone()), &[0.5; 10])
+            .is_err());
+        assert!(!p.exists());
+    }
+    assert_eq!("bytedelta".parse::<Filter>().unwrap(), Filter::Bytedelta);
     assert_eq!(
         "shuffle:4".parse::<Filter>().unwrap(),
         Filter::ShuffleBytes(4)
