@@ -242,7 +242,8 @@ fn from_npy_round_trips_and_refuses_bad_options() {
         vec!["--chunks", "4,-5"],
         vec!["--chunks", "4,5", "--blocks", "5,5"],
         vec!["--codec", "zlib"],
-        vec!["--filters", "bytedelta"],
+        vec!["--filters", "ndcell"],
+        vec!["--filters", "delta,bytedelta"],
         vec!["--clevel", "10"],
         vec!["--meta", "zarr"],
     ] {
