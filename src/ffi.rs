@@ -15,6 +15,10 @@ use blosc2_src as sys;
 
 /// c-blosc2's automatic split mode (python-blosc2's default).
 pub(crate) const SPLIT_AUTO: i32 = sys::BLOSC_AUTO_SPLIT;
+/// Split every block into one stream per item byte.
+pub(crate) const SPLIT_ALWAYS: i32 = sys::BLOSC_ALWAYS_SPLIT;
+/// Never split blocks.
+pub(crate) const SPLIT_NEVER: i32 = sys::BLOSC_NEVER_SPLIT;
 
 /// Length of an extended Blosc2 chunk header.
 pub(crate) const EXTENDED_HEADER_LEN: usize = 32;

@@ -538,6 +538,20 @@ impl Plan {
         let mut p = self.params.clone();
         p.nthreads = nthreads.clamp(1, i16::MAX as usize) as i16;
         if self.forward.is_some() {
+            // c-blosc2's automatic split decision looks at the filters it is given (none
+            // here): take it as it would with the recorded ones, so that the chunks are split
+            // into byte streams exactly when python-blosc2's would be. Split when the codec
+            // is fast (BloscLZ, LZ4, or ZSTD up to clevel 5), a SHUFFLE is in the pipeline,
+            // items are at most 16 bytes and a block holds at least 32 of them.
+            let fast = matches!(p.compcode, 0 | 1) || (p.compcode == 5 && p.clevel <= 5);
+            let shuffle = p.filters.contains(&1);
+            let ts = p.typesize.max(1);
+            let split = fast && shuffle && ts <= 16 && p.blocksize / ts >= 32;
+            p.splitmode = if split {
+                crate::ffi::SPLIT_ALWAYS
+            } else {
+                crate::ffi::SPLIT_NEVER
+            };
             p.filters = [0; 6];
             p.filters_meta = [0; 6];
         }
