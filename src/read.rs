@@ -194,13 +194,35 @@ impl Array {
         let d = shape.iter().position(|&s| s > 1).unwrap_or(0);
         let row_bytes: usize = shape[d + 1..].iter().product::<u64>() as usize * isz;
         let c = g.chunks()[d].max(1);
+        let b = g.blocks()[d].max(1);
         let (lo, hi) = (start[d], start[d] + shape[d]);
+        // With fewer chunk rows than threads, rows are also cut at block boundaries so that
+        // every thread has a part: a part decodes only the blocks it touches (block by
+        // block), so the cuts cost no extra decoding.
+        let nk = ((hi - 1) / c - lo / c + 1) as usize;
+        let parts = if nk < self.threads {
+            self.threads.div_ceil(nk) as u64
+        } else {
+            1
+        };
+        let mut ranges = Vec::new();
+        for k in lo / c..=(hi - 1) / c {
+            let (r_lo, r_hi) = (lo.max(k * c), hi.min((k + 1) * c));
+            let (b_lo, b_hi) = ((r_lo - k * c) / b, (r_hi - 1 - k * c) / b + 1);
+            let pieces = parts.min(b_hi - b_lo).max(1);
+            let mut from = r_lo;
+            for p in 1..pieces {
+                let cut = k * c + (b_lo + (b_hi - b_lo) * p / pieces) * b;
+                if cut > from && cut < r_hi {
+                    ranges.push((from, cut));
+                    from = cut;
+                }
+            }
+            ranges.push((from, r_hi));
+        }
         let mut slabs = Vec::new();
         let mut rest = out;
-        let mut k = lo / c;
-        while k * c < hi {
-            let r_lo = lo.max(k * c);
-            let r_hi = hi.min((k + 1) * c);
+        for (r_lo, r_hi) in ranges {
             let (head, tail) = rest.split_at_mut(((r_hi - r_lo) as usize) * row_bytes);
             rest = tail;
             let mut s_start = start.to_vec();
@@ -212,7 +234,6 @@ impl Array {
                 start: s_start,
                 shape: s_shape,
             });
-            k += 1;
         }
         let outer = slabs.len().min(self.threads).max(1);
         let inner = (self.threads / outer).max(1);
