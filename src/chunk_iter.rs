@@ -188,7 +188,7 @@ impl Array {
                 Vec::new(),
             )
         };
-        match self.pool() {
+        match (n > 1).then(|| self.pool()).flatten() {
             Some(pool) if n > 1 => {
                 pool.install(|| (0..n).into_par_iter().try_for_each_init(init, run))
             }

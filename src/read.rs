@@ -254,7 +254,7 @@ impl Array {
                 .unwrap_or_else(|| Worker::new(inner))
         };
         let give = |w: Worker| spare.lock().unwrap_or_else(|e| e.into_inner()).push(w);
-        let result = match self.pool() {
+        let result = match (outer > 1).then(|| self.pool()).flatten() {
             Some(pool) if outer > 1 => pool.install(|| {
                 slabs.into_par_iter().with_max_len(1).try_for_each(|slab| {
                     let mut w = take();
