@@ -448,9 +448,14 @@ impl Decoder {
     }
 
     /// Decode chunk `src` into `dst` one Blosc block at a time, handing each decoded block to
-    /// `each(j, block_bytes)` while it is still in cache; only the blocks `touched` flags are
-    /// decoded. Used for chunks that are scattered into the output rather than decoded in
+    /// `each(j, block, unshuffle)` while it is still in cache; only the blocks `touched` flags
+    /// are decoded. Used for chunks that are scattered into the output rather than decoded in
     /// place: the scatter then reads cache-hot blocks instead of the whole decoded chunk.
+    ///
+    /// When the chunk's only filter is a plain SHUFFLE (by item size), c-blosc2 runs just the
+    /// codec and `unshuffle` is `Some(width)`: the block is still shuffled, and the caller
+    /// unshuffles the items it needs straight into their destination (one pass instead of
+    /// C's unshuffle plus a copy). Otherwise `unshuffle` is `None` and the block is final.
     ///
     /// Returns `None` (nothing decoded) when block by block does not apply: a context with
     /// block threads, blocks under 64 KiB, a single block, or a chunk a mask cannot select
@@ -462,7 +467,7 @@ impl Decoder {
         typesize: usize,
         block_bytes: usize,
         touched: &[bool],
-        mut each: impl FnMut(usize, &[u8]) -> Result<(), String>,
+        mut each: impl FnMut(usize, &[u8], Option<usize>) -> Result<(), String>,
     ) -> Option<Result<(), ChunkError>> {
         let nblocks = touched.len();
         if self.nthreads != 1 || block_bytes < (64 << 10) || nblocks < 2 {
@@ -472,7 +477,25 @@ impl Decoder {
         if !h.maskable(nblocks, block_bytes) || h.memcpyed() || h.has_delta() {
             return None;
         }
+        // A lone SHUFFLE by item size (what c-blosc2 2.15 undoes itself) is left to the caller.
+        let active: Vec<usize> = (0..6)
+            .filter(|&i| h.filters[i] != filters::NOFILTER)
+            .collect();
+        let unshuffle = match active.as_slice() {
+            [i] if h.filters[*i] == filters::SHUFFLE
+                && (2..=255).contains(&typesize)
+                && (h.filters_meta[*i] == 0 || usize::from(h.filters_meta[*i]) == typesize) =>
+            {
+                Some(typesize)
+            }
+            _ => None,
+        };
+        if unshuffle.is_some() {
+            src[16..22].fill(0);
+            src[24..30].fill(0);
+        }
         let mut one = vec![false; nblocks];
+        let mut result = Ok(());
         for j in (0..nblocks).filter(|&j| touched[j]) {
             one[j] = true;
             let mask = BlockMask {
@@ -483,19 +506,26 @@ impl Decoder {
                 Ok(Decoded::Data) => {}
                 // Maskable chunks are never special.
                 Ok(Decoded::Zeros) => {
-                    return Some(Err(ChunkError::Corrupt(
-                        "inconsistent special chunk".into(),
-                    )))
+                    result = Err(ChunkError::Corrupt("inconsistent special chunk".into()));
+                    break;
                 }
-                Err(e) => return Some(Err(e)),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
             one[j] = false;
             let block = &dst[j * block_bytes..((j + 1) * block_bytes).min(dst.len())];
-            if let Err(e) = each(j, block) {
-                return Some(Err(ChunkError::Corrupt(e)));
+            if let Err(e) = each(j, block, unshuffle) {
+                result = Err(ChunkError::Corrupt(e));
+                break;
             }
         }
-        Some(Ok(()))
+        if unshuffle.is_some() {
+            src[16..22].copy_from_slice(&h.filters);
+            src[24..30].copy_from_slice(&h.filters_meta);
+        }
+        Some(result)
     }
 
     /// Build `self.maskout` for `mask` if it applies to the chunk with header `h` (already

@@ -22,6 +22,31 @@ pub(crate) fn unshuffle_into(src: &[u8], dst: &mut [u8], w: usize) {
     dst[body..len].copy_from_slice(&src[body..len]);
 }
 
+/// Unshuffle only items `first..first + dst.len() / w` of a shuffled block `src` (`w` streams
+/// of `n = src.len() / w` bytes; any tail after them is not read) into `dst`: byte `b` of
+/// item `first + k` is `src[b * n + first + k]`. Lets a block be unshuffled straight into
+/// the output runs it is scattered to. `false` (nothing written) when the items are not in
+/// the block.
+pub(crate) fn unshuffle_items_into(src: &[u8], w: usize, first: usize, dst: &mut [u8]) -> bool {
+    let w = w.max(1);
+    let n = src.len() / w;
+    let count = dst.len() / w;
+    if dst.len() % w != 0 || first.checked_add(count).is_none_or(|end| end > n) {
+        return false;
+    }
+    if w == 1 {
+        dst.copy_from_slice(&src[first..first + count]);
+        return true;
+    }
+    let done = simd::unshuffle_items(src, dst, w, n, first, count);
+    for (k, item) in dst.chunks_exact_mut(w).enumerate().skip(done) {
+        for (b, x) in item.iter_mut().enumerate() {
+            *x = src[b * n + first + k];
+        }
+    }
+    true
+}
+
 /// Forward byte shuffle with group width `w` from `src` into `dst` (same length): byte `j` of
 /// group `i` becomes byte `i` of stream `j`; the trailing `len % w` bytes are copied
 /// unchanged. The inverse of [`unshuffle_into`].
@@ -206,24 +231,41 @@ mod simd {
     /// Unshuffle 16 items at a time for widths 2, 4, 8 and 16; returns how many items were
     /// done (a multiple of 16; 0 for other widths).
     pub(super) fn unshuffle(src: &[u8], dst: &mut [u8], w: usize, n: usize) -> usize {
+        unshuffle_items(src, dst, w, n, 0, n)
+    }
+
+    /// [`super::unshuffle_items_into`] for widths 2, 4, 8 and 16, 16 items at a time;
+    /// returns how many items were done.
+    pub(super) fn unshuffle_items(
+        src: &[u8],
+        dst: &mut [u8],
+        w: usize,
+        n: usize,
+        first: usize,
+        count: usize,
+    ) -> usize {
         match w {
-            2 => run::<2>(src, dst, n, interleave2),
-            4 => run::<4>(src, dst, n, interleave4),
-            8 => run::<8>(src, dst, n, interleave8),
-            16 => run::<16>(src, dst, n, interleave16),
+            2 => run::<2>(src, dst, n, first, count, interleave2),
+            4 => run::<4>(src, dst, n, first, count, interleave4),
+            8 => run::<8>(src, dst, n, first, count, interleave8),
+            16 => run::<16>(src, dst, n, first, count, interleave16),
             _ => 0,
         }
     }
 
+    /// Items `first..first + count` of `W` streams of `n` bytes into `dst` (`count * W`
+    /// bytes), 16 at a time; returns how many were done.
     fn run<const W: usize>(
         src: &[u8],
         dst: &mut [u8],
         n: usize,
+        first: usize,
+        count: usize,
         interleave: fn([m128i; W]) -> [m128i; W],
     ) -> usize {
-        let body = n / 16 * 16;
+        let body = count / 16 * 16;
         for (k, out) in dst[..body * W].chunks_exact_mut(16 * W).enumerate() {
-            let i = 16 * k;
+            let i = first + 16 * k;
             let v = interleave(std::array::from_fn(|j| load(&src[j * n + i..])));
             for (o, x) in out.chunks_exact_mut(16).zip(v) {
                 store_unaligned_m128i(o.try_into().expect("16 bytes"), x);
@@ -288,6 +330,16 @@ mod simd {
     pub(super) fn unshuffle(_src: &[u8], _dst: &mut [u8], _w: usize, _n: usize) -> usize {
         0
     }
+    pub(super) fn unshuffle_items(
+        _src: &[u8],
+        _dst: &mut [u8],
+        _w: usize,
+        _n: usize,
+        _first: usize,
+        _count: usize,
+    ) -> usize {
+        0
+    }
     pub(super) fn prefix_sum(_stream: &mut [u8]) -> (usize, u8) {
         (0, 0)
     }
@@ -332,6 +384,28 @@ mod tests {
                 let mut dst = vec![0xAA; len];
                 unshuffle_into(&src, &mut dst, w);
                 assert_eq!(dst, unshuffle_reference(&src, w), "w {w} len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn unshuffle_items_matches_a_slice_of_the_whole() {
+        for w in [1, 2, 3, 4, 8, 16, 12] {
+            for len in [64 * w, 1000 * w + 3, 37 * w] {
+                let src = bytes(len, (w * 7 + len) as u64);
+                let mut whole = vec![0; len];
+                unshuffle_into(&src, &mut whole, w);
+                let n = len / w;
+                for (first, count) in [(0, n), (1, n - 1), (5, 17), (n - 3, 3), (n / 2, 0)] {
+                    let mut part = vec![0xAA; count * w];
+                    assert!(unshuffle_items_into(&src, w, first, &mut part), "w {w}");
+                    assert_eq!(
+                        part,
+                        whole[first * w..(first + count) * w],
+                        "w {w} first {first}"
+                    );
+                }
+                assert!(!unshuffle_items_into(&src, w, n, &mut vec![0; w]));
             }
         }
     }

@@ -362,15 +362,32 @@ impl Array {
             g.itemsize(),
             bb,
             &w.touched,
-            |j, block| {
+            |j, block, unshuffle| {
                 // Runs come grouped by block, in block order.
                 let base = j * bb;
                 while let Some(&(s, d, n)) = runs.get(k).filter(|r| r.0 < base + bb) {
-                    let from = s
-                        .checked_sub(base)
-                        .and_then(|o| block.get(o..o + n))
-                        .ok_or("copy runs out of block order")?;
-                    out[d..d + n].copy_from_slice(from);
+                    let off = s.checked_sub(base).ok_or("copy runs out of block order")?;
+                    match unshuffle {
+                        // The block is still shuffled: unshuffle the run's items into place.
+                        Some(w) => {
+                            if off % w != 0
+                                || !crate::kernels::unshuffle_items_into(
+                                    block,
+                                    w,
+                                    off / w,
+                                    &mut out[d..d + n],
+                                )
+                            {
+                                return Err("copy run outside its block".into());
+                            }
+                        }
+                        None => {
+                            let from = block
+                                .get(off..off + n)
+                                .ok_or("copy run outside its block")?;
+                            out[d..d + n].copy_from_slice(from);
+                        }
+                    }
                     k += 1;
                 }
                 Ok(())
