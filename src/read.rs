@@ -29,6 +29,13 @@ pub(crate) struct Worker {
     touched: Vec<bool>,
 }
 
+impl crate::array::ChunkBuffers for Worker {
+    fn drop_buffers(&mut self) {
+        self.decoded = Vec::new();
+        self.compressed = Default::default();
+    }
+}
+
 impl Worker {
     fn new(inner_threads: usize) -> Worker {
         Worker {
@@ -240,8 +247,9 @@ impl Array {
         let run = |w: &mut Worker, slab: Slab<'_>| self.fill_slab(w, slab);
         // Workers (decoders and chunk buffers) kept by the array from earlier reads with the
         // same thread split, so that reading an array part by part does not rebuild them.
-        let lock = || self.read_workers.lock().unwrap_or_else(|e| e.into_inner());
-        let kept: Vec<Worker> = std::mem::take(&mut *lock())
+        let kept: Vec<Worker> = self
+            .read_workers
+            .take()
             .into_iter()
             .filter(|w| w.inner == inner)
             .collect();
@@ -270,17 +278,8 @@ impl Array {
                 r
             }
         };
-        let mut back = spare.into_inner().unwrap_or_else(|e| e.into_inner());
-        if g.chunk_bytes() > crate::array::KEPT_CHUNK_BUFFER_MAX {
-            for w in &mut back {
-                w.decoded = Vec::new();
-                w.compressed = Default::default();
-            }
-        }
-        let mut kept = lock();
-        if kept.len() < back.len() {
-            *kept = back;
-        }
+        let back = spare.into_inner().unwrap_or_else(|e| e.into_inner());
+        self.read_workers.give_back(back, g.chunk_bytes());
         result
     }
 

@@ -405,6 +405,13 @@ pub(crate) struct Worker {
     wanted: Vec<bool>,
 }
 
+impl crate::array::ChunkBuffers for Worker {
+    fn drop_buffers(&mut self) {
+        self.decoded = Vec::new();
+        self.compressed = Default::default();
+    }
+}
+
 impl Worker {
     fn new(inner: usize) -> Worker {
         Worker {
@@ -599,21 +606,10 @@ impl Array {
             lo,
             len: sel.count.clone(),
         };
-        let lock = || self.slice_workers.lock().unwrap_or_else(|e| e.into_inner());
-        // Concurrent calls each take the kept workers or start with new ones.
-        let mut workers = std::mem::take(&mut *lock());
+        let mut workers = self.slice_workers.take();
         let result = self.fill_box(sel, b, &mut workers);
-        // Keep decoded-chunk buffers only while they are modest.
-        if self.geom.chunk_bytes() > crate::array::KEPT_CHUNK_BUFFER_MAX {
-            for w in &mut workers {
-                w.decoded = Vec::new();
-                w.compressed = Default::default();
-            }
-        }
-        let mut kept = lock();
-        if kept.len() < workers.len() {
-            *kept = workers;
-        }
+        self.slice_workers
+            .give_back(workers, self.geom.chunk_bytes());
         result
     }
 
