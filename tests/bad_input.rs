@@ -94,13 +94,7 @@ fn every_truncation_of_real_files_is_an_error() {
 
 #[test]
 fn corrupted_bytes_never_crash() {
-    let mut x = 0x2545f4914f6cdd1du64;
-    let mut rnd = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rnd = xorshift(0x2545f4914f6cdd1du64);
     for f in good_contiguous().iter().take(40 * scale()) {
         let bytes = std::fs::read(data_dir().join(f["path"].as_str().unwrap())).unwrap();
         for _ in 0..60 * scale() {
@@ -154,13 +148,7 @@ fn missing_sparse_chunk_file_is_an_error() {
 
 #[test]
 fn corrupted_files_never_crash() {
-    let mut x = 0x853c49e6748fea9bu64;
-    let mut rnd = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rnd = xorshift(0x853c49e6748fea9bu64);
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("c.b2nd");
     for f in good_contiguous().iter().take(25 * scale()) {
@@ -239,13 +227,7 @@ fn corrupted_files_never_crash_partial_chunk_reads() {
     let (v, _) = a.read_slice_bytes(&item(45, 2100)).unwrap();
     let k = (45 * 3000 + 2100) * 4;
     assert_eq!(v, data[k..k + 4]);
-    let mut x = 0x9e3779b97f4a7c15u64;
-    let mut rnd = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rnd = xorshift(0x9e3779b97f4a7c15u64);
     let p = dir.path().join("c.b2nd");
     for _ in 0..150 * scale() {
         let mut b = bytes.clone();
@@ -296,13 +278,7 @@ fn corrupted_files_never_crash_block_by_block_reads() {
         data
     );
     let bytes = std::fs::read(&good).unwrap();
-    let mut x = 0x51af_d7ed_558c_cd1du64;
-    let mut rnd = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rnd = xorshift(0x51af_d7ed_558c_cd1du64);
     let p = dir.path().join("c.b2nd");
     for _ in 0..40 * scale() {
         let mut b = bytes.clone();

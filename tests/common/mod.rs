@@ -63,3 +63,14 @@ pub fn open_named(name: &str) -> b2nd::Array {
     }
     .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
+
+/// A small deterministic PRNG (xorshift64) for fuzz-style tests.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed | 1;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
