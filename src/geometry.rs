@@ -234,7 +234,7 @@ impl Geometry {
     pub fn chunk_items(&self) -> u64 {
         self.chunk_items
     }
-    /// Bytes in one decoded (extended) chunk (at most [`MAX_CHUNK_BYTES`]).
+    /// Bytes in one decoded (extended) chunk (at most `i32::MAX - 32`, c-blosc2's limit).
     pub fn chunk_bytes(&self) -> usize {
         (self.chunk_items * self.itemsize as u64) as usize
     }

@@ -19,7 +19,7 @@
 //! Layers: [`ffi`](crate) wraps c-blosc2 (the only `unsafe` code); [`frame`] opens frames;
 //! [`meta`] parses metalayers; [`dtype`] parses NumPy dtype strings; [`Geometry`] validates
 //! shapes and maps chunks and blocks to array coordinates; [`Array`] reads, decoding chunks in
-//! parallel; [`write`] writes. Filters the linked c-blosc2 2.15 lacks or encodes differently
+//! parallel; [`write`](mod@write) writes. Filters the linked c-blosc2 2.15 lacks or encodes differently
 //! from c-blosc2 3.x (byte-group SHUFFLE, BYTEDELTA, ...) are done in Rust, per block, with
 //! SSE2 kernels where available.
 
