@@ -18,6 +18,10 @@ use crate::meta::{self, Format, NdMeta};
 /// decoded until a read. Reads never modify the file. An `Array` is `Send + Sync`: reads from
 /// several threads are serialised only while fetching compressed chunks.
 ///
+/// Between reads an `Array` keeps its decoders and, per reading thread, one decoded and one
+/// compressed chunk buffer (not for chunks over 64 MiB), so that repeated small reads cost
+/// no setup; dropping the `Array` frees them.
+///
 /// ```no_run
 /// let a = b2nd::Array::open("data.b2nd")?;
 /// println!("{:?} {} chunks {:?}", a.shape(), a.dtype(), a.chunks());
