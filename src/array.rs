@@ -1,5 +1,7 @@
 //! [`Array`]: an opened N-d array, its metadata and attributes.
 
+#![forbid(unsafe_code)]
+
 use std::path::Path;
 use std::sync::OnceLock;
 

@@ -28,6 +28,8 @@
 //! [`Value::decode`] treats its input as untrusted: it never panics, limits
 //! nesting to [`MAX_DEPTH`] and never allocates more than the input can justify.
 
+#![forbid(unsafe_code)]
+
 use std::convert::Infallible;
 
 use rmp::encode::{ByteBuf, ValueWriteError};

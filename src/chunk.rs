@@ -5,6 +5,8 @@
 //! geometry, chunk format, codec, dictionary flag and filter pipeline. What neither C nor Rust
 //! can decode is refused by name, never decoded wrongly.
 
+#![forbid(unsafe_code)]
+
 use crate::ffi::{codec_name, BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
 use crate::filters;
 

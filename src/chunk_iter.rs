@@ -1,5 +1,7 @@
 //! Walking an array chunk by chunk, for arrays larger than memory.
 
+#![forbid(unsafe_code)]
+
 use rayon::prelude::*;
 
 use crate::array::Array;

@@ -1,5 +1,7 @@
 //! Rust element types for typed reads, checked against the array's dtype.
 
+#![forbid(unsafe_code)]
+
 use crate::dtype::{ByteOrder, Dtype};
 
 /// Native byte order, for the dtypes of multi-byte element types.

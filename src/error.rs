@@ -1,5 +1,7 @@
 //! The crate's one error type.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 
 /// Everything that can go wrong opening, reading or writing an array.

@@ -79,6 +79,8 @@
 //! XORs the wrong buffer when DELTA has to run before another filter). Plugin filters (ids >= 32)
 //! are not compiled into our C at all.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 
 use crate::kernels;

@@ -1,6 +1,8 @@
 //! Frame access: opening CFrames, SFrames, in-memory and embedded frames, with the frame
 //! header checked in Rust before c-blosc2 parses anything.
 
+#![forbid(unsafe_code)]
+
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};

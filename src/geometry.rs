@@ -5,6 +5,7 @@
 //! blocks over the grid `X/B`, each a C-order run of `prod(B)` items. Only the part of a chunk
 //! inside the array is data; the rest is padding and never exposed.
 
+#![forbid(unsafe_code)]
 // Geometry loops walk several per-dimension arrays in step; indexing reads clearest.
 #![allow(clippy::needless_range_loop)]
 

@@ -5,6 +5,8 @@
 //! through `safe_arch`'s safe SSE2 wrappers; everything else, and other architectures, use the
 //! scalar loops, which define the results (the tests check both agree).
 
+#![forbid(unsafe_code)]
+
 /// Inverse byte shuffle with group width `w` from `src` into `dst` (same length): `src` holds
 /// `w` streams of `n = len / w` bytes, byte `i` of stream `j` becomes byte `j` of group `i`.
 /// The trailing `len % w` bytes are copied unchanged; `w <= 1` or `n <= 1` is a plain copy.

@@ -6,6 +6,8 @@
 //! `9N = 0x90 + nd` (which is `0xa0`, not a msgpack fixarray, for nd = 16: c-blosc2 writes and
 //! reads it by position, and so do we).
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 
 /// The most dimensions a metalayer may declare (python-blosc2's limit).

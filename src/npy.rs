@@ -1,5 +1,7 @@
 //! Writing NumPy `.npy` headers for raw C-order data of any dtype this crate reads.
 
+#![forbid(unsafe_code)]
+
 use crate::dtype::Dtype;
 
 /// The `.npy` header (magic, version, length, dict, padding) for a C-order array of `dtype`

@@ -6,6 +6,8 @@
 //! worker, compressed chunks fetched under the frame lock). When there are fewer slabs than
 //! threads, the remaining threads decode blocks inside each chunk (c-blosc2's own threads).
 
+#![forbid(unsafe_code)]
+
 use rayon::prelude::*;
 
 use crate::array::Array;

@@ -9,6 +9,7 @@
 //! output is cut into contiguous parts, one per chunk row along the first output dimension
 //! longer than 1, filled in parallel with one c-blosc2 context per worker.
 
+#![forbid(unsafe_code)]
 // Selection loops walk several per-dimension arrays in step; indexing reads clearest.
 #![allow(clippy::needless_range_loop)]
 

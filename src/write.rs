@@ -8,6 +8,8 @@
 //! are written to a temporary path in the target directory and renamed on success, so an
 //! error leaves nothing at the target.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 

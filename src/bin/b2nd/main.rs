@@ -1,5 +1,7 @@
 //! `b2nd`: inspect and convert Blosc2 N-d arrays.
 
+#![forbid(unsafe_code)]
+
 mod json;
 mod to_npy;
 
