@@ -278,6 +278,21 @@ enum Step {
     Bytedelta(usize),
 }
 
+impl Step {
+    /// The step for filter `id` with `meta` on items of `typesize` bytes; `None` for a filter
+    /// that is the identity when decoding (NOFILTER, TRUNC_PREC, INT_TRUNC) or unknown here.
+    fn of(id: u8, meta: u8, typesize: usize) -> Option<Step> {
+        let cts = c_typesize(typesize.max(1));
+        match id {
+            SHUFFLE => Some(Step::Shuffle(shuffle_width(meta, cts))),
+            BITSHUFFLE => Some(Step::Bitshuffle(cts)),
+            DELTA => Some(Step::Delta(delta_width(cts))),
+            BYTEDELTA => Some(Step::Bytedelta(bytedelta_streams(meta, typesize))),
+            _ => None,
+        }
+    }
+}
+
 /// A filter pipeline checked by [`rust_can_undo`], as the backward steps to run on each block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Pipeline {
@@ -292,19 +307,15 @@ impl Pipeline {
         typesize: usize,
     ) -> Result<Pipeline, UnfilterError> {
         rust_can_undo(filters, meta)?;
-        let cts = c_typesize(typesize.max(1));
         let mut steps = Vec::new();
         for slot in (0..NSLOTS).rev() {
-            let m = meta[slot];
-            steps.push(match filters[slot] {
-                SHUFFLE => Step::Shuffle(shuffle_width(m, cts)),
-                BITSHUFFLE => Step::Bitshuffle(cts),
-                DELTA => Step::Delta(delta_width(cts)),
-                BYTEDELTA => Step::Bytedelta(bytedelta_streams(m, typesize)),
-                id if is_identity_backward(id) => continue,
+            let (id, m) = (filters[slot], meta[slot]);
+            match Step::of(id, m, typesize) {
+                Some(step) => steps.push(step),
+                None if is_identity_backward(id) => {}
                 // rust_can_undo accepted every slot.
-                id => return Err(UnfilterError::Unsupported { id, meta: m }),
-            });
+                None => return Err(UnfilterError::Unsupported { id, meta: m }),
+            }
         }
         if typesize == 0 && !steps.is_empty() {
             return Err(UnfilterError::Corrupt("typesize is 0".to_string()));
@@ -396,12 +407,11 @@ impl ForwardPipeline {
         }
         let mut steps = Vec::new();
         for slot in 0..NSLOTS {
-            let m = meta[slot];
-            match filters[slot] {
-                NOFILTER => {}
-                SHUFFLE => steps.push(Step::Shuffle(shuffle_width(m, cts))),
-                BYTEDELTA => steps.push(Step::Bytedelta(bytedelta_streams(m, typesize))),
-                id => return Err(UnfilterError::Unsupported { id, meta: m }),
+            let (id, m) = (filters[slot], meta[slot]);
+            match Step::of(id, m, typesize) {
+                Some(step @ (Step::Shuffle(_) | Step::Bytedelta(_))) => steps.push(step),
+                _ if id == NOFILTER => {}
+                _ => return Err(UnfilterError::Unsupported { id, meta: m }),
             }
         }
         Ok(Some(ForwardPipeline { steps }))
