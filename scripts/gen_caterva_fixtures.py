@@ -31,7 +31,7 @@ EXPECTED_CATERVA = "0.7.3"
 CODEC_NAMES = {0: "blosclz", 1: "lz4", 2: "lz4hc", 3: "snappy", 4: "zlib", 5: "zstd"}
 FILTER_NAMES = {1: "shuffle", 2: "bitshuffle", 3: "delta", 4: "trunc_prec", 35: "bytedelta",
                 36: "int_trunc"}
-SUPPORTED_CODECS = {0, 1, 2, 5}
+SUPPORTED_CODECS = {0, 1, 2, 4, 5}
 SUPPORTED_FILTERS = {1, 2, 3, 4, 35, 36}
 
 CV = caterva.Codec

@@ -44,7 +44,7 @@ FILTER_NAMES = {
     32: "ndcell", 33: "ndmean", 35: "bytedelta", 36: "int_trunc",
 }
 # What the linked c-blosc2 2.15 + the Rust side will decode.
-SUPPORTED_CODECS = {0, 1, 2, 5}
+SUPPORTED_CODECS = {0, 1, 2, 4, 5}
 SUPPORTED_FILTERS = {1, 2, 3, 4, 35, 36}
 SPECIAL_KINDS = {0: "data", 1: "zeros", 2: "nan", 3: "value", 4: "uninit"}
 
@@ -129,8 +129,23 @@ def parse_nd_meta(raw, name):
 # helpers
 # ----------------------------------------------------------------------------------------
 
-def chunk_kinds(sc):
-    return kinds_of(sc.get_chunk(i) for i in range(sc.nchunks))
+def chunk_kinds(sc, path=None, offset=0):
+    return kinds_of(chunk_bytes(sc, path, offset))
+
+
+def chunk_bytes(sc, path=None, offset=0):
+    """The stored bytes of every chunk.  python-blosc2 4.14.1 fails in get_chunk() on some
+    chunks of a frame opened from disk (RuntimeError for dictionary chunks, a crash now and then
+    for repeated-value chunks of items over 255 bytes): a contiguous frame file is read through
+    an in-memory copy of its bytes instead."""
+    if path is not None and (sc is None or sc.contiguous) and Path(path).is_file():
+        try:
+            mem = blosc2.schunk_from_cframe(Path(path).read_bytes()[offset:])
+            return [mem.get_chunk(i) for i in range(mem.nchunks)]
+        except RuntimeError:
+            if sc is None:
+                raise  # e.g. bytes after the frame (a member of a store)
+    return [sc.get_chunk(i) for i in range(sc.nchunks)]
 
 
 def kinds_of(chunks):
@@ -140,6 +155,8 @@ def kinds_of(chunks):
         kind = SPECIAL_KINDS.get(special, f"special{special}")
         if kind == "data" and c[2] & 0x02:
             kind = "memcpy"
+        elif kind == "data" and c[31] & 0x01:
+            kind = "dict"
         kinds.append(kind)
     return kinds
 
@@ -263,7 +280,7 @@ def readable(name, path, *, offset=0, source=None, expected=None, note=None,
     entry["supported"] = unsupported is None
     if unsupported:
         entry["error"] = unsupported
-    entry["chunk_kinds"] = chunk_kinds(sc)
+    entry["chunk_kinds"] = chunk_kinds(sc, path, offset)
     entry["metalayers"] = metas
     if note:
         entry["note"] = note
@@ -592,10 +609,17 @@ def gen_unsupported():
     asarray("unsup_ndcell_i4", xi, (16, 16), (8, 8), cp(filters=[F.NDCELL], filters_meta=[4]))
     asarray("unsup_ndmean_f8", xf, (8, 8), (4, 4), cp(filters=[F.NDMEAN], filters_meta=[2]),
             check=False)
-    xd = (np.arange(2048, dtype="<i4") % 100).astype("<i4")
-    for codec in (C.ZSTD, C.LZ4):
-        asarray(f"dict_{codec.name.lower()}_i4", xd, (1024,), (256,),
-                cp(codec=codec, clevel=5, use_dict=True))
+    # Dictionaries: c-blosc2 trains one only for chunks of some size (16 KiB here); a fixture
+    # named dict_* must hold dictionary chunks (blosc2 flags bit 0), checked below.
+    xd = (np.arange(8192, dtype="<i4") % 1000).astype("<i4")
+    for codec in (C.ZSTD, C.LZ4, C.LZ4HC):
+        e = asarray(f"dict_{codec.name.lower()}_i4", xd, (4096,), (512,),
+                    cp(codec=codec, clevel=5, use_dict=True))
+        assert e["chunk_kinds"] == ["dict", "dict"], (e["name"], e["chunk_kinds"])
+    e = asarray("dict_lz4_bitshuffle_split_f8", smooth_f8((4096,), "dict"), (2048,), (256,),
+                cp(codec=C.LZ4, clevel=9, use_dict=True, filters=[F.BITSHUFFLE],
+                   splitmode=blosc2.SplitMode.ALWAYS_SPLIT))
+    assert "dict" in e["chunk_kinds"], e["chunk_kinds"]
 
 
 def gen_special():
@@ -627,6 +651,35 @@ def gen_special():
     e = readable("special_nans_f4", mk("special_nans_f4", blosc2.nans, sh, dtype="<f4"))
     assert set(e["chunk_kinds"]) == {"nan"}, e
     asarray("special_np_full_nan_f8", np.full(sh, np.nan, "<f8"), ch, bl, cp(), check=False)
+
+    # Repeated-value chunks whose item is over 255 bytes: the header's typesize byte is 1 and
+    # the payload is the whole item (cbytes = 32 + itemsize).  Fill values that do not repeat
+    # one byte, so a reader that repeats the first byte is caught.
+    wide = np.dtype([("a", "<i8"), ("s", "S250"), ("f", "<f8", (3,))])
+    wide_fill = np.array((-7, b"ab" * 125, (1.5, np.nan, -2.0)), dtype=wide)
+    for name, fn, args, dt, src in (
+        ("special_full_U100", blosc2.full, (sh, "x" * 99 + "y"), "<U100",
+         np.full(sh, "x" * 99 + "y", "<U100")),
+        ("special_ones_U100", blosc2.ones, (sh,), "<U100", np.ones(sh, "<U100")),
+        ("special_full_V300", blosc2.full, (sh, np.void(bytes(range(150)) * 2)), "V300", None),
+        ("special_full_struct_wide", blosc2.full, (sh, wide_fill), wide,
+         np.full(sh, wide_fill, wide)),
+        ("special_full_U64", blosc2.full, (sh, "ab" * 32), "<U64", np.full(sh, "ab" * 32, "<U64")),
+    ):
+        if fn is blosc2.full and name.endswith("U64"):  # full_like of an existing array
+            like = blosc2.zeros(sh, dtype=dt, chunks=ch, blocks=bl)
+            a = blosc2.full_like(like, args[1], urlpath=f"{name}.b2nd", mode="w", chunks=ch,
+                                 blocks=bl, cparams=cp())
+            del a
+            path = f"{name}.b2nd"
+        else:
+            path = mk(name, fn, *args, dtype=dt)
+        e = readable(name, path, source=src)
+        assert set(e["chunk_kinds"]) == {"value"}, (name, e["chunk_kinds"])
+        itemsize = np.dtype(dt).itemsize
+        for c in chunk_bytes(None, e["path"]):
+            assert len(c) == 32 + itemsize and c[3] == (1 if itemsize > 255 else itemsize), name
+            assert len(set(c[32:])) > 1, f"{name}: the item must not repeat one byte"
 
     # zero chunks mixed with data chunks
     name = "special_mixed_i4"
@@ -756,6 +809,10 @@ def gen_attrs():
     readable("attrs_all", "attrs_all.b2nd", source=x)
 
 
+def _double_udf(inputs, output, offset):
+    output[:] = inputs[0] * 2
+
+
 def gen_not_data():
     xa = np.arange(10, dtype="<f8")
     xb = np.linspace(0, 1, 10, dtype="<f8")
@@ -779,6 +836,21 @@ def gen_not_data():
     refused("proxy_cache", "proxy_cache.b2nd", "no_data",
             "blosc2.Proxy cache, nothing fetched yet: b2nd + proxy-source metalayers, "
             "all chunks zero-specials")
+
+    # The older lazy layout: a lazyudf of a plain Python function, saved.  It carries b2nd and
+    # LazyArray metalayers and a _LazyArray vlmeta; its chunks are placeholders.
+    a = blosc2.open("lazy_operand_a.b2nd", mode="r")
+    lu = blosc2.lazyudf(_double_udf, (a,), dtype=np.float64, shape=a.shape)
+    if os.path.exists("lazy_udf.b2nd"):
+        os.remove("lazy_udf.b2nd")
+    lu.save(urlpath="lazy_udf.b2nd")
+    del lu, a
+    sc = blosc2.schunk_from_cframe(Path("lazy_udf.b2nd").read_bytes())
+    assert "LazyArray" in sc.meta and "_LazyArray" in sc.vlmeta, list(sc.meta.keys())
+    del sc
+    refused("lazy_udf", "lazy_udf.b2nd", "no_data",
+            "lazyudf of a Python function saved with .save(): b2nd + LazyArray metalayers, "
+            "_LazyArray vlmeta, placeholder chunks")
 
     sc = blosc2.SChunk(chunksize=40, data=np.arange(25, dtype="<i4"),
                        urlpath="plain_schunk.b2frame", mode="w", cparams=cp(typesize=4))
@@ -889,6 +961,19 @@ def gen_crafted():
                 "6-element pre-release b2nd metalayer: 0x96 0 nd shape chunks blocks db dtype "
                 "(no dtype_format)")
 
+    # 6-element draft with the dtype as its spec shows it: NumPy repr names ("int32")
+    raw = b2nd_meta(shape, chunks, blocks, "int32", elements=6)
+    craft("legacy_b2nd_draft6_name.b2nd", [("b2nd", raw)], ch, **kw)
+    entry_known("legacy_b2nd_draft6_name", "legacy_b2nd_draft6_name.b2nd", "b2nd", shape,
+                chunks, blocks, "int32", 4, 2, x.tobytes(),
+                "6-element draft b2nd whose dtype is the NumPy name 'int32' (as its spec shows)")
+    # 5-element b2nd (caterva layout under the b2nd name, as in c-blosc2's plugin test data)
+    craft("b2nd_5elem_crafted.b2nd", [("b2nd", caterva_meta(shape, chunks, blocks))], ch, **kw)
+    entry_known("b2nd_5elem_crafted", "b2nd_5elem_crafted.b2nd", "b2nd", shape, chunks, blocks,
+                "|S4", 4, 2, x.tobytes(),
+                "5-element b2nd metalayer (0x95, no dtype): read as |S{typesize}, as python-blosc2 "
+                "does")
+
     # both metalayers; caterva lies (written first)
     lie = caterva_meta((3, 3), (3, 3), (1, 1))
     craft("both_b2nd_caterva.b2nd", [("caterva", lie), ("b2nd", good)], ch, **kw)
@@ -958,6 +1043,12 @@ def gen_crafted():
           src_cparams=info["cparams"])
     refused("dtype_mismatch", "dtype_mismatch.b2nd", "dtype_mismatch",
             "dtype <i4 (itemsize 4) but frame typesize 8; chunksize 144 = 36 items * 4",
+            ask_python=True)
+
+    craft("draft6_name_mismatch.b2nd",
+          [("b2nd", b2nd_meta(shape, chunks, blocks, "float64", elements=6))], ch, **kw)
+    refused("draft6_name_mismatch", "draft6_name_mismatch.b2nd", "dtype_mismatch",
+            "6-element draft b2nd naming 'float64' (8 bytes) for a frame of 4-byte items",
             ask_python=True)
 
     craft("bad_dtype_string.b2nd", [("b2nd", b2nd_meta(shape, chunks, blocks, "<q9 nonsense"))],

@@ -109,6 +109,63 @@ fn default_threads() -> usize {
         .unwrap_or(1)
 }
 
+/// Markers (metalayer names, and vlmeta names where python-blosc2 also uses them) of containers
+/// that carry an N-d metalayer but no data of their own, with why they are refused. python-blosc2
+/// 4.14.1's `process_opened_object` checks the same metalayers before treating a frame as an
+/// NDArray.
+const DERIVED_CONTAINERS: &[(&str, bool, &str)] = &[
+    (
+        "b2o",
+        false,
+        "it is a lazy expression or remote-array carrier (`b2o` metalayer): its chunks are \
+         placeholders; evaluate it with python-blosc2 and save the result",
+    ),
+    (
+        "LazyArray",
+        true,
+        "it is a saved lazy array of the older layout (`LazyArray` metalayer, `_LazyArray` \
+         vlmeta: a lazyudf of a Python function or a lazy expression): its chunks are \
+         placeholders; evaluate it with python-blosc2 and save the result",
+    ),
+    (
+        "_LazyArray",
+        true,
+        "it is a saved lazy array of the older layout (`_LazyArray` vlmeta): its chunks are \
+         placeholders; evaluate it with python-blosc2 and save the result",
+    ),
+    (
+        "proxy-source",
+        true,
+        "it is a proxy cache (`proxy-source`): chunks not yet fetched from the source are missing",
+    ),
+    (
+        "listarray",
+        false,
+        "it is a python-blosc2 ListArray (`listarray` metalayer), not an N-d array",
+    ),
+    (
+        "vlarray",
+        false,
+        "it is a python-blosc2 ObjectArray (`vlarray` metalayer), not an N-d array",
+    ),
+    (
+        "batcharray",
+        false,
+        "it is a python-blosc2 BatchArray (`batcharray` metalayer), not an N-d array",
+    ),
+];
+
+/// Why a frame with these metalayers (`has_layer`) and vlmeta names holds no N-d data of its
+/// own, if it does not ([`DERIVED_CONTAINERS`]).
+fn derived_container(has_layer: &dyn Fn(&str) -> bool, vlmeta: &[String]) -> Option<&'static str> {
+    DERIVED_CONTAINERS
+        .iter()
+        .find(|(name, in_vlmeta, _)| {
+            has_layer(name) || (*in_vlmeta && vlmeta.iter().any(|v| v == name))
+        })
+        .map(|(_, _, why)| *why)
+}
+
 impl Array {
     /// Open a CFrame file (`.b2nd`, `.b2frame`) or an SFrame directory.
     pub fn open(path: impl AsRef<Path>) -> Result<Array> {
@@ -149,20 +206,11 @@ impl Array {
                 });
             }
         };
-        if find("b2o").is_some() {
-            return Err(Error::NoData {
-                source_name: src,
-                reason: "it is a lazy expression (`b2o` metalayer): its chunks are placeholders; \
-                         evaluate it with python-blosc2 and save the result"
-                    .into(),
-            });
-        }
         let vl = frame.lock().vlmeta_names();
-        if find("proxy-source").is_some() || vl.iter().any(|n| n == "proxy-source") {
+        if let Some(reason) = derived_container(&|n| find(n).is_some(), &vl) {
             return Err(Error::NoData {
                 source_name: src,
-                reason: "it is a proxy cache (`proxy-source`): chunks not yet fetched from the source are missing"
-                    .into(),
+                reason: reason.into(),
             });
         }
         let meta = meta::parse(format, bytes).map_err(|e| Error::Metalayer {
@@ -180,6 +228,7 @@ impl Array {
                 reason: format!("invalid typesize {}", p.typesize),
             })?;
         let dtype = match &meta.dtype {
+            Some(s) if meta.elements == 6 => Dtype::parse_draft(s)?,
             Some(s) => Dtype::parse(s)?,
             None => Dtype::bytes(typesize),
         };

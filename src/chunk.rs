@@ -7,8 +7,12 @@
 
 #![forbid(unsafe_code)]
 
+use crate::codecs::RustCodec;
 use crate::ffi::{codec_name, BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
 use crate::filters;
+
+/// Largest dictionary a chunk may carry (c-blosc2's `BLOSC2_MAXDICTSIZE`).
+const MAX_DICT_SIZE: usize = 128 * 1024;
 
 /// Minimal (Blosc1-style) header length.
 const MIN_HEADER_LEN: usize = 16;
@@ -28,6 +32,8 @@ pub(crate) enum Special {
 pub(crate) struct ChunkHeader {
     pub version: u8,
     pub flags: u8,
+    /// The header's typesize byte: the item size, or 1 for items over 255 bytes.
+    pub typesize: u8,
     pub nbytes: usize,
     pub blocksize: usize,
     pub cbytes: usize,
@@ -55,6 +61,7 @@ impl ChunkHeader {
         let mut h = ChunkHeader {
             version: b[0],
             flags,
+            typesize: b[3],
             nbytes: nbytes as usize,
             blocksize: blocksize as usize,
             cbytes: cbytes as usize,
@@ -118,6 +125,16 @@ impl ChunkHeader {
             && self.nbytes.div_ceil(self.blocksize) == nblocks
     }
 
+    /// Whether the chunk carries a dictionary (blosc2 flags bit 0).
+    pub(crate) fn has_dict(&self) -> bool {
+        self.blosc2_flags & 0x01 != 0
+    }
+
+    /// Whether blocks are stored as one stream each (header flags bit 4), not split.
+    fn dont_split(&self) -> bool {
+        self.flags & 0x10 != 0
+    }
+
     /// Whether the filter pipeline has DELTA (every block is decoded against block 0).
     pub(crate) fn has_delta(&self) -> bool {
         self.filters.contains(&filters::DELTA)
@@ -151,10 +168,15 @@ pub(crate) enum Decoded {
 enum Path {
     /// Nothing to decode: zeros.
     Zeros,
+    /// A repeated-value special chunk: the item after the header, repeated (done in Rust, since
+    /// c-blosc2 2.15 repeats the first byte of items over 255 bytes).
+    Repeat,
     /// c-blosc2 decodes everything.
     C,
     /// c-blosc2 decodes the codec with the filter bytes cleared; Rust undoes the filters.
     RustFilters,
+    /// Rust decodes the codec streams of each block, then undoes the filters.
+    Rust(RustCodec),
 }
 
 /// Decide how to decode a chunk, refusing what cannot be decoded.
@@ -204,10 +226,21 @@ fn plan(
             return Ok(Path::C);
         }
         Special::Value => {
-            if len < EXTENDED_HEADER_LEN + typesize.min(255) {
-                return corrupt("repeated-value chunk too short".into());
+            // The payload is one whole item: c-blosc2 derives the item size from cbytes (the
+            // header's typesize byte is 1 for items over 255 bytes).
+            if typesize == 0 || len != EXTENDED_HEADER_LEN + typesize {
+                return corrupt(format!(
+                    "repeated-value chunk of {len} bytes, items of {typesize} bytes need {}",
+                    EXTENDED_HEADER_LEN + typesize
+                ));
             }
-            return Ok(Path::C);
+            if h.nbytes % typesize != 0 {
+                return corrupt(format!(
+                    "repeated-value chunk of {} bytes is not whole items of {typesize} bytes",
+                    h.nbytes
+                ));
+            }
+            return Ok(Path::Repeat);
         }
         Special::None => {}
     }
@@ -215,6 +248,13 @@ fn plan(
         return corrupt(format!(
             "block size {} for a chunk of {} bytes",
             h.blocksize, h.nbytes
+        ));
+    }
+    let header_typesize = filters::c_typesize(typesize.max(1));
+    if h.extended && usize::from(h.typesize) != header_typesize {
+        return corrupt(format!(
+            "header typesize {} for items of {typesize} bytes (c-blosc2 records {header_typesize})",
+            h.typesize
         ));
     }
     if h.memcpyed() {
@@ -230,12 +270,20 @@ fn plan(
         }
         return Ok(Path::C);
     }
-    // Dictionaries (blosc2 flag 0x01, or implied by the stream) are handled by c-blosc2 2.15
-    // for LZ4 and ZSTD: python-blosc2's dict files decode bit-exact.
-    match h.codec_format() {
-        0 | 1 | 4 => {} // blosclz, lz4/lz4hc, zstd: compiled in
+    // ZSTD dictionaries are decoded by c-blosc2 2.15; LZ4 dictionaries are not (error -3),
+    // nor is ZLIB compiled in: Rust decodes those streams.
+    let rust = match h.codec_format() {
+        0 | 4 => None,              // blosclz, zstd: compiled in
+        1 if !h.has_dict() => None, // lz4 / lz4hc
+        1 => Some(RustCodec::Lz4),  // lz4 / lz4hc with a dictionary
+        3 if h.has_dict() => {
+            return Err(ChunkError::Unsupported(
+                "codec",
+                "zlib (id 4) with a dictionary".into(),
+            ))
+        }
+        3 => Some(RustCodec::Zlib),
         2 => return Err(ChunkError::Unsupported("codec", "snappy (id 3)".into())),
-        3 => return Err(ChunkError::Unsupported("codec", "zlib (id 4)".into())),
         6 => {
             return Err(ChunkError::Unsupported(
                 "codec",
@@ -243,18 +291,150 @@ fn plan(
             ))
         }
         other => return corrupt(format!("unknown codec format {other}")),
+    };
+    if let Some(codec) = rust {
+        return match filters::rust_can_undo(&h.filters, &h.filters_meta) {
+            Ok(()) => Ok(Path::Rust(codec)),
+            Err(e) => Err(unfilter_error(e)),
+        };
+    }
+    if h.has_dict() && h.codec_format() == 0 {
+        return Err(ChunkError::Unsupported(
+            "codec",
+            "blosclz with a dictionary".into(),
+        ));
     }
     if filters::c_can_undo(&h.filters, &h.filters_meta, typesize) {
         return Ok(Path::C);
     }
     match filters::rust_can_undo(&h.filters, &h.filters_meta) {
         Ok(()) => Ok(Path::RustFilters),
-        Err(filters::UnfilterError::Unsupported { id, meta }) => Err(ChunkError::Unsupported(
-            "filter",
-            format!("{} (id {id}, meta {meta})", filters::filter_name(id)),
-        )),
-        Err(filters::UnfilterError::Corrupt(s)) => corrupt(s),
+        Err(e) => Err(unfilter_error(e)),
     }
+}
+
+/// Fill `dst` with the item stored after the header of a repeated-value chunk (checked by
+/// [`plan`]: `src` is the header plus exactly one item of `typesize` bytes).
+fn fill_repeated(src: &[u8], dst: &mut [u8], typesize: usize) {
+    let item = &src[EXTENDED_HEADER_LEN..EXTENDED_HEADER_LEN + typesize];
+    for d in dst.chunks_exact_mut(typesize) {
+        d.copy_from_slice(item);
+    }
+}
+
+/// Read a little-endian i32 at `at`, if there.
+fn le_i32(b: &[u8], at: usize) -> Option<i32> {
+    let s = b.get(at..at.checked_add(4)?)?;
+    Some(i32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+/// Decode a chunk whose codec streams Rust decodes ([`Path::Rust`]): walk the block offsets
+/// (and dictionary), decode each wanted block's streams into its place in `dst`, then undo the
+/// filters in Rust. Blocks with `skip[j]` are left alone (block 0 is decoded anyway when the
+/// pipeline has DELTA). Every offset and size is checked against `src`.
+fn decode_in_rust(
+    h: &ChunkHeader,
+    codec: RustCodec,
+    src: &[u8],
+    dst: &mut [u8],
+    typesize: usize,
+    skip: Option<&[bool]>,
+    scratch: &mut Vec<u8>,
+) -> Result<(), ChunkError> {
+    let corrupt = |s: String| ChunkError::Corrupt(s);
+    if h.nbytes == 0 {
+        return Ok(());
+    }
+    let nblocks = h.nbytes.div_ceil(h.blocksize);
+    let bstarts_end = nblocks
+        .checked_mul(4)
+        .and_then(|n| n.checked_add(EXTENDED_HEADER_LEN))
+        .filter(|&e| e <= src.len())
+        .ok_or_else(|| corrupt(format!("{nblocks} block offsets do not fit in the chunk")))?;
+    let (dict, data_start) = if h.has_dict() {
+        let size = le_i32(src, bstarts_end)
+            .and_then(|s| usize::try_from(s).ok())
+            .filter(|&s| s > 0 && s <= MAX_DICT_SIZE)
+            .ok_or_else(|| corrupt("dictionary size missing or out of range".into()))?;
+        let start = bstarts_end + 4;
+        let dict = src
+            .get(start..start + size)
+            .ok_or_else(|| corrupt(format!("dictionary of {size} bytes overruns the chunk")))?;
+        (Some(dict), start + size)
+    } else {
+        (None, bstarts_end)
+    };
+    let has_delta = h.has_delta();
+    let leftover = h.nbytes % h.blocksize;
+    for j in 0..nblocks {
+        if skip.is_some_and(|m| m.get(j) == Some(&true)) && !(j == 0 && has_delta) {
+            continue;
+        }
+        let block_err = |s: String| corrupt(format!("block {j}: {s}"));
+        let start = j * h.blocksize;
+        let last_short = j == nblocks - 1 && leftover != 0;
+        let bsize = if last_short { leftover } else { h.blocksize };
+        let offset = le_i32(src, EXTENDED_HEADER_LEN + 4 * j)
+            .and_then(|o| usize::try_from(o).ok())
+            .filter(|&o| o >= data_start && o < src.len())
+            .ok_or_else(|| block_err("offset outside the chunk".into()))?;
+        let nstreams = if h.dont_split() || last_short {
+            1
+        } else {
+            usize::from(h.typesize).max(1)
+        };
+        if bsize % nstreams != 0 {
+            return Err(block_err(format!(
+                "{bsize} bytes do not split into {nstreams} streams"
+            )));
+        }
+        let neblock = bsize / nstreams;
+        let mut at = offset;
+        for s in 0..nstreams {
+            let out = &mut dst[start + s * neblock..start + (s + 1) * neblock];
+            let csize =
+                le_i32(src, at).ok_or_else(|| block_err(format!("stream {s} size missing")))?;
+            at += 4;
+            if csize == 0 {
+                out.fill(0); // a run of zeros
+            } else if csize < 0 {
+                // A run of one byte value, flagged by a token byte.
+                let token = *src
+                    .get(at)
+                    .ok_or_else(|| block_err(format!("stream {s} token missing")))?;
+                at += 1;
+                if token & 0x01 == 0 || csize < -255 {
+                    return Err(block_err(format!(
+                        "stream {s}: unknown run encoding (size {csize}, token {token})"
+                    )));
+                }
+                out.fill((-csize) as u8);
+            } else {
+                let n = csize as usize;
+                let stream = src
+                    .get(at..at + n)
+                    .ok_or_else(|| block_err(format!("stream {s} of {n} bytes overruns")))?;
+                at += n;
+                if n == neblock {
+                    out.copy_from_slice(stream);
+                } else {
+                    codec
+                        .decode_stream(stream, out, dict)
+                        .map_err(|e| block_err(format!("stream {s}: {e}")))?;
+                }
+            }
+        }
+    }
+    filters::undo_blocks(
+        &h.filters,
+        &h.filters_meta,
+        typesize,
+        h.blocksize,
+        dst,
+        scratch,
+        skip,
+    )
+    .map_err(unfilter_error)
 }
 
 /// A filter error as a chunk error.
@@ -373,6 +553,16 @@ impl Decoder {
         let masked = !matches!(path, Path::Zeros) && mask.is_some_and(|m| self.set_maskout(&h, m));
         let decoded = match path {
             Path::Zeros => return Ok(Decoded::Zeros),
+            Path::Repeat => {
+                fill_repeated(src, dst, typesize);
+                return Ok(Decoded::Data);
+            }
+            Path::Rust(codec) => {
+                let skip = masked.then_some(self.maskout.as_slice());
+                let scratch = &mut self.filter_scratch;
+                decode_in_rust(&h, codec, src, dst, typesize, skip, scratch)?;
+                return Ok(Decoded::Data);
+            }
             Path::C => {
                 if masked {
                     self.dctx.decompress_masked(src, dst, &self.maskout)
@@ -571,12 +761,24 @@ mod tests {
         assert!(matches!(plan(&p, 400, 4, 80), Ok(Path::C)));
         assert!(matches!(plan(&p, 404, 4, 80), Err(ChunkError::Corrupt(_))));
         assert!(matches!(plan(&p, 400, 4, 81), Err(ChunkError::Corrupt(_))));
-        // zlib
+        // zlib: decoded in Rust; lz4 with a dictionary too, lz4 without one by C.
         let z = ChunkHeader::parse(&header(0x05 | (3 << 5), 400, 100, 80)).unwrap();
-        assert_eq!(
-            plan(&z, 400, 4, 80).err(),
-            Some(ChunkError::Unsupported("codec", "zlib (id 4)".into()))
-        );
+        assert!(matches!(
+            plan(&z, 400, 4, 80),
+            Ok(Path::Rust(RustCodec::Zlib))
+        ));
+        let mut l = header(0x05 | (1 << 5), 400, 100, 80);
+        assert!(matches!(
+            plan(&ChunkHeader::parse(&l).unwrap(), 400, 4, 80),
+            Ok(Path::C)
+        ));
+        l[31] = 0x01;
+        assert!(matches!(
+            plan(&ChunkHeader::parse(&l).unwrap(), 400, 4, 80),
+            Ok(Path::Rust(RustCodec::Lz4))
+        ));
+        // The header typesize byte must be the one c-blosc2 records for the items.
+        assert!(matches!(plan(&p, 400, 8, 80), Err(ChunkError::Corrupt(_))));
         // user codec ndlz
         let mut u = header(0x05 | (6 << 5), 400, 100, 80);
         u[22] = 32;

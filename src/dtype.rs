@@ -308,6 +308,42 @@ impl DtypeError {
 
 type R<T> = Result<T, String>;
 
+/// The `dtype.str` form of a NumPy scalar type name (`"int32"` -> `"<i4"`), for the draft
+/// metalayer; `None` when `s` is not such a name.
+fn numpy_type_name(s: &str) -> Option<String> {
+    let unit = |prefix: &str, code: &str| -> Option<String> {
+        let rest = s.strip_prefix(prefix)?;
+        match rest {
+            "" => Some(format!("<{code}8")),
+            _ if rest.starts_with('[') && rest.ends_with(']') => Some(format!("<{code}8{rest}")),
+            _ => None,
+        }
+    };
+    if let Some(t) = unit("datetime64", "M").or_else(|| unit("timedelta64", "m")) {
+        return Some(t);
+    }
+    let t = match s {
+        "bool" => "|b1",
+        "int8" => "|i1",
+        "uint8" => "|u1",
+        "int16" => "<i2",
+        "uint16" => "<u2",
+        "int32" => "<i4",
+        "uint32" => "<u4",
+        "int64" => "<i8",
+        "uint64" => "<u8",
+        "float16" => "<f2",
+        "float32" => "<f4",
+        "float64" => "<f8",
+        "float128" | "longdouble" => "<f16",
+        "complex64" => "<c8",
+        "complex128" => "<c16",
+        "complex256" | "clongdouble" => "<c32",
+        _ => return None,
+    };
+    Some(t.to_string())
+}
+
 impl Dtype {
     /// Parses a dtype string as python-blosc2 stores it in the `b2nd` metalayer: a
     /// `dtype.str` such as `"<f8"`, or `str(dtype)` of a structured or subarray dtype, a
@@ -340,6 +376,29 @@ impl Dtype {
     /// [`MAX_SUBARRAY_DIMS`], sizes over [`MAX_ITEMSIZE`].
     pub fn parse(s: &str) -> Result<Dtype, DtypeError> {
         parse_str(s).map_err(|reason| DtypeError::new(s, reason))
+    }
+
+    /// Parse the dtype of a 6-element draft `b2nd` metalayer, whose spec shows NumPy type names
+    /// as `repr` prints them (`"int32"`, `"float64"`, `"uint8"`, `"bool"`, `"datetime64[ns]"`),
+    /// stored little-endian as NumPy names them; anything else is parsed as by
+    /// [`Dtype::parse`].
+    ///
+    /// ```
+    /// use b2nd::Dtype;
+    /// assert_eq!(Dtype::parse_draft("int32")?, Dtype::parse("<i4")?);
+    /// assert_eq!(Dtype::parse_draft("<f8")?, Dtype::parse("<f8")?);
+    /// assert!(Dtype::parse("int32").is_err()); // current metalayers store `dtype.str`
+    /// # Ok::<(), b2nd::dtype::DtypeError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Dtype::parse`].
+    pub fn parse_draft(s: &str) -> Result<Dtype, DtypeError> {
+        match numpy_type_name(s) {
+            Some(str_form) => Dtype::parse(&str_form),
+            None => Dtype::parse(s),
+        }
     }
 
     /// The dtype python-blosc2 assumes for caterva arrays, which carry no dtype: `|S{n}` with

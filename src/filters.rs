@@ -152,7 +152,7 @@ impl fmt::Display for UnfilterError {
 impl std::error::Error for UnfilterError {}
 
 /// The typesize c-blosc2 records in the chunk header and hands to its built-in filters.
-fn c_typesize(typesize: usize) -> usize {
+pub(crate) fn c_typesize(typesize: usize) -> usize {
     if typesize > MAX_HEADER_TYPESIZE {
         1
     } else {

@@ -30,6 +30,7 @@ mod array;
 pub mod attrs;
 mod chunk;
 mod chunk_iter;
+mod codecs;
 pub mod dtype;
 mod element;
 mod error;

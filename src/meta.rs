@@ -43,7 +43,8 @@ impl fmt::Display for Format {
 pub struct NdMeta {
     /// Which metalayer this came from.
     pub format: Format,
-    /// Number of top-level elements: 5 (`caterva`), 6 (draft `b2nd`) or 7 (`b2nd`).
+    /// Number of top-level elements: 5 (`caterva`, or `b2nd` without dtype), 6 (draft `b2nd`)
+    /// or 7 (`b2nd`).
     pub elements: u8,
     /// The metalayer format version (second element).
     pub version: u8,
@@ -121,12 +122,14 @@ pub fn parse(format: Format, bytes: &[u8]) -> Result<NdMeta, MetaError> {
     let elements = head.wrapping_sub(0x90);
     let ok_count = match format {
         Format::Caterva => elements == 5,
-        Format::B2nd => elements == 6 || elements == 7,
+        // 5 elements (no dtype) is the caterva layout under the b2nd name, found in c-blosc2's
+        // own plugin test data; python-blosc2 reads it as `|S{typesize}`.
+        Format::B2nd => (5..=7).contains(&elements),
     };
     if !(0x90..=0x9f).contains(&head) || !ok_count {
         let want = match format {
             Format::Caterva => "0x95 (5 elements)",
-            Format::B2nd => "0x97 (7 elements) or 0x96 (6-element draft)",
+            Format::B2nd => "0x97 (7 elements), 0x96 (6-element draft) or 0x95 (no dtype)",
         };
         return err(
             "array marker",
@@ -302,8 +305,20 @@ mod tests {
         let m = parse(Format::Caterva, &b).unwrap();
         assert_eq!(m.blocks, vec![0, 0]);
         assert_eq!(m.dtype, None);
-        // A caterva layer is not a b2nd one.
-        assert_eq!(parse(Format::B2nd, &b).unwrap_err().field, "array marker");
+        // The same bytes under the b2nd name (c-blosc2's plugin test data): no dtype.
+        let m = parse(Format::B2nd, &b).unwrap();
+        assert_eq!((m.elements, m.dtype), (5, None));
+        // Other element counts are refused.
+        let mut four = b.clone();
+        four[0] = 0x94;
+        assert_eq!(
+            parse(Format::B2nd, &four).unwrap_err().field,
+            "array marker"
+        );
+        assert_eq!(
+            parse(Format::Caterva, &four).unwrap_err().field,
+            "array marker"
+        );
     }
 
     #[test]

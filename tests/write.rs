@@ -133,7 +133,8 @@ fn round_trip_every_fixture_dtype_and_shape() {
                     &py.shape,
                     &py.chunks,
                     &py.blocks,
-                    py.dtype.as_deref()
+                    // python writes `dtype.str` (sources may hold a draft name or no dtype)
+                    Some(&src.dtype().to_numpy_str())
                 ),
                 want,
                 "{name}"

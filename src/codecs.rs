@@ -1,0 +1,135 @@
+//! Blosc2 codecs decoded (and encoded) in Rust: the ones the linked c-blosc2 2.15 lacks (ZLIB)
+//! or decodes wrongly (LZ4 / LZ4HC streams compressed against a chunk dictionary).
+//!
+//! A codec here works on one Blosc *stream* (a block, or one of its `typesize` byte streams
+//! when the block is split): c-blosc2 3.x's `zlib_wrap_decompress` is zlib's `uncompress` (a
+//! zlib-wrapped deflate stream, decoded here by the pure-Rust `flate2`/`zlib-rs`), and
+//! `lz4_wrap_decompress` is `LZ4_decompress_safe_usingDict` with the chunk's dictionary (called
+//! through [`crate::ffi`]: the LZ4 library compiled into the linked c-blosc2 has it, only
+//! c-blosc2 2.15's wrapper does not use it). Both must produce exactly the stream's size, else
+//! the chunk is corrupt.
+//! The chunk layout around the streams is walked in [`crate::chunk`].
+
+#![forbid(unsafe_code)]
+
+/// A codec whose streams Rust decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RustCodec {
+    /// ZLIB (codec id 4, header codec format 3).
+    Zlib,
+    /// LZ4 or LZ4HC (ids 1 and 2, format 1): one LZ4 block format, with or without dictionary.
+    Lz4,
+}
+
+impl RustCodec {
+    /// The name used in errors.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            RustCodec::Zlib => "zlib",
+            RustCodec::Lz4 => "lz4",
+        }
+    }
+
+    /// Decode one stream `src` into exactly `dst.len()` bytes, with the chunk's dictionary if
+    /// it has one.
+    pub(crate) fn decode_stream(
+        self,
+        src: &[u8],
+        dst: &mut [u8],
+        dict: Option<&[u8]>,
+    ) -> Result<(), String> {
+        let n = match self {
+            RustCodec::Zlib => {
+                if dict.is_some() {
+                    return Err("zlib with a dictionary (c-blosc2 never writes one)".into());
+                }
+                let mut z = flate2::Decompress::new(true);
+                let status = z
+                    .decompress(src, dst, flate2::FlushDecompress::Finish)
+                    .map_err(|e| format!("zlib stream: {e}"))?;
+                if status != flate2::Status::StreamEnd {
+                    return Err("zlib stream does not end where its block does".into());
+                }
+                usize::try_from(z.total_out()).unwrap_or(usize::MAX)
+            }
+            RustCodec::Lz4 => crate::ffi::lz4_decompress_with_dict(src, dst, dict.unwrap_or(&[]))
+                .ok_or_else(|| "malformed lz4 stream".to_string())?,
+        };
+        if n != dst.len() {
+            return Err(format!(
+                "{} stream decoded to {n} bytes, the block needs {}",
+                self.name(),
+                dst.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Encode one stream with ZLIB; `None` when it does not shrink (the caller stores it as
+    /// is).
+    #[cfg(test)]
+    pub(crate) fn encode_stream(self, src: &[u8], clevel: u8) -> Option<Vec<u8>> {
+        use std::io::Write;
+        let level = flate2::Compression::new(u32::from(clevel.min(9)));
+        let mut e = flate2::write::ZlibEncoder::new(Vec::with_capacity(src.len()), level);
+        e.write_all(src).ok()?;
+        let out = e.finish().ok()?;
+        (out.len() < src.len()).then_some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zlib_round_trips_and_sizes_are_checked() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8 / 3).collect();
+        let c = RustCodec::Zlib
+            .encode_stream(&data, 5)
+            .expect("compressible");
+        let mut out = vec![0u8; data.len()];
+        RustCodec::Zlib.decode_stream(&c, &mut out, None).unwrap();
+        assert_eq!(out, data);
+        // A destination of the wrong size is an error, never a partial success.
+        let mut short = vec![0u8; data.len() - 1];
+        assert!(RustCodec::Zlib.decode_stream(&c, &mut short, None).is_err());
+        let mut long = vec![0u8; data.len() + 1];
+        assert!(RustCodec::Zlib.decode_stream(&c, &mut long, None).is_err());
+        assert!(RustCodec::Zlib
+            .decode_stream(&c[..c.len() / 2], &mut out, None)
+            .is_err());
+    }
+
+    #[test]
+    fn lz4_with_dictionary() {
+        // An LZ4 block (sequence format) that is one match into the dictionary: token 0x0F
+        // (no literals, match length 4 + 15 + ext), offset 8, then the last 5 bytes literal.
+        let dict = b"abcdefgh";
+        // literals-only block: token 0x50 (5 literals), "hello"
+        let lit = [0x50, b'h', b'e', b'l', b'l', b'o'];
+        let mut out = [0u8; 5];
+        RustCodec::Lz4
+            .decode_stream(&lit, &mut out, Some(dict))
+            .unwrap();
+        assert_eq!(&out, b"hello");
+        // token 0x04: 0 literals, match len 8; offset 8 (into the dictionary); then a final
+        // literals-only sequence 0x50 "hello".
+        let m = [0x04, 8, 0, 0x50, b'h', b'e', b'l', b'l', b'o'];
+        let mut out = [0u8; 13];
+        RustCodec::Lz4
+            .decode_stream(&m, &mut out, Some(dict))
+            .unwrap();
+        assert_eq!(&out, b"abcdefghhello");
+        // Without its dictionary the offset points before the output: an error.
+        assert!(RustCodec::Lz4.decode_stream(&m, &mut out, None).is_err());
+        // Garbage and the wrong size are errors.
+        assert!(RustCodec::Lz4
+            .decode_stream(&[0xff; 7], &mut out, Some(dict))
+            .is_err());
+        let mut long = [0u8; 14];
+        assert!(RustCodec::Lz4
+            .decode_stream(&m, &mut long, Some(dict))
+            .is_err());
+    }
+}
