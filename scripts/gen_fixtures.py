@@ -535,6 +535,40 @@ def gen_dims():
             assert b"\x97\x00\x10\xa0\xd3" in raw
 
 
+def gen_block_tiles():
+    # Chunks whose blocks split only a trailing dimension below whole leading ones: the decoded
+    # chunk is not C order.  b2nd once read (and wrote) these as if it were; found by
+    # scripts/diff_test.py (SEED=1 case 148).
+    for name, shape, chunks, blocks in (
+            ("tiles_2x8_i4", (4, 8), (2, 8), (2, 2)),
+            ("tiles_5d_V228", (3, 3, 2, 1, 8), (1, 3, 2, 1, 8), (1, 3, 2, 1, 2))):
+        dt = np.dtype("V228") if name.endswith("V228") else np.dtype("<i4")
+        n = int(np.prod(shape))
+        x = (np.arange(n * dt.itemsize) % 251).astype("u1").view(dt).reshape(shape)
+        asarray(name, x, chunks, blocks, cp())
+
+
+def gen_resized():
+    # Resized after creation (found by scripts/diff_test.py, SEED=1 case 262): shrinking a
+    # dimension to 0 leaves the frame header's compressed size at that of the dropped chunks,
+    # with no chunk data and no chunk index in the file.
+    x = (np.arange(2 * 5 * 6) % 7).astype("<U3").reshape(2, 5, 6)
+    a = blosc2.asarray(x, urlpath="resized_to_zero_U3.b2nd", mode="w", chunks=(1, 5, 6),
+                       blocks=(1, 2, 6), cparams=cp())
+    a.resize((0, 8, 7))
+    del a
+    e = readable("resized_to_zero_U3", "resized_to_zero_U3.b2nd", source=np.zeros((0, 8, 7), "<U3"))
+    assert e["nchunks"] == 0
+    x = np.arange(30, dtype="<i2").reshape(5, 6)
+    a = blosc2.asarray(x, urlpath="resized_grow_i2.b2nd", mode="w", chunks=(2, 4), blocks=(1, 3),
+                       cparams=cp())
+    a.resize((7, 9))
+    del a
+    y = np.zeros((7, 9), "<i2")
+    y[:5, :6] = x
+    readable("resized_grow_i2", "resized_grow_i2.b2nd", source=y)
+
+
 def gen_codecs():
     shape, chunks, blocks = (20, 10), (8, 10), (8, 10)
     for codec in (C.BLOSCLZ, C.LZ4, C.LZ4HC, C.ZLIB, C.ZSTD):
@@ -1108,6 +1142,8 @@ def main():
     gen_dtypes()
     gen_dims()
     gen_codecs()
+    gen_block_tiles()
+    gen_resized()
     gen_filters()
     gen_unsupported()
     gen_special()

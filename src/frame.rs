@@ -80,7 +80,8 @@ fn check_layout(h: &[u8], tail: &[u8], sparse: bool) -> std::result::Result<(u64
     if h[38] != 0xd3 {
         return Err("malformed frame header (compressed size)".into());
     }
-    let cbytes = i64::from_be_bytes(h[39..47].try_into().expect("8 bytes"));
+    let mut cbytes = i64::from_be_bytes(h[39..47].try_into().expect("8 bytes"));
+    let nbytes = (h[29] == 0xd3).then(|| i64::from_be_bytes(h[30..38].try_into().expect("8")));
     if tail.len() != TRAILER_TAIL || tail[2] != 0xce {
         return Err("malformed frame trailer".into());
     }
@@ -96,6 +97,11 @@ fn check_layout(h: &[u8], tail: &[u8], sparse: bool) -> std::result::Result<(u64
     }
     if cbytes < 0 {
         return Err(format!("negative compressed size {cbytes}"));
+    }
+    if !sparse && nbytes == Some(0) && trailer_offset - header_len == 0 {
+        // No data and no room for any: python-blosc2 keeps the compressed size of the chunks a
+        // resize to a zero-length dimension dropped. c-blosc2 reads such a frame as empty.
+        cbytes = 0;
     }
     let index_len = if sparse {
         trailer_offset - header_len

@@ -306,8 +306,9 @@ impl Geometry {
     /// buffer, that run's byte range: the chunk can then be decoded straight into the output.
     ///
     /// That holds when the chunk has no padding (its extended shape is its extent), its blocks
-    /// tile it in plain C order (blocks span every dimension after the first one split into
-    /// several blocks), and its region is a contiguous run of the box.
+    /// tile it in plain C order (with `k` the first dimension split into several blocks, blocks
+    /// span every dimension after `k` and every dimension before `k` is one item), and its
+    /// region is a contiguous run of the box.
     pub fn direct_range(
         &self,
         idx: u64,
@@ -321,15 +322,24 @@ impl Geometry {
         let (origin, extent) = self.chunk_region(idx);
         // No padding, and C-order blocks.
         let mut split = false;
+        // A dimension of more than one item that every block spans whole, before any split.
+        let mut whole_before = false;
         for i in 0..nd {
             if self.ext[i] != extent[i] {
                 return None;
             }
-            if split && self.blocks[i] != self.ext[i] {
-                return None;
-            }
-            if self.block_grid[i] > 1 {
+            if split {
+                if self.blocks[i] != self.ext[i] {
+                    return None;
+                }
+            } else if self.block_grid[i] > 1 {
+                // Blocks would interleave the items of the whole dimensions before this one.
+                if whole_before {
+                    return None;
+                }
                 split = true;
+            } else if self.ext[i] > 1 {
+                whole_before = true;
             }
         }
         // Inside the box, and contiguous in it.
@@ -665,6 +675,17 @@ mod tests {
         // Chunks split the trailing dimension: not contiguous in the output.
         let g = Geometry::new(&[10, 6], &[4, 3], &[4, 3], 4).unwrap();
         assert_eq!(g.direct_range(0, &[0, 0], &[10, 6]), None);
+        // Blocks split the trailing dimension below a whole leading one: blocks are (2,2)
+        // tiles, not rows (found by the differential test: shape (2,8), chunks (2,8)).
+        let g = Geometry::new(&[2, 8], &[2, 8], &[2, 2], 4).unwrap();
+        assert_eq!(g.direct_range(0, &[0, 0], &[2, 8]), None);
+        let g = Geometry::new(&[3, 3, 2, 1, 8], &[1, 3, 2, 1, 8], &[1, 3, 2, 1, 2], 4).unwrap();
+        assert_eq!(g.direct_range(1, &[0; 5], &[3, 3, 2, 1, 8]), None);
+        // Leading dimensions of one item are fine.
+        let g = Geometry::new(&[3, 1, 8], &[3, 1, 8], &[1, 1, 2], 4).unwrap();
+        assert_eq!(g.direct_range(0, &[0; 3], &[3, 1, 8]), None);
+        let g = Geometry::new(&[1, 1, 8], &[1, 1, 8], &[1, 1, 2], 4).unwrap();
+        assert_eq!(g.direct_range(0, &[0; 3], &[1, 1, 8]), Some(0..32));
         // ... unless the chunk is one row.
         let g = Geometry::new(&[10, 6], &[1, 3], &[1, 3], 4).unwrap();
         assert_eq!(g.direct_range(3, &[0, 0], &[10, 6]), Some(36..48));

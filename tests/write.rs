@@ -182,6 +182,10 @@ fn geometry_codecs_filters_and_sparse() {
             &[2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 2, 2],
             &[1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 1, 2, 1],
         ),
+        // Blocks that tile a chunk in (2, 2) squares, not rows: the chunk is not C order
+        // (b2nd once wrote and read these as if it were; found by the differential test).
+        (&[2, 8], &[2, 8], &[2, 2]),
+        (&[3, 3, 2, 1, 8], &[1, 3, 2, 1, 8], &[1, 3, 2, 1, 2]),
         (
             &[3, 1, 2, 1, 2, 1, 2, 1, 3],
             &[2, 1, 1, 1, 2, 1, 1, 1, 2],

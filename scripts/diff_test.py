@@ -1,0 +1,483 @@
+"""Randomized differential test: python-blosc2 writes arrays, b2nd reads them, both must agree.
+
+usage: diff_test.py B2ND_BINARY WORKDIR [CASES]          (CASES defaults to 300)
+       SEED=N diff_test.py ...                           replay a run (the seed is printed)
+       SEED=N CASE=K diff_test.py ...                    replay one case of that run
+
+Each case draws, from its own seed, a constructor (asarray, full, ones, zeros, empty, nans,
+arange, linspace, full_like, fromiter, resize or append after creation), a dtype of 1 to 600
+bytes (numbers in both byte orders, strings, bytes, void, structs with subarrays and nesting),
+0 to 8 dimensions with random chunk and block shapes (ragged edges, blocks not dividing
+chunks, chunks larger than the shape), a codec, clevel, filter chain with metas, split mode,
+use_dict, and contiguous or sparse storage. python-blosc2 writes the file; b2nd reads it whole
+and by random slices with `b2nd to-npy [--slice]`, and the result is compared byte for byte
+(dtype included) with the truth:
+
+- the data written, when the pipeline is lossless and python-blosc2's own read differs from it
+  (python-blosc2 4.14.1 is wrong for some DELTA arrays and dictionary arrays: counted and
+  reported as "python wrong", never as a b2nd failure);
+- python-blosc2's own read otherwise (lossy filters: TRUNC_PREC, INT_TRUNC).
+
+A codec or filter b2nd does not decode must be refused with exit 1 and one line naming it;
+success with any other bytes, a crash, or a refusal of what python reads is a failure. Each
+failure is copied to WORKDIR/failures/case-K/ (the file and case.json, enough to rebuild it);
+commit it as a fixture (scripts/gen_fixtures.py) once understood. Exit status 1 on any failure.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import blosc2
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_slice_fixtures import random_spec, to_key  # noqa: E402
+
+EXPECTED_BLOSC2 = "4.14.1"
+C, F = blosc2.Codec, blosc2.Filter
+MAX_ITEMSIZE = 600
+# Codecs and filters b2nd must refuse (by name), not decode.
+REFUSED_CODECS = {C.NDLZ, C.ZFP_ACC, C.ZFP_PREC, C.ZFP_RATE}
+REFUSED_FILTERS = {F.NDCELL, F.NDMEAN}
+LOSSY_FILTERS = {F.TRUNC_PREC, F.INT_TRUNC}
+
+
+# ---------------------------------------------------------------------------------------------
+# random parameters
+# ---------------------------------------------------------------------------------------------
+
+class PythonRefused(Exception):
+    """python-blosc2 refused to write these parameters (not a b2nd matter)."""
+
+
+def num(v):
+    """The number of an enum member (Codec, Filter, SplitMode) or an int."""
+    return int(v.value) if hasattr(v, "value") else int(v)
+
+
+def pick(rng, seq):
+    return seq[int(rng.integers(len(seq)))]
+
+
+def rand_scalar_dtype(rng, allow_wide=True):
+    r = rng.random()
+    if r < 0.55:
+        code = pick(rng, ["b1", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4",
+                           "f8", "c8", "c16", "M8[ns]", "m8[s]", "M8[D]"])
+        order = ">" if rng.random() < 0.2 else "<"
+        return np.dtype(order + code)
+    top = MAX_ITEMSIZE if allow_wide else 40
+    kind = pick(rng, ["S", "U", "V"])
+    if kind == "U":
+        n = int(rng.integers(1, top // 4 + 1))
+        return np.dtype(("<" if rng.random() < 0.8 else ">") + f"U{n}")
+    return np.dtype(f"{kind}{int(rng.integers(1, top + 1))}")
+
+
+def rand_struct(rng, depth=0):
+    fields = []
+    for i in range(int(rng.integers(1, 5))):
+        r = rng.random()
+        if r < 0.15 and depth < 2:
+            dt = rand_struct(rng, depth + 1)
+        else:
+            dt = rand_scalar_dtype(rng, allow_wide=rng.random() < 0.3)
+        if r > 0.8 and dt.itemsize <= 64:
+            fields.append((f"f{i}", dt, tuple(int(x) for x in rng.integers(1, 4, rng.integers(1, 3)))))
+        else:
+            fields.append((f"f{i}", dt))
+    dt = np.dtype(fields, align=bool(rng.random() < 0.3))
+    return dt if dt.itemsize <= MAX_ITEMSIZE else np.dtype([("a", "<i4"), ("b", "S7")])
+
+
+def rand_dtype(rng):
+    return rand_struct(rng) if rng.random() < 0.2 else rand_scalar_dtype(rng)
+
+
+def rand_geometry(rng, itemsize):
+    nd = pick(rng, [0, 1, 1, 2, 2, 3, 3, 4, 5, 6, 7, 8])
+    budget = max(1, min(40000, (1 << 21) // itemsize))
+    side = max(1, int(budget ** (1 / nd))) if nd else 1
+    shape = [int(rng.integers(1, 2 * side + 1)) for _ in range(nd)]
+    while nd and int(np.prod(shape)) > budget:
+        shape[int(rng.integers(nd))] //= 2
+        shape = [max(s, 1) for s in shape]
+    if nd and rng.random() < 0.05:
+        shape[int(rng.integers(nd))] = 0
+    if rng.random() < 0.15:
+        return tuple(shape), None, None  # python-blosc2 chooses
+    chunks = [int(rng.integers(1, s + 3)) if s else int(rng.integers(1, 4)) for s in shape]
+    blocks = [int(rng.integers(1, c + 1)) for c in chunks]
+    return tuple(shape), tuple(chunks), tuple(blocks)
+
+
+def rand_cparams(rng, dtype):
+    codecs = [C.BLOSCLZ, C.LZ4, C.LZ4HC, C.ZLIB, C.ZSTD]
+    weights = [0.18, 0.2, 0.14, 0.18, 0.3]
+    if rng.random() < 0.06:
+        codec = pick(rng, sorted(REFUSED_CODECS, key=num))
+    else:
+        codec = codecs[int(rng.choice(len(codecs), p=weights))]
+    filters, metas = [], []
+    for _ in range(pick(rng, [0, 1, 1, 1, 2, 2, 3])):
+        choices = [F.SHUFFLE, F.BITSHUFFLE, F.DELTA, F.BYTEDELTA, F.TRUNC_PREC, F.INT_TRUNC,
+                   F.NDCELL, F.NDMEAN]
+        f = choices[int(rng.choice(len(choices), p=[0.35, 0.15, 0.12, 0.12, 0.07, 0.07, 0.06,
+                                                      0.06]))]
+        if f == F.SHUFFLE:
+            m = pick(rng, [0, 0, dtype.itemsize % 256, int(rng.integers(1, 17))])
+        elif f == F.BYTEDELTA:
+            m = pick(rng, [0, min(dtype.itemsize, 127)])
+        elif f == F.TRUNC_PREC:
+            m = int(rng.integers(1, 24))
+        elif f == F.INT_TRUNC:
+            m = int(rng.integers(1, 8))
+        elif f in (F.NDCELL, F.NDMEAN):
+            m = int(rng.integers(1, 5))
+        else:
+            m = 0
+        filters.append(f)
+        metas.append(m)
+    # Keep every case verifiable. A lossy filter leaves python-blosc2's read as the only
+    # reference, so it is not combined with what that read gets wrong (DELTA, dictionaries);
+    # DELTA with two other reordering filters is not round-tripped by python-blosc2's writer
+    # (the data written is then no reference either): one of those filters is dropped.
+    use_dict = bool(rng.random() < 0.15)
+    if any(f in LOSSY_FILTERS for f in filters):
+        use_dict = False
+        keep = [i for i, f in enumerate(filters) if f != F.DELTA]
+        filters, metas = [filters[i] for i in keep], [metas[i] for i in keep]
+    reorder = [i for i, f in enumerate(filters) if f in (F.SHUFFLE, F.BITSHUFFLE, F.BYTEDELTA)]
+    if F.DELTA in filters and len(reorder) >= 2:
+        filters, metas = [f for i, f in enumerate(filters) if i != reorder[-1]], \
+            [m for i, m in enumerate(metas) if i != reorder[-1]]
+    return dict(codec=codec, clevel=int(rng.integers(0, 10)), filters=filters,
+                filters_meta=metas, use_dict=use_dict,
+                splitmode=pick(rng, list(blosc2.SplitMode)), nthreads=int(rng.integers(1, 3)),
+                codec_meta=int(rng.integers(0, 30)) if codec in REFUSED_CODECS else 0)
+
+
+def rand_data(rng, dtype, shape):
+    n = int(np.prod(shape)) if shape else 1
+    style = rng.random()
+    raw = rng.integers(0, 256, n * dtype.itemsize, dtype=np.uint8)
+    if style < 0.25:  # mostly zeros: zero runs and zero chunks
+        raw[rng.random(raw.size) < 0.97] = 0
+    elif style < 0.45:  # one repeated item
+        raw = np.tile(raw[: dtype.itemsize], n) if n else raw
+    x = raw.view(dtype) if n else np.zeros(0, dtype)
+    x = sanitize(x, rng)
+    return x.reshape(shape)
+
+
+def sanitize(x, rng):
+    """Make random bytes valid for the dtype (bool 0/1, valid code points, smooth numbers)."""
+    dt = x.dtype
+    if dt.fields:
+        x = x.copy()
+        for name in dt.names:
+            x[name] = sanitize(x[name], rng)
+        return x
+    if dt.subdtype is not None:
+        return x
+    if dt.kind == "b":
+        return (x.view(np.uint8) & 1).view(dt)
+    if dt.kind == "U":
+        v = x.view(np.uint32) % 0xD800  # below the surrogates
+        return v.astype(dt.byteorder.replace("=", "<") + "u4").view(dt)
+    if dt.kind == "f" and rng.random() < 0.6 and x.size:
+        smooth = np.cumsum(rng.standard_normal(x.size)).reshape(x.shape)
+        return smooth.astype(dt)
+    if dt.kind in "iu" and rng.random() < 0.5 and x.size:
+        return (np.arange(x.size) * int(rng.integers(1, 5))).reshape(x.shape).astype(dt)
+    return x
+
+
+def fill_value(rng, dtype):
+    return rand_data(rng, dtype, (1,))[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# one case
+# ---------------------------------------------------------------------------------------------
+
+def make_case(seed, path):
+    """Write one array; return (description, truth bytes or None, python's read)."""
+    rng = np.random.default_rng(seed)
+    dtype = rand_dtype(rng)
+    shape, chunks, blocks = rand_geometry(rng, dtype.itemsize)
+    cparams = rand_cparams(rng, dtype)
+    contiguous = bool(rng.random() < 0.75)
+    numeric = dtype.kind in "iuf" and not dtype.fields
+    ctors = ["asarray"] * 4 + ["full", "ones", "zeros", "empty", "full_like", "fromiter",
+                               "resize"]
+    if dtype.kind == "f":
+        ctors += ["nans", "linspace"]
+    if numeric:
+        ctors += ["arange"]
+    if len(shape) == 1:
+        ctors += ["append"]
+    ctor = pick(rng, ctors)
+    desc = {"seed": seed, "ctor": ctor, "dtype": dtype.descr if dtype.fields else dtype.str,
+            "shape": shape, "chunks": chunks, "blocks": blocks, "contiguous": contiguous,
+            "cparams": {k: ([num(f) for f in v] if isinstance(v, list) else
+                            v if isinstance(v, bool) else num(v))
+                        for k, v in cparams.items()}}
+    kw = dict(urlpath=str(path), mode="w", contiguous=contiguous,
+              cparams=blosc2.CParams(**cparams))
+    if chunks is not None:
+        kw.update(chunks=chunks, blocks=blocks)
+    if not shape:
+        kw.pop("chunks", None)
+        kw.pop("blocks", None)
+    try:
+        truth = construct(rng, ctor, dtype, shape, kw, desc)
+    except Exception as e:
+        raise PythonRefused(f"{type(e).__name__}: {str(e)[:80]}") from e
+    lossy = any(f in LOSSY_FILTERS for f in cparams["filters"]) or \
+        cparams["codec"] in REFUSED_CODECS
+    try:
+        arr = blosc2.open(str(path), mode="r")
+        if arr.dtype.itemsize != arr.schunk.typesize:
+            # python-blosc2 wrote a dtype string that loses the struct's alignment padding:
+            # its own reads are then garbage, and b2nd must refuse the file.
+            desc["python_inconsistent"] = (f"dtype itemsize {arr.dtype.itemsize}, typesize "
+                                           f"{arr.schunk.typesize}")
+            return desc, None, None
+        py = dense(arr[()] if not shape else arr[...])
+    except Exception as e:
+        raise PythonRefused(f"read: {type(e).__name__}: {str(e)[:80]}") from e
+    if truth is not None:
+        truth = dense(truth.reshape(shape))
+    return desc, (None if lossy else truth), py
+
+
+def construct(rng, ctor, dtype, shape, kw, desc):
+    """Write the array with python-blosc2; the data written, when known."""
+    truth = None
+    if ctor == "asarray":
+        truth = rand_data(rng, dtype, shape)
+        blosc2.asarray(truth, **kw)
+    elif ctor == "full":
+        v = fill_value(rng, dtype)
+        truth = np.full(shape, v, dtype)
+        blosc2.full(shape, v, dtype=dtype, **kw)
+    elif ctor == "ones":
+        truth = np.ones(shape, dtype) if not dtype.fields and dtype.kind not in "V" else None
+        blosc2.ones(shape, dtype=dtype, **kw)
+    elif ctor == "zeros":
+        truth = np.zeros(shape, dtype)
+        blosc2.zeros(shape, dtype=dtype, **kw)
+    elif ctor == "empty":
+        # Uninitialised chunks: b2nd reads zeros; python-blosc2 4.14.1 may return leftover
+        # memory there (counted as "python wrong").
+        truth = np.zeros(shape, dtype)
+        blosc2.empty(shape, dtype=dtype, **kw)
+    elif ctor == "nans":
+        truth = np.full(shape, np.nan, dtype)
+        blosc2.nans(shape, dtype=dtype, **kw)
+    elif ctor == "arange":
+        n = int(np.prod(shape)) if shape else 1
+        start, step = int(rng.integers(-50, 50)), int(rng.integers(1, 4))
+        blosc2.arange(start, start + n * step, step, dtype=dtype, shape=shape, **kw)
+    elif ctor == "linspace":
+        n = int(np.prod(shape)) if shape else 1
+        blosc2.linspace(-3.5, 7.25, n, dtype=dtype, shape=shape, **kw)
+    elif ctor == "full_like":
+        v = fill_value(rng, dtype)
+        like = blosc2.zeros(shape, dtype=dtype)
+        truth = np.full(shape, v, dtype)
+        blosc2.full_like(like, v, **kw)
+    elif ctor == "fromiter":
+        truth = rand_data(rng, dtype, shape)
+        blosc2.fromiter(iter(truth.reshape(-1).tolist()), shape=shape, dtype=dtype, **kw)
+    elif ctor == "resize":
+        start_shape = tuple(max(0, s + int(rng.integers(-3, 4))) for s in shape)
+        x = rand_data(rng, dtype, start_shape)
+        a = blosc2.asarray(x, **kw)
+        a.resize(shape)
+        desc["start_shape"] = start_shape
+        del a
+    elif ctor == "append":
+        k = int(rng.integers(0, shape[0] + 1))
+        x = rand_data(rng, dtype, (shape[0] - k,))
+        y = rand_data(rng, dtype, (k,))
+        a = blosc2.asarray(x, **kw)
+        a.append(y)
+        truth = np.concatenate([x, y])
+        del a
+    return truth
+
+
+def b2nd_read(binary, path, out, spec=None, threads=1):
+    cmd = [binary, "to-npy", str(path), str(out), "--threads", str(threads)]
+    if spec is not None:
+        cmd += ["--slice", spec]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        return None, p.returncode, p.stderr.strip()
+    return np.load(out, allow_pickle=False), 0, ""
+
+
+def dense(x):
+    """A C-order array, 0-d kept 0-d (np.ascontiguousarray makes it 1-d)."""
+    return np.array(x, order="C", copy=True)
+
+
+def unpadded(x):
+    """`x` with the padding bytes of structs (unspecified content) zeroed."""
+    if not x.dtype.fields:
+        return x
+    y = np.zeros(x.shape, x.dtype)
+    for name in x.dtype.names:
+        y[name] = unpadded(x[name])
+    return y
+
+
+def data_bytes(x):
+    return dense(unpadded(dense(x))).tobytes()
+
+
+def same(a, b):
+    """Same shape, bytes and dtype layout (as `.npy` can hold it: the `aligned` flag of a struct
+    is not part of a `.npy` header, its offsets are)."""
+    return a.dtype.descr == b.dtype.descr and a.dtype.itemsize == b.dtype.itemsize and \
+        a.shape == b.shape and data_bytes(a) == data_bytes(b)
+
+
+def run_case(binary, work, seed, stats):
+    path = work / "case.b2nd"
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+    try:
+        desc, truth, py = make_case(seed, path)
+    except PythonRefused as e:  # python-blosc2 refused these parameters: not a b2nd matter
+        stats["python_refused"] += 1
+        why = str(e)
+        stats["python_reasons"][why] = stats["python_reasons"].get(why, 0) + 1
+        return None
+    cp = desc["cparams"]
+    refused = cp["codec"] in {num(c) for c in REFUSED_CODECS} or \
+        any(f in {num(x) for x in REFUSED_FILTERS} for f in cp["filters"])
+    out = work / "out.npy"
+    threads = 1 + seed % 2
+    got, rc, err = b2nd_read(binary, path, out, threads=threads)
+    one_line = rc == 1 and len(err.splitlines()) == 1
+    if py is None:
+        stats["python_inconsistent"] += 1
+        if one_line:
+            return None
+        return desc, f"python-blosc2's dtype disagrees with the typesize: expected a refusal, " \
+                     f"got rc={rc} {err!r}"
+    want, alt = py, None
+    if truth is not None and truth.dtype.itemsize != py.dtype.itemsize:
+        # python-blosc2 stored another dtype than it was given (nested aligned structs lose
+        # their padding): its read is all there is to compare with.
+        stats["python_dtype_changed"] += 1
+        truth = None
+    if truth is not None and truth.shape == py.shape and \
+            data_bytes(truth) != data_bytes(py):
+        # python-blosc2 returns other values than it was given: the data written is the truth
+        # python-blosc2 returns other values than it was given. The data written is the truth
+        # when its reader is what is wrong (DELTA, uninitialised chunks); when its writer is
+        # (pipelines it does not round-trip), the chunks hold what its reader returns. b2nd
+        # must equal one of the two; which one is counted.
+        desc["python_wrong"] = True
+        want = np.frombuffer(dense(truth).tobytes(), py.dtype).reshape(py.shape)
+        alt = py
+    if refused and got is None:
+        # A codec or filter b2nd does not decode: one line naming it.
+        stats["refused"] += 1
+        if one_line and "unsupported" in err.lower():
+            return None
+        return desc, f"expected a one-line refusal (unsupported codec/filter), got rc={rc} {err!r}"
+    if got is None:
+        return desc, f"b2nd refused what python-blosc2 reads: rc={rc} {err}"
+    if alt is not None:
+        if same(got, want):
+            stats["python_wrong"] += 1
+        elif same(got, alt):
+            stats["python_writer_wrong"] += 1
+            want = alt
+    if not same(got, want):
+        return desc, f"whole read differs (dtype {got.dtype} vs {want.dtype}, shape {got.shape} "\
+                     f"vs {want.shape})"
+    stats["whole"] += 1
+    import random
+    r = random.Random(seed)
+    for _ in range(3 if want.ndim else 1):
+        spec = random_spec(r, want.shape)
+        key = to_key(spec)
+        try:
+            w = dense(want[key + (Ellipsis,)])
+        except IndexError:
+            continue
+        got, rc, err = b2nd_read(binary, path, out, spec, threads)
+        if got is None:
+            return desc, f"slice {spec!r}: b2nd refused: {err}"
+        if not same(got, w):
+            return desc, f"slice {spec!r} differs"
+        stats["slices"] += 1
+    return None
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
+    if blosc2.__version__ != EXPECTED_BLOSC2:
+        sys.exit(f"need python-blosc2 {EXPECTED_BLOSC2}, found {blosc2.__version__}")
+    binary, work = sys.argv[1], Path(sys.argv[2])
+    ncases = int(sys.argv[3]) if len(sys.argv) == 4 else 300
+    seed = int(os.environ.get("SEED", int.from_bytes(os.urandom(4), "little")))
+    only = os.environ.get("CASE")
+    print(f"diff_test: SEED={seed} ({ncases} cases; replay with SEED={seed})", flush=True)
+    work.mkdir(parents=True, exist_ok=True)
+    stats = {k: 0 for k in ("whole", "slices", "refused", "python_refused", "python_wrong",
+                            "python_inconsistent", "python_dtype_changed",
+                            "python_writer_wrong")}
+    stats["python_reasons"] = {}
+    failures = []
+    t0 = time.time()
+    cases = [int(only)] if only is not None else range(ncases)
+    for k in cases:
+        r = run_case(binary, work, seed * 100003 + k, stats)
+        if r is not None:
+            desc, why = r
+            desc["case"] = k
+            failures.append(k)
+            dest = work / "failures" / f"case-{k}"
+            dest.mkdir(parents=True, exist_ok=True)
+            src = work / "case.b2nd"
+            if src.is_dir():
+                shutil.copytree(src, dest / "case.b2nd", dirs_exist_ok=True)
+            elif src.exists():
+                shutil.copy(src, dest / "case.b2nd")
+            (dest / "case.json").write_text(json.dumps({"why": why, **desc}, default=str,
+                                                       indent=1))
+            print(f"FAIL case {k}: {why}\n  {json.dumps(desc, default=str)}", flush=True)
+    n = len(cases)
+    print(f"diff_test: {n} cases in {time.time() - t0:.0f} s: {stats['whole']} whole reads and "
+          f"{stats['slices']} slices equal, {stats['refused']} refused as expected (codec or "
+          f"filter b2nd does not decode), {stats['python_refused']} parameter sets python-blosc2 "
+          f"refused to write, {stats['python_wrong']} where python-blosc2's own read is wrong "
+          f"(b2nd equals the data written), {stats['python_writer_wrong']} where python-blosc2's "
+          f"read differs from the data written and b2nd equals python (chunks that do not "
+          f"round-trip), {stats['python_inconsistent']} where python-blosc2 wrote a "
+          f"dtype whose size is not the typesize (refused by b2nd)")
+    for why, count in sorted(stats["python_reasons"].items(), key=lambda kv: -kv[1])[:8]:
+        print(f"  python-blosc2 refused {count}x: {why}")
+    print(f"{n - len(failures)} passed, {len(failures)} failed")
+    if failures:
+        print(f"failures in {work / 'failures'}; replay one with SEED={seed} CASE=K")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
