@@ -95,6 +95,14 @@ def rand_struct(rng, depth=0):
     return dt if dt.itemsize <= MAX_ITEMSIZE else np.dtype([("a", "<i4"), ("b", "S7")])
 
 
+def refused_pipeline(filters):
+    """Two DELTAs after a SHUFFLE or BYTEDELTA: neither python-blosc2 nor b2nd can read back
+    the data written, so b2nd refuses it (src/filters.rs, rust_can_undo)."""
+    f = [num(x) for x in filters if num(x) != 0]
+    d = [i for i, x in enumerate(f) if x == num(F.DELTA)]
+    return len(d) >= 2 and any(x in (num(F.SHUFFLE), num(F.BYTEDELTA)) for x in f[:d[1]])
+
+
 def rand_dtype(rng):
     return rand_struct(rng) if rng.random() < 0.2 else rand_scalar_dtype(rng)
 
@@ -152,6 +160,10 @@ def rand_cparams(rng, dtype):
         use_dict = False
         keep = [i for i, f in enumerate(filters) if f != F.DELTA]
         filters, metas = [filters[i] for i in keep], [metas[i] for i in keep]
+    # python-blosc2's writer does not round-trip dictionary chunks under longer pipelines either
+    # (e.g. [SHUFFLE, BYTEDELTA, BITSHUFFLE]): dictionaries get at most one filter.
+    if use_dict:
+        filters, metas = filters[:1], metas[:1]
     reorder = [i for i, f in enumerate(filters) if f in (F.SHUFFLE, F.BITSHUFFLE, F.BYTEDELTA)]
     if F.DELTA in filters and len(reorder) >= 2:
         filters, metas = [f for i, f in enumerate(filters) if i != reorder[-1]], \
@@ -223,6 +235,12 @@ def make_case(seed, path):
     if len(shape) == 1:
         ctors += ["append"]
     ctor = pick(rng, ctors)
+    if ctor in ("arange", "linspace"):
+        # python-blosc2 fills these through a c-blosc2 prefilter, and with DELTA its writer then
+        # does not encode the values asked for (asarray of the same values reads back exact).
+        keep = [i for i, f in enumerate(cparams["filters"]) if f != F.DELTA]
+        cparams["filters"] = [cparams["filters"][i] for i in keep]
+        cparams["filters_meta"] = [cparams["filters_meta"][i] for i in keep]
     desc = {"seed": seed, "ctor": ctor, "dtype": dtype.descr if dtype.fields else dtype.str,
             "shape": shape, "chunks": chunks, "blocks": blocks, "contiguous": contiguous,
             "cparams": {k: ([num(f) for f in v] if isinstance(v, list) else
@@ -285,17 +303,21 @@ def construct(rng, ctor, dtype, shape, kw, desc):
         n = int(np.prod(shape)) if shape else 1
         start, step = int(rng.integers(-50, 50)), int(rng.integers(1, 4))
         blosc2.arange(start, start + n * step, step, dtype=dtype, shape=shape, **kw)
+        truth = np.arange(start, start + n * step, step).astype(dtype)[:n].reshape(shape)
     elif ctor == "linspace":
         n = int(np.prod(shape)) if shape else 1
         blosc2.linspace(-3.5, 7.25, n, dtype=dtype, shape=shape, **kw)
+        # (computed by python-blosc2 in its own precision: its read is the reference)
     elif ctor == "full_like":
         v = fill_value(rng, dtype)
         like = blosc2.zeros(shape, dtype=dtype)
         truth = np.full(shape, v, dtype)
         blosc2.full_like(like, v, **kw)
     elif ctor == "fromiter":
-        truth = rand_data(rng, dtype, shape)
-        blosc2.fromiter(iter(truth.reshape(-1).tolist()), shape=shape, dtype=dtype, **kw)
+        values = rand_data(rng, dtype, shape).reshape(-1).tolist()
+        blosc2.fromiter(iter(values), shape=shape, dtype=dtype, **kw)
+        # Python objects in between: NaN payloads are whatever Python's floats make of them.
+        truth = np.array(values, dtype=dtype).reshape(shape)
     elif ctor == "resize":
         start_shape = tuple(max(0, s + int(rng.integers(-3, 4))) for s in shape)
         x = rand_data(rng, dtype, start_shape)
@@ -303,6 +325,10 @@ def construct(rng, ctor, dtype, shape, kw, desc):
         a.resize(shape)
         desc["start_shape"] = start_shape
         del a
+        # Kept items stay, new ones are zeros.
+        truth = np.zeros(shape, dtype)
+        common = tuple(slice(0, min(p, q)) for p, q in zip(shape, start_shape))
+        truth[common] = x[common]
     elif ctor == "append":
         k = int(rng.integers(0, shape[0] + 1))
         x = rand_data(rng, dtype, (shape[0] - k,))
@@ -340,14 +366,40 @@ def unpadded(x):
 
 
 def data_bytes(x):
-    return dense(unpadded(dense(x))).tobytes()
+    # (No copy after unpadded(): numpy copies structs field by field, leaving padding bytes
+    # uninitialised in the copy.)
+    return unpadded(x).tobytes()
 
 
-def same(a, b):
-    """Same shape, bytes and dtype layout (as `.npy` can hold it: the `aligned` flag of a struct
-    is not part of a `.npy` header, its offsets are)."""
-    return a.dtype.descr == b.dtype.descr and a.dtype.itemsize == b.dtype.itemsize and \
-        a.shape == b.shape and data_bytes(a) == data_bytes(b)
+def layout(dt):
+    """A dtype as `.npy` can hold it: the `aligned` flag of a struct is not part of a `.npy`
+    header, its names, formats and offsets are."""
+    if dt.fields:
+        return (tuple((n, layout(dt.fields[n][0]), dt.fields[n][1]) for n in dt.names),
+                dt.itemsize)
+    if dt.subdtype is not None:
+        return (layout(dt.subdtype[0]), dt.subdtype[1])
+    return dt.str
+
+
+def npy_describable(dt):
+    try:
+        np.lib.format.dtype_to_descr(dt)
+        return True
+    except ValueError:
+        return False
+
+
+def same(got, want):
+    """Same shape, bytes (struct padding aside) and dtype layout. A struct with overlapping
+    fields (numpy can build one from the offsets python-blosc2 stores) has no `.npy` form:
+    b2nd then writes its items as raw `|V{itemsize}`, which must hold the same bytes."""
+    if got.shape != want.shape:
+        return False
+    if not npy_describable(want.dtype):
+        return got.dtype == np.dtype(f"V{want.dtype.itemsize}") and \
+            dense(got).tobytes() == dense(want).tobytes()
+    return layout(got.dtype) == layout(want.dtype) and data_bytes(got) == data_bytes(want)
 
 
 def run_case(binary, work, seed, stats):
@@ -365,7 +417,8 @@ def run_case(binary, work, seed, stats):
         return None
     cp = desc["cparams"]
     refused = cp["codec"] in {num(c) for c in REFUSED_CODECS} or \
-        any(f in {num(x) for x in REFUSED_FILTERS} for f in cp["filters"])
+        any(f in {num(x) for x in REFUSED_FILTERS} for f in cp["filters"]) or \
+        refused_pipeline(cp["filters"])
     out = work / "out.npy"
     threads = 1 + seed % 2
     got, rc, err = b2nd_read(binary, path, out, threads=threads)
