@@ -43,8 +43,8 @@ C, F = blosc2.Codec, blosc2.Filter
 MAX_ITEMSIZE = 600
 # Codecs and filters b2nd must refuse (by name), not decode.
 REFUSED_CODECS = {C.NDLZ, C.ZFP_ACC, C.ZFP_PREC, C.ZFP_RATE}
-REFUSED_FILTERS = {F.NDCELL, F.NDMEAN}
-LOSSY_FILTERS = {F.TRUNC_PREC, F.INT_TRUNC}
+REFUSED_FILTERS = set()
+LOSSY_FILTERS = {F.TRUNC_PREC, F.INT_TRUNC, F.NDMEAN}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,11 +96,17 @@ def rand_struct(rng, depth=0):
 
 
 def refused_pipeline(filters):
-    """Two DELTAs after a SHUFFLE or BYTEDELTA: neither python-blosc2 nor b2nd can read back
-    the data written, so b2nd refuses it (src/filters.rs, rust_can_undo)."""
+    """Pipelines b2nd refuses because no reader returns the data written (src/filters.rs,
+    rust_can_undo): a second DELTA after a reordering filter that follows the first DELTA, or
+    after a SHUFFLE or BYTEDELTA that comes before the first one."""
     f = [num(x) for x in filters if num(x) != 0]
     d = [i for i, x in enumerate(f) if x == num(F.DELTA)]
-    return len(d) >= 2 and any(x in (num(F.SHUFFLE), num(F.BYTEDELTA)) for x in f[:d[1]])
+    if len(d) < 2:
+        return False
+    reorder = (num(F.SHUFFLE), num(F.BITSHUFFLE), num(F.BYTEDELTA))
+    between = any(x in reorder for x in f[d[0] + 1:d[1]])
+    before = any(x in (num(F.SHUFFLE), num(F.BYTEDELTA)) for x in f[:d[0]])
+    return between or before
 
 
 def rand_dtype(rng):
@@ -351,8 +357,14 @@ def b2nd_read(binary, path, out, spec=None, threads=1):
 
 
 def dense(x):
-    """A C-order array, 0-d kept 0-d (np.ascontiguousarray makes it 1-d)."""
-    return np.array(x, order="C", copy=True)
+    """A C-order copy holding the same bytes, 0-d kept 0-d (np.ascontiguousarray makes it
+    1-d). Structs are copied as raw items: numpy copies them field by field, leaving padding
+    bytes uninitialised."""
+    x = np.asarray(x)
+    if not x.dtype.fields:
+        return np.array(x, order="C", copy=True)
+    raw = x.view(np.dtype((np.void, x.dtype.itemsize)))
+    return np.array(raw, order="C", copy=True).view(x.dtype)
 
 
 def unpadded(x):

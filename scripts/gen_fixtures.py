@@ -45,7 +45,7 @@ FILTER_NAMES = {
 }
 # What the linked c-blosc2 2.15 + the Rust side will decode.
 SUPPORTED_CODECS = {0, 1, 2, 4, 5}
-SUPPORTED_FILTERS = {1, 2, 3, 4, 35, 36}
+SUPPORTED_FILTERS = {1, 2, 3, 4, 32, 33, 35, 36}
 SPECIAL_KINDS = {0: "data", 1: "zeros", 2: "nan", 3: "value", 4: "uninit"}
 
 OUT: Path = Path(".")
@@ -657,10 +657,19 @@ def gen_unsupported():
     asarray("unsup_zfp_prec_f8", xf, (8, 8), (4, 4),
             cp(codec=C.ZFP_PREC, codec_meta=20, filters=[0] * 6, filters_meta=[0] * 6),
             check=False)
+    # NDCELL / NDMEAN (decoded in Rust): cells dividing the blocks or not, 1 to 3 dims.
     xi = (np.arange(16 * 16).reshape(16, 16) % 7).astype("<i4")
-    asarray("unsup_ndcell_i4", xi, (16, 16), (8, 8), cp(filters=[F.NDCELL], filters_meta=[4]))
-    asarray("unsup_ndmean_f8", xf, (8, 8), (4, 4), cp(filters=[F.NDMEAN], filters_meta=[2]),
-            check=False)
+    asarray("ndcell_i4", xi, (16, 16), (8, 8), cp(filters=[F.NDCELL], filters_meta=[4]))
+    x3 = (np.arange(9 * 10 * 11) * 7 % 251).astype("<u2").reshape(9, 10, 11)
+    asarray("ndcell_ragged_3d_u2", x3, (6, 7, 11), (5, 7, 9),
+            cp(filters=[F.NDCELL, F.SHUFFLE], filters_meta=[3, 0]))
+    asarray("ndcell_1d_f8", smooth_f8((100,), "ndc1"), (40,), (13,),
+            cp(codec=C.LZ4, filters=[F.NDCELL], filters_meta=[5]))
+    asarray("ndmean_f8", xf, (8, 8), (4, 4), cp(filters=[F.NDMEAN], filters_meta=[2]),
+            check=False, note="lossy: cell means; expected is python-blosc2's read")
+    asarray("ndmean_f4_3d", smooth_f8((6, 6, 6), "ndm3", "<f4"), (6, 6, 6), (3, 3, 3),
+            cp(filters=[F.NDMEAN, F.SHUFFLE], filters_meta=[3, 0]), check=False,
+            note="lossy: cell means; expected is python-blosc2's read")
     # Dictionaries: c-blosc2 trains one only for chunks of some size (16 KiB here); a fixture
     # named dict_* must hold dictionary chunks (blosc2 flags bit 0), checked below.
     xd = (np.arange(8192, dtype="<i4") % 1000).astype("<i4")

@@ -332,12 +332,14 @@ fn le_i32(b: &[u8], at: usize) -> Option<i32> {
 /// (and dictionary), decode each wanted block's streams into its place in `dst`, then undo the
 /// filters in Rust. Blocks with `skip[j]` are left alone (block 0 is decoded anyway when the
 /// pipeline has DELTA). Every offset and size is checked against `src`.
+#[allow(clippy::too_many_arguments)]
 fn decode_in_rust(
     h: &ChunkHeader,
     codec: RustCodec,
     src: &[u8],
     dst: &mut [u8],
     typesize: usize,
+    blocks: &[usize],
     skip: Option<&[bool]>,
     scratch: &mut Vec<u8>,
 ) -> Result<(), ChunkError> {
@@ -429,6 +431,7 @@ fn decode_in_rust(
         &h.filters,
         &h.filters_meta,
         typesize,
+        blocks,
         h.blocksize,
         dst,
         scratch,
@@ -484,6 +487,8 @@ pub(crate) struct Decoder {
     filter_scratch: Vec<u8>,
     /// c-blosc2 maskout (`true` = skip the block), rebuilt per masked decode.
     maskout: Vec<bool>,
+    /// The b2nd block shape, for filters that need it (NDCELL, NDMEAN); empty if unknown.
+    blocks: Vec<usize>,
 }
 
 impl Decoder {
@@ -495,7 +500,14 @@ impl Decoder {
             hooked: None,
             filter_scratch: Vec::new(),
             maskout: Vec::new(),
+            blocks: Vec::new(),
         }
+    }
+
+    /// The same decoder for chunks of b2nd blocks of this shape (NDCELL and NDMEAN need it).
+    pub(crate) fn with_blocks(mut self, blocks: &[u64]) -> Decoder {
+        self.blocks = blocks.iter().map(|&b| b as usize).collect();
+        self
     }
 
     /// Decode a standalone chunk (e.g. a vlmeta value) whose decoded size comes from its own
@@ -560,7 +572,7 @@ impl Decoder {
             Path::Rust(codec) => {
                 let skip = masked.then_some(self.maskout.as_slice());
                 let scratch = &mut self.filter_scratch;
-                decode_in_rust(&h, codec, src, dst, typesize, skip, scratch)?;
+                decode_in_rust(&h, codec, src, dst, typesize, &self.blocks, skip, scratch)?;
                 return Ok(Decoded::Data);
             }
             Path::C => {
@@ -610,7 +622,8 @@ impl Decoder {
             .get_or_insert_with(|| HookedDctx::new(nthreads, FilterHook { pipeline: None }));
         let hook = hooked.hook_mut();
         if !matches!(&hook.pipeline, Some((_, f, m, t)) if (*f, *m, *t) == key) {
-            let p = filters::Pipeline::new(&key.0, &key.1, key.2).map_err(unfilter_error)?;
+            let p = filters::Pipeline::new(&key.0, &key.1, key.2, &self.blocks)
+                .map_err(unfilter_error)?;
             hook.pipeline = Some((p, key.0, key.1, key.2));
         }
         let by_block = hook.pipeline.as_ref().is_some_and(|(p, ..)| !p.has_delta());
@@ -632,7 +645,7 @@ impl Decoder {
                 let (f, m, bs) = (&h.filters, &h.filters_meta, h.blocksize);
                 let scratch = &mut self.filter_scratch;
                 let skip = masked.then_some(self.maskout.as_slice());
-                filters::undo_blocks(f, m, typesize, bs, dst, scratch, skip)
+                filters::undo_blocks(f, m, typesize, &self.blocks, bs, dst, scratch, skip)
                     .map_err(unfilter_error)?;
             }
             Ok(n)

@@ -136,7 +136,7 @@ impl Array {
             array: self,
             next: 0,
             end: self.data_chunks(),
-            decoder: Decoder::new(self.threads),
+            decoder: Decoder::new(self.threads).with_blocks(self.geom.blocks()),
             compressed: Default::default(),
             decoded: Vec::new(),
         }
@@ -152,7 +152,7 @@ impl Array {
         }
         self.chunk_data(
             index,
-            &mut Decoder::new(self.threads),
+            &mut Decoder::new(self.threads).with_blocks(self.geom.blocks()),
             &mut Default::default(),
             &mut Vec::new(),
         )
@@ -185,7 +185,7 @@ impl Array {
         };
         let init = || {
             (
-                Decoder::new(1),
+                Decoder::new(1).with_blocks(self.geom.blocks()),
                 crate::ffi::ChunkBytes::default(),
                 Vec::new(),
             )
@@ -196,7 +196,7 @@ impl Array {
             }
             _ => {
                 let mut w = (
-                    Decoder::new(self.threads),
+                    Decoder::new(self.threads).with_blocks(self.geom.blocks()),
                     crate::ffi::ChunkBytes::default(),
                     Vec::new(),
                 );

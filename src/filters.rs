@@ -83,6 +83,7 @@
 
 use std::fmt;
 
+use crate::cells::Cells;
 use crate::kernels;
 
 /// No filter.
@@ -241,7 +242,7 @@ pub(crate) fn rust_can_undo(filters: &[u8; 6], meta: &[u8; 6]) -> Result<(), Unf
     let mut regrouped_before_delta = false;
     for slot in 0..NSLOTS {
         match filters[slot] {
-            NOFILTER | TRUNC_PREC | INT_TRUNC => {}
+            NOFILTER | TRUNC_PREC | INT_TRUNC | NDCELL | NDMEAN => {}
             SHUFFLE | BITSHUFFLE | BYTEDELTA => {
                 if delta_state == 1 {
                     delta_state = 2;
@@ -286,19 +287,37 @@ enum Step {
     Delta(usize),
     /// Inverse BYTEDELTA with this many streams.
     Bytedelta(usize),
+    /// Inverse NDCELL / NDMEAN: the block back from cell order to C order.
+    Cells(Cells),
 }
 
 impl Step {
-    /// The step for filter `id` with `meta` on items of `typesize` bytes; `None` for a filter
-    /// that is the identity when decoding (NOFILTER, TRUNC_PREC, INT_TRUNC) or unknown here.
-    fn of(id: u8, meta: u8, typesize: usize) -> Option<Step> {
+    /// The step for filter `id` with `meta` on items of `typesize` bytes in b2nd blocks of
+    /// shape `blocks` (empty when unknown); `None` for a filter that is the identity when
+    /// decoding (NOFILTER, TRUNC_PREC, INT_TRUNC) or unknown here.
+    fn of(
+        id: u8,
+        meta: u8,
+        typesize: usize,
+        blocks: &[usize],
+    ) -> Result<Option<Step>, UnfilterError> {
         let cts = c_typesize(typesize.max(1));
+        let cells = |c: Result<Cells, String>| match c {
+            Ok(c) => Ok(Some(Step::Cells(c))),
+            Err(why) => Err(UnfilterError::Corrupt(format!(
+                "{}: {why}",
+                filter_name(id)
+            ))),
+        };
         match id {
-            SHUFFLE => Some(Step::Shuffle(shuffle_width(meta, cts))),
-            BITSHUFFLE => Some(Step::Bitshuffle(cts)),
-            DELTA => Some(Step::Delta(delta_width(cts))),
-            BYTEDELTA => Some(Step::Bytedelta(bytedelta_streams(meta, typesize))),
-            _ => None,
+            SHUFFLE => Ok(Some(Step::Shuffle(shuffle_width(meta, cts)))),
+            BITSHUFFLE => Ok(Some(Step::Bitshuffle(cts))),
+            DELTA => Ok(Some(Step::Delta(delta_width(cts)))),
+            BYTEDELTA => Ok(Some(Step::Bytedelta(bytedelta_streams(meta, typesize)))),
+            NDCELL | NDMEAN if blocks.is_empty() => Err(UnfilterError::Unsupported { id, meta }),
+            NDCELL => cells(Cells::ndcell(meta, blocks, typesize)),
+            NDMEAN => cells(Cells::ndmean(meta, blocks, typesize)),
+            _ => Ok(None),
         }
     }
 }
@@ -310,17 +329,19 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
-    /// The backward pipeline for a chunk's filter and meta bytes and the real item size.
+    /// The backward pipeline for a chunk's filter and meta bytes, the real item size and the
+    /// b2nd block shape (empty when unknown: NDCELL and NDMEAN need it).
     pub(crate) fn new(
         filters: &[u8; 6],
         meta: &[u8; 6],
         typesize: usize,
+        blocks: &[usize],
     ) -> Result<Pipeline, UnfilterError> {
         rust_can_undo(filters, meta)?;
         let mut steps = Vec::new();
         for slot in (0..NSLOTS).rev() {
             let (id, m) = (filters[slot], meta[slot]);
-            match Step::of(id, m, typesize) {
+            match Step::of(id, m, typesize, blocks)? {
                 Some(step) => steps.push(step),
                 None if is_identity_backward(id) => {}
                 // rust_can_undo accepted every slot.
@@ -377,6 +398,10 @@ impl Pipeline {
                     bitunshuffle_into(cur, other, e);
                     in_src = !in_src;
                 }
+                Step::Cells(c) => {
+                    c.uncell_into(cur, other).map_err(UnfilterError::Corrupt)?;
+                    in_src = !in_src;
+                }
                 Step::Delta(_) => unreachable!("checked above"),
             }
         }
@@ -418,7 +443,7 @@ impl ForwardPipeline {
         let mut steps = Vec::new();
         for slot in 0..NSLOTS {
             let (id, m) = (filters[slot], meta[slot]);
-            match Step::of(id, m, typesize) {
+            match Step::of(id, m, typesize, &[])? {
                 Some(step @ (Step::Shuffle(_) | Step::Bytedelta(_))) => steps.push(step),
                 _ if id == NOFILTER => {}
                 _ => return Err(UnfilterError::Unsupported { id, meta: m }),
@@ -452,7 +477,9 @@ impl ForwardPipeline {
                     kernels::bytedelta(if at == 1 { &mut *dst } else { &mut *scratch }, s);
                 }
                 // `new` admits only the steps above.
-                Step::Bitshuffle(_) | Step::Delta(_) => unreachable!("not a forward step"),
+                Step::Bitshuffle(_) | Step::Delta(_) | Step::Cells(_) => {
+                    unreachable!("not a forward step")
+                }
             }
         }
         match at {
@@ -479,23 +506,25 @@ pub(crate) fn undo_chunk(
     data: &mut [u8],
     scratch: &mut Vec<u8>,
 ) -> Result<(), UnfilterError> {
-    undo_blocks(filters, meta, typesize, blocksize, data, scratch, None)
+    undo_blocks(filters, meta, typesize, &[], blocksize, data, scratch, None)
 }
 
 /// [`undo_chunk`] for a chunk C decoded with a block mask: blocks `j` with `skip[j] == true`
 /// were not decoded (their bytes are whatever `data` held) and are left alone. Block 0 is
 /// undone whatever `skip` says when the pipeline has DELTA (the other blocks are undone against
 /// it; callers must not have masked it out).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn undo_blocks(
     filters: &[u8; 6],
     meta: &[u8; 6],
     typesize: usize,
+    blocks: &[usize],
     blocksize: usize,
     data: &mut [u8],
     scratch: &mut Vec<u8>,
     skip: Option<&[bool]>,
 ) -> Result<(), UnfilterError> {
-    let pipeline = Pipeline::new(filters, meta, typesize)?;
+    let pipeline = Pipeline::new(filters, meta, typesize, blocks)?;
     if pipeline.steps.is_empty() || data.is_empty() {
         return Ok(());
     }
@@ -537,6 +566,12 @@ pub(crate) fn undo_blocks(
                     }
                 }
                 Step::Bytedelta(s) => kernels::unbytedelta(block, s),
+                Step::Cells(c) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(block);
+                    c.uncell_into(scratch, block)
+                        .map_err(UnfilterError::Corrupt)?;
+                }
             }
         }
         start += len;
@@ -799,7 +834,11 @@ mod tests {
         assert_eq!(rust_can_undo(&[3, 1, 2, 4, 35, 36], &[0; 6]), Ok(()));
         assert_eq!(
             rust_can_undo(&[0, 1, 32, 33, 0, 0], &[0, 0, 4, 5, 0, 0]),
-            Err(UnfilterError::Unsupported { id: 32, meta: 4 })
+            Ok(()) // NDCELL, NDMEAN (their Pipeline needs the block shape)
+        );
+        assert_eq!(
+            rust_can_undo(&[0, 1, 34, 33, 0, 0], &[0, 0, 4, 5, 0, 0]),
+            Err(UnfilterError::Unsupported { id: 34, meta: 4 })
         );
         assert_eq!(
             rust_can_undo(&[0, 0, 0, 0, 1, 34], &[0, 0, 0, 0, 0, 8]),

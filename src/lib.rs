@@ -28,6 +28,7 @@
 
 mod array;
 pub mod attrs;
+mod cells;
 mod chunk;
 mod chunk_iter;
 mod codecs;

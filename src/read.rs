@@ -39,9 +39,9 @@ impl crate::array::ChunkBuffers for Worker {
 }
 
 impl Worker {
-    fn new(inner_threads: usize) -> Worker {
+    fn new(inner_threads: usize, blocks: &[u64]) -> Worker {
         Worker {
-            decoder: Decoder::new(inner_threads),
+            decoder: Decoder::new(inner_threads).with_blocks(blocks),
             inner: inner_threads,
             compressed: Default::default(),
             decoded: Vec::new(),
@@ -195,7 +195,7 @@ impl Array {
             crate::ffi::advise_huge_pages(out);
         }
         if nd == 0 {
-            let mut w = Worker::new(self.threads);
+            let mut w = Worker::new(self.threads, self.geom.blocks());
             return self.decode_chunk_into_box(&mut w, 0, out, start, shape);
         }
         // Split along the first box dimension longer than 1: everything before it is a single
@@ -261,7 +261,7 @@ impl Array {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .pop()
-                .unwrap_or_else(|| Worker::new(inner))
+                .unwrap_or_else(|| Worker::new(inner, self.geom.blocks()))
         };
         let give = |w: Worker| spare.lock().unwrap_or_else(|e| e.into_inner()).push(w);
         let result = match (outer > 1).then(|| self.pool()).flatten() {

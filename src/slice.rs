@@ -414,9 +414,9 @@ impl crate::array::ChunkBuffers for Worker {
 }
 
 impl Worker {
-    fn new(inner: usize) -> Worker {
+    fn new(inner: usize, blocks: &[u64]) -> Worker {
         Worker {
-            decoder: Decoder::new(inner),
+            decoder: Decoder::new(inner).with_blocks(blocks),
             inner,
             compressed: Default::default(),
             decoded: Vec::new(),
@@ -425,21 +425,27 @@ impl Worker {
     }
 
     /// Use `inner` block-level threads from now on.
-    fn set_inner(&mut self, inner: usize) {
+    fn set_inner(&mut self, inner: usize, blocks: &[u64]) {
         if self.inner != inner {
-            self.decoder = Decoder::new(inner);
+            self.decoder = Decoder::new(inner).with_blocks(blocks);
             self.inner = inner;
         }
     }
 }
 
-/// At least `n` workers with `inner` block-level threads each, reusing those in `workers`.
-fn workers_for(workers: &mut Vec<Worker>, n: usize, inner: usize) -> &mut [Worker] {
+/// At least `n` workers with `inner` block-level threads each (decoding blocks of shape
+/// `blocks`), reusing those in `workers`.
+fn workers_for<'w>(
+    workers: &'w mut Vec<Worker>,
+    n: usize,
+    inner: usize,
+    blocks: &[u64],
+) -> &'w mut [Worker] {
     for w in workers.iter_mut().take(n) {
-        w.set_inner(inner);
+        w.set_inner(inner, blocks);
     }
     while workers.len() < n {
-        workers.push(Worker::new(inner));
+        workers.push(Worker::new(inner, blocks));
     }
     &mut workers[..n]
 }
@@ -637,7 +643,7 @@ impl Array {
             return Ok(());
         }
         if nd == 0 {
-            let w = &mut workers_for(workers, 1, self.threads)[0];
+            let w = &mut workers_for(workers, 1, self.threads, self.geom.blocks())[0];
             return self.fill_part(w, sel, b);
         }
         if sel.step.iter().all(|&s| s == 1) && b.out.len() >= g.chunk_bytes() {
@@ -669,7 +675,7 @@ impl Array {
         } else {
             (self.threads / outer).max(1)
         };
-        let ws = workers_for(workers, outer, inner);
+        let ws = workers_for(workers, outer, inner, self.geom.blocks());
         match (outer > 1).then(|| self.pool()).flatten() {
             Some(pool) if outer > 1 => {
                 // Each worker takes the next part until none is left (or one failed).
@@ -1192,7 +1198,7 @@ mod tests {
         let g = a.geometry();
         let mut compressed = crate::ffi::ChunkBytes::default();
         a.frame.chunk_into(idx, &mut compressed).unwrap();
-        let mut d = Decoder::new(threads);
+        let mut d = Decoder::new(threads).with_blocks(g.blocks());
         let mut whole = vec![0u8; g.chunk_bytes()];
         assert_eq!(
             d.decode(&mut compressed, &mut whole, g.itemsize()).unwrap(),
@@ -1265,7 +1271,7 @@ mod tests {
             );
             assert_eq!(part.len(), whole_c.len(), "{name}");
             assert!(part[..] != whole_c[..], "{name}: everything was read");
-            let mut d = Decoder::new(1);
+            let mut d = Decoder::new(1).with_blocks(g.blocks());
             let mut whole = vec![0u8; g.chunk_bytes()];
             d.decode(&mut whole_c, &mut whole, g.itemsize()).unwrap();
             let mask = BlockMask {

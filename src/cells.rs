@@ -1,0 +1,268 @@
+//! The cell layout of c-blosc2's NDCELL (id 32) and NDMEAN (id 33) filter plugins.
+//!
+//! Both filters work on one b2nd block (its shape from the `b2nd` metalayer, its items in C
+//! order) and write it cell by cell: the block is cut into cells of side `meta` (the last cell
+//! along a dimension is cut short by the block's edge), cells are taken in C order over the
+//! cell grid, and the items of each cell are written row by row in C order. NDCELL only
+//! reorders; NDMEAN also replaces every item of a cell by the cell's mean (lossy) before
+//! writing. Decoding either is the inverse reordering (`ndcell_backward`, `ndmean_backward` in
+//! c-blosc2's `plugins/filters/`), with two NDMEAN particulars reproduced here: its cell side
+//! is clamped to the block's size per dimension, and the origin of a cell is computed with the
+//! (clamped) side of dimension 0 for every dimension. Both need 1 to 8 dimensions.
+
+#![forbid(unsafe_code)]
+
+/// Most dimensions the plugins handle (`NDCELL_MAX_DIM`, `NDMEAN_MAX_DIM`).
+pub(crate) const MAX_CELL_DIMS: usize = 8;
+
+/// The cell layout of a block, as one filter wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cells {
+    ndim: usize,
+    block: [usize; MAX_CELL_DIMS],
+    cell: [usize; MAX_CELL_DIMS],
+    /// The cell side the plugin multiplies grid coordinates by to find a cell's origin.
+    unit: usize,
+    typesize: usize,
+}
+
+impl Cells {
+    /// NDCELL with cell side `meta` over blocks of shape `block`.
+    pub(crate) fn ndcell(meta: u8, block: &[usize], typesize: usize) -> Result<Cells, String> {
+        let side = usize::from(meta);
+        let cells = Cells::new(
+            block,
+            &[side; MAX_CELL_DIMS],
+            side,
+            typesize,
+            i32::MAX as usize,
+        )?;
+        // ndcell_backward refuses cells with more items than the block (cell side unclamped).
+        let cell_items = (0..cells.ndim).try_fold(1usize, |acc, _| acc.checked_mul(side));
+        if cell_items.is_none_or(|n| n > cells.items()) {
+            return Err(format!(
+                "NDCELL cell side {side} makes cells larger than the block {:?}",
+                &block
+            ));
+        }
+        Ok(cells)
+    }
+
+    /// NDMEAN with cell side `meta` (a signed byte in c-blosc2) over blocks of shape `block`.
+    pub(crate) fn ndmean(meta: u8, block: &[usize], typesize: usize) -> Result<Cells, String> {
+        if meta == 0 || meta > 127 {
+            return Err(format!("NDMEAN cell side {meta} (must be 1 to 127)"));
+        }
+        let mut cell = [1usize; MAX_CELL_DIMS];
+        for (c, &b) in cell.iter_mut().zip(block) {
+            *c = usize::from(meta).min(b);
+        }
+        // ndmean_backward takes the typesize as a signed byte.
+        Cells::new(block, &cell, cell[0], typesize, 127)
+    }
+
+    fn new(
+        block: &[usize],
+        cell: &[usize; MAX_CELL_DIMS],
+        unit: usize,
+        typesize: usize,
+        max_typesize: usize,
+    ) -> Result<Cells, String> {
+        let ndim = block.len();
+        if ndim == 0 || ndim > MAX_CELL_DIMS {
+            return Err(format!(
+                "{ndim} dimensions (the cell filters handle 1 to {MAX_CELL_DIMS})"
+            ));
+        }
+        if typesize == 0
+            || typesize > max_typesize
+            || block.contains(&0)
+            || cell[..ndim].contains(&0)
+        {
+            return Err(format!(
+                "cells of {:?} over blocks of {block:?}, items of {typesize} bytes",
+                &cell[..ndim]
+            ));
+        }
+        let mut b = [1usize; MAX_CELL_DIMS];
+        b[..ndim].copy_from_slice(block);
+        let c = Cells {
+            ndim,
+            block: b,
+            cell: *cell,
+            unit,
+            typesize,
+        };
+        c.items()
+            .checked_mul(typesize)
+            .filter(|&n| i32::try_from(n).is_ok())
+            .ok_or_else(|| format!("block {block:?} too large"))?;
+        Ok(c)
+    }
+
+    fn items(&self) -> usize {
+        self.block[..self.ndim].iter().product()
+    }
+
+    /// Undo the layout: `src` holds a block cell by cell, `dst` gets it in C order. Both must
+    /// be exactly one block long. Every write is bounds-checked; a layout that does not end
+    /// exactly at the block's last item (as the plugin checks) is an error.
+    pub(crate) fn uncell_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+        let (nd, ts) = (self.ndim, self.typesize);
+        let items = self.items();
+        if src.len() != items * ts || dst.len() != src.len() {
+            return Err(format!(
+                "block of {} bytes, the cell layout needs {}",
+                src.len(),
+                items * ts
+            ));
+        }
+        let mut grid = [1usize; MAX_CELL_DIMS];
+        let mut stride = [1usize; MAX_CELL_DIMS];
+        for d in (0..nd).rev() {
+            grid[d] = self.block[d].div_ceil(self.cell[d]);
+            if d + 1 < nd {
+                stride[d] = stride[d + 1] * self.block[d + 1];
+            }
+        }
+        let ncells: usize = grid[..nd].iter().product();
+        let mut ii = [0usize; MAX_CELL_DIMS];
+        let mut pad = [0usize; MAX_CELL_DIMS];
+        let mut ip = 0usize;
+        let mut end = 0usize;
+        for _ in 0..ncells {
+            let mut origin = 0usize;
+            for d in 0..nd {
+                origin += ii[d] * self.unit * stride[d];
+                let rem = self.block[d] % self.cell[d];
+                pad[d] = if rem != 0 && ii[d] == grid[d] - 1 {
+                    rem
+                } else {
+                    self.cell[d]
+                };
+            }
+            let run = pad[nd - 1] * ts;
+            let rows: usize = pad[..nd - 1].iter().product();
+            for r in 0..rows {
+                // Row `r` of the cell, in C order over its leading dimensions.
+                let (mut rest, mut at) = (r, origin);
+                for d in (0..nd - 1).rev() {
+                    at += (rest % pad[d]) * stride[d];
+                    rest /= pad[d];
+                }
+                let (from, to) = (ip..ip + run, at * ts..at * ts + run);
+                if from.end > src.len() || to.end > dst.len() {
+                    return Err("a cell reaches outside the block".into());
+                }
+                dst[to].copy_from_slice(&src[from]);
+                ip += run;
+                end = at + pad[nd - 1];
+            }
+            // Next cell (odometer over the grid).
+            for d in (0..nd).rev() {
+                ii[d] += 1;
+                if ii[d] < grid[d] {
+                    break;
+                }
+                ii[d] = 0;
+            }
+        }
+        if end != items {
+            return Err(format!(
+                "the cells end at item {end}, the block has {items} (blockshape mismatch)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Forward NDCELL written straight from its definition, for the round trip.
+    fn cell_forward(block: &[usize], side: usize, src: &[u32]) -> Vec<u32> {
+        let nd = block.len();
+        let grid: Vec<usize> = block.iter().map(|b| b.div_ceil(side)).collect();
+        let mut out = Vec::new();
+        let ncells: usize = grid.iter().product();
+        for c in 0..ncells {
+            let mut ii = vec![0; nd];
+            let mut r = c;
+            for d in (0..nd).rev() {
+                ii[d] = r % grid[d];
+                r /= grid[d];
+            }
+            // Every item of the cell in C order.
+            let lo: Vec<usize> = (0..nd).map(|d| ii[d] * side).collect();
+            let hi: Vec<usize> = (0..nd).map(|d| (lo[d] + side).min(block[d])).collect();
+            let n: usize = (0..nd).map(|d| hi[d] - lo[d]).product();
+            for k in 0..n {
+                let mut r = k;
+                let mut idx = vec![0; nd];
+                for d in (0..nd).rev() {
+                    let w = hi[d] - lo[d];
+                    idx[d] = lo[d] + r % w;
+                    r /= w;
+                }
+                let lin = idx.iter().zip(block).fold(0, |a, (&i, &b)| a * b + i);
+                out.push(src[lin]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn ndcell_inverse_of_its_definition() {
+        for (block, side) in [
+            (vec![7usize], 3usize),
+            (vec![4, 6], 2),
+            (vec![5, 7], 3),
+            (vec![3, 4, 5], 2),
+            (vec![2, 3, 2, 3], 4),
+            (vec![1, 1, 9], 4),
+        ] {
+            let n: usize = block.iter().product();
+            let data: Vec<u32> = (0..n as u32).map(|i| i * 7 + 1).collect();
+            let fwd = cell_forward(&block, side, &data);
+            let cells = match Cells::ndcell(side as u8, &block, 4) {
+                Ok(c) => c,
+                Err(_) => {
+                    // Cells larger than the block are refused, as by the plugin.
+                    assert!(side.pow(block.len() as u32) > n, "{block:?} {side}");
+                    continue;
+                }
+            };
+            let mut out = vec![0u8; n * 4];
+            cells
+                .uncell_into(bytemuck::cast_slice(&fwd), &mut out)
+                .unwrap();
+            assert_eq!(
+                out,
+                bytemuck::cast_slice::<u32, u8>(&data),
+                "{block:?} {side}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_layouts_are_errors() {
+        assert!(Cells::ndcell(0, &[4, 4], 4).is_err());
+        assert!(Cells::ndcell(2, &[], 4).is_err());
+        assert!(Cells::ndcell(2, &[2; 9], 4).is_err());
+        assert!(Cells::ndmean(200, &[4, 4], 4).is_err());
+        let c = Cells::ndcell(2, &[4, 4], 4).unwrap();
+        let mut out = vec![0u8; 60];
+        assert!(c.uncell_into(&[0u8; 60], &mut out).is_err());
+        // NDMEAN clamps the cell to the block and steps cell origins by dimension 0's side:
+        // with block (2, 8) and side 4 the cells are (2, 4), and the second cell starts at
+        // column 2, not 4, so the layout ends before the block does: an error, as in C.
+        let m = Cells::ndmean(4, &[2, 8], 4).unwrap();
+        let mut out = vec![0u8; 64];
+        assert!(m.uncell_into(&[0u8; 64], &mut out).is_err());
+        // ... while square blocks decode.
+        let m = Cells::ndmean(2, &[4, 4], 4).unwrap();
+        let mut out = vec![0u8; 64];
+        assert!(m.uncell_into(&[1u8; 64], &mut out).is_ok());
+    }
+}
