@@ -41,6 +41,8 @@ pub(crate) struct ChunkHeader {
     pub filters: [u8; 6],
     pub filters_meta: [u8; 6],
     pub udcodec: u8,
+    /// The codec meta byte (for NDLZ, the cell side).
+    pub codec_meta: u8,
     pub flags2: u8,
     pub blosc2_flags: u8,
 }
@@ -69,6 +71,7 @@ impl ChunkHeader {
             filters: [0; 6],
             filters_meta: [0; 6],
             udcodec: 0,
+            codec_meta: 0,
             flags2: 0,
             blosc2_flags: 0,
         };
@@ -81,6 +84,7 @@ impl ChunkHeader {
             }
             h.filters.copy_from_slice(&b[16..22]);
             h.udcodec = b[22];
+            h.codec_meta = b[23];
             h.filters_meta.copy_from_slice(&b[24..30]);
             h.flags2 = b[30];
             h.blosc2_flags = b[31];
@@ -284,6 +288,7 @@ fn plan(
         }
         3 => Some(RustCodec::Zlib),
         2 => return Err(ChunkError::Unsupported("codec", "snappy (id 3)".into())),
+        6 if h.udcodec == 32 => Some(RustCodec::Ndlz(h.codec_meta)),
         6 => {
             return Err(ChunkError::Unsupported(
                 "codec",
@@ -792,13 +797,20 @@ mod tests {
         ));
         // The header typesize byte must be the one c-blosc2 records for the items.
         assert!(matches!(plan(&p, 400, 8, 80), Err(ChunkError::Corrupt(_))));
-        // user codec ndlz
+        // user codec ndlz (cell side in the codec meta): Rust; zfp: refused by name.
         let mut u = header(0x05 | (6 << 5), 400, 100, 80);
         u[22] = 32;
-        let u = ChunkHeader::parse(&u).unwrap();
+        u[23] = 8;
+        let nd = ChunkHeader::parse(&u).unwrap();
+        assert!(matches!(
+            plan(&nd, 400, 4, 80),
+            Ok(Path::Rust(RustCodec::Ndlz(8)))
+        ));
+        u[22] = 34;
+        let z = ChunkHeader::parse(&u).unwrap();
         assert_eq!(
-            plan(&u, 400, 4, 80).err(),
-            Some(ChunkError::Unsupported("codec", "ndlz (id 32)".into()))
+            plan(&z, 400, 4, 80).err(),
+            Some(ChunkError::Unsupported("codec", "zfp_prec (id 34)".into()))
         );
         // zero special: no decoding.
         let mut s = header(0x05, 400, 400, 32);

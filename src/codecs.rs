@@ -19,6 +19,8 @@ pub(crate) enum RustCodec {
     Zlib,
     /// LZ4 or LZ4HC (ids 1 and 2, format 1): one LZ4 block format, with or without dictionary.
     Lz4,
+    /// NDLZ (user codec 32) with this cell side (the codec meta, 4 or 8): [`crate::ndlz`].
+    Ndlz(u8),
 }
 
 impl RustCodec {
@@ -27,6 +29,7 @@ impl RustCodec {
         match self {
             RustCodec::Zlib => "zlib",
             RustCodec::Lz4 => "lz4",
+            RustCodec::Ndlz(_) => "ndlz",
         }
     }
 
@@ -54,6 +57,12 @@ impl RustCodec {
             }
             RustCodec::Lz4 => crate::ffi::lz4_decompress_with_dict(src, dst, dict.unwrap_or(&[]))
                 .ok_or_else(|| "malformed lz4 stream".to_string())?,
+            RustCodec::Ndlz(cell) => {
+                if dict.is_some() {
+                    return Err("ndlz with a dictionary".into());
+                }
+                crate::ndlz::decode(src, dst, usize::from(cell))?
+            }
         };
         if n != dst.len() {
             return Err(format!(

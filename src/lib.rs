@@ -41,6 +41,7 @@ pub mod frame;
 mod geometry;
 mod kernels;
 pub mod meta;
+mod ndlz;
 pub mod npy;
 mod read;
 mod slice;
