@@ -1092,6 +1092,8 @@ def gen_crafted():
                                 "chunkshape[0] = 0 while shape[0] = 7"),
         "bad_meta_block_gt_chunk": (b2nd_meta(shape, chunks, (5, 2), "<i4"),
                                     "blockshape[0] = 5 > chunkshape[0] = 4"),
+        "bad_meta_version1": (b2nd_meta(shape, chunks, blocks, "<i4", version=1),
+                              "metalayer version 1 (only 0 is defined)"),
         "bad_meta_dtype_format1": (b2nd_meta(shape, chunks, blocks, "<i4", dtype_format=1),
                                    "dtype_format = 1 (only 0 = NumPy is defined)"),
         "bad_meta_dtype_marker": (b2nd_meta(shape, chunks, blocks, "<i4", dtype_marker=0xD9),

@@ -143,6 +143,14 @@ pub fn parse(format: Format, bytes: &[u8]) -> Result<NdMeta, MetaError> {
             format!("{version:#04x} is not a positive fixint"),
         );
     }
+    // c-blosc2, caterva and python-blosc2 write version 0 (B2ND_METALAYER_VERSION,
+    // CATERVA_METALAYER_VERSION); another version is a layout this reader does not know.
+    if version != 0 {
+        return err(
+            "version",
+            format!("metalayer version {version}: only version 0 is defined"),
+        );
+    }
     let ndim = c.byte("ndim")?;
     if usize::from(ndim) > MAX_DIM {
         return err(
@@ -367,6 +375,9 @@ mod tests {
         let mut f = b.clone();
         f[pos] = 0xd9;
         assert_eq!(parse(Format::B2nd, &f).unwrap_err().field, "dtype");
+        let mut f = b.clone();
+        f[1] = 1; // a metalayer version nobody writes
+        assert_eq!(parse(Format::B2nd, &f).unwrap_err().field, "version");
         let mut f = b;
         let l = f.len();
         f[pos + 4] = 200; // dtype length beyond the end
