@@ -318,6 +318,81 @@ fn plan(
     }
 }
 
+/// Encode `data` (whole blocks of `block_bytes`, items of `typesize` bytes) as a chunk whose
+/// codec Rust runs (ZLIB), each block filtered by `forward` first and stored as one stream
+/// (the header's "not split" flag set); `filters`/`filters_meta` are the header bytes that
+/// record the pipeline. A block of zeros is stored as a zero run, a block the codec does not
+/// shrink as is; a chunk that would not shrink is stored uncompressed (memcpyed, unfiltered).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn encode_in_rust(
+    codec: RustCodec,
+    clevel: u8,
+    data: &[u8],
+    block_bytes: usize,
+    typesize: usize,
+    forward: &filters::ForwardPipeline,
+    header_filters: (&[u8; 6], &[u8; 6]),
+    scratch: &mut Vec<u8>,
+) -> Result<Vec<u8>, String> {
+    let nbytes = i32::try_from(data.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
+    if block_bytes == 0 || data.len() % block_bytes != 0 {
+        return Err(format!(
+            "{} bytes are not whole blocks of {block_bytes}",
+            data.len()
+        ));
+    }
+    let nblocks = data.len() / block_bytes;
+    let codec_format: u8 = match codec {
+        RustCodec::Zlib => 3,
+        other => return Err(format!("{} is not written here", other.name())),
+    };
+    let mut out = vec![0u8; EXTENDED_HEADER_LEN + 4 * nblocks];
+    let mut filtered = vec![0u8; block_bytes];
+    for (j, block) in data.chunks(block_bytes).enumerate() {
+        let start = i32::try_from(out.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
+        out[EXTENDED_HEADER_LEN + 4 * j..EXTENDED_HEADER_LEN + 4 * j + 4]
+            .copy_from_slice(&start.to_le_bytes());
+        forward.apply_block(block, &mut filtered, scratch);
+        if filtered.iter().all(|&b| b == 0) {
+            out.extend_from_slice(&0i32.to_le_bytes());
+            continue;
+        }
+        match codec.encode_stream(&filtered, clevel) {
+            Some(c) => {
+                out.extend_from_slice(&(c.len() as i32).to_le_bytes());
+                out.extend_from_slice(&c);
+            }
+            None => {
+                out.extend_from_slice(&(block_bytes as i32).to_le_bytes());
+                out.extend_from_slice(&filtered);
+            }
+        }
+    }
+    let header_typesize = filters::c_typesize(typesize.max(1)) as u8;
+    let mut flags = 0x01 | 0x04 | 0x10 | (codec_format << 5);
+    let (fs, fm) = header_filters;
+    let (fs, fm) = if out.len() >= EXTENDED_HEADER_LEN + data.len() {
+        // Not worth it: store the data as is, unfiltered.
+        out.truncate(EXTENDED_HEADER_LEN);
+        out.extend_from_slice(data);
+        flags |= 0x02;
+        (&[0u8; 6], &[0u8; 6])
+    } else {
+        (fs, fm)
+    };
+    let cbytes = i32::try_from(out.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
+    out[0] = 5; // chunk format version
+    out[1] = 1; // codec format version (BLOSC_ZLIB_VERSION_FORMAT)
+    out[2] = flags;
+    out[3] = header_typesize;
+    out[4..8].copy_from_slice(&nbytes.to_le_bytes());
+    out[8..12].copy_from_slice(&(block_bytes as i32).to_le_bytes());
+    out[12..16].copy_from_slice(&cbytes.to_le_bytes());
+    out[16..22].copy_from_slice(fs);
+    out[24..30].copy_from_slice(fm);
+    Ok(out)
+}
+
 /// Fill `dst` with the item stored after the header of a repeated-value chunk (checked by
 /// [`plan`]: `src` is the header plus exactly one item of `typesize` bytes).
 fn fill_repeated(src: &[u8], dst: &mut [u8], typesize: usize) {

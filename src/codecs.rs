@@ -74,10 +74,12 @@ impl RustCodec {
         Ok(())
     }
 
-    /// Encode one stream with ZLIB; `None` when it does not shrink (the caller stores it as
-    /// is).
-    #[cfg(test)]
+    /// Encode one stream (ZLIB only: the other codecs are written by c-blosc2); `None` when it
+    /// does not shrink (the caller stores it as is).
     pub(crate) fn encode_stream(self, src: &[u8], clevel: u8) -> Option<Vec<u8>> {
+        if self != RustCodec::Zlib {
+            return None;
+        }
         use std::io::Write;
         let level = flate2::Compression::new(u32::from(clevel.min(9)));
         let mut e = flate2::write::ZlibEncoder::new(Vec::with_capacity(src.len()), level);

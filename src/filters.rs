@@ -446,6 +446,25 @@ impl ForwardPipeline {
         Ok(Some(ForwardPipeline { steps }))
     }
 
+    /// The whole pipeline in Rust, for chunks whose codec Rust runs too (ZLIB): SHUFFLE (any
+    /// width) and BYTEDELTA; an error names another filter.
+    pub(crate) fn all_in_rust(
+        filters: &[u8; 6],
+        meta: &[u8; 6],
+        typesize: usize,
+    ) -> Result<ForwardPipeline, UnfilterError> {
+        let mut steps = Vec::new();
+        for slot in 0..NSLOTS {
+            let (id, m) = (filters[slot], meta[slot]);
+            match Step::of(id, m, typesize, &[])? {
+                Some(step @ (Step::Shuffle(_) | Step::Bytedelta(_))) => steps.push(step),
+                _ if id == NOFILTER => {}
+                _ => return Err(UnfilterError::Unsupported { id, meta: m }),
+            }
+        }
+        Ok(ForwardPipeline { steps })
+    }
+
     /// Encode one block from `src` into `dst` (same length); `scratch` is working memory.
     pub(crate) fn apply_block(&self, src: &[u8], dst: &mut [u8], scratch: &mut Vec<u8>) {
         scratch.clear();

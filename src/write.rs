@@ -16,6 +16,7 @@ use std::str::FromStr;
 use rayon::prelude::*;
 
 use crate::attrs::Value;
+use crate::codecs::RustCodec;
 use crate::dtype::Dtype;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -36,6 +37,9 @@ pub enum Codec {
     Lz4hc,
     /// Zstandard (python-blosc2's default).
     Zstd,
+    /// Zlib (encoded in Rust: the linked c-blosc2 2.15 has no zlib). Blocks are stored as one
+    /// stream each; filters: `shuffle`, `shuffle:N`, `bytedelta`.
+    Zlib,
 }
 
 impl Codec {
@@ -44,6 +48,7 @@ impl Codec {
             Codec::BloscLz => 0,
             Codec::Lz4 => 1,
             Codec::Lz4hc => 2,
+            Codec::Zlib => 4,
             Codec::Zstd => 5,
         }
     }
@@ -51,15 +56,16 @@ impl Codec {
 
 impl FromStr for Codec {
     type Err = Error;
-    /// `blosclz`, `lz4`, `lz4hc` or `zstd` (case-insensitive).
+    /// `blosclz`, `lz4`, `lz4hc`, `zlib` or `zstd` (case-insensitive).
     fn from_str(s: &str) -> Result<Codec> {
         match s.to_ascii_lowercase().as_str() {
             "blosclz" => Ok(Codec::BloscLz),
             "lz4" => Ok(Codec::Lz4),
             "lz4hc" => Ok(Codec::Lz4hc),
             "zstd" => Ok(Codec::Zstd),
+            "zlib" => Ok(Codec::Zlib),
             _ => Err(Error::InvalidArgument(format!(
-                "unknown codec {s:?} (writable: blosclz, lz4, lz4hc, zstd)"
+                "unknown codec {s:?} (writable: blosclz, lz4, lz4hc, zlib, zstd)"
             ))),
         }
     }
@@ -395,11 +401,23 @@ impl ArrayBuilder {
         // What c-blosc2 2.15 encodes differently from 3.x (byte-group shuffles, BYTEDELTA) is
         // done in Rust; C then compresses with no filters and the chunk headers get the
         // pipeline back.
-        let forward = filters::ForwardPipeline::new(&fslots, &fmeta, itemsize).map_err(|e| {
-            Error::InvalidArgument(format!(
-                "{e}: shuffle:N with N other than the item size, and bytedelta, combine only with shuffles"
-            ))
-        })?;
+        let (forward, rust_codec) = if self.codec == Codec::Zlib {
+            // Codec and filters in Rust.
+            let f =
+                filters::ForwardPipeline::all_in_rust(&fslots, &fmeta, itemsize).map_err(|e| {
+                    Error::InvalidArgument(format!(
+                        "{e}: zlib arrays take shuffle, shuffle:N and bytedelta filters"
+                    ))
+                })?;
+            (Some(f), Some((RustCodec::Zlib, self.clevel)))
+        } else {
+            let f = filters::ForwardPipeline::new(&fslots, &fmeta, itemsize).map_err(|e| {
+                Error::InvalidArgument(format!(
+                    "{e}: shuffle:N with N other than the item size, and bytedelta, combine only with shuffles"
+                ))
+            })?;
+            (f, None)
+        };
 
         let shape_i: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
         let chunks_i: Vec<i32> = chunks.iter().map(|&s| s as i32).collect();
@@ -431,6 +449,7 @@ impl ArrayBuilder {
             meta_bytes,
             format: self.format,
             forward,
+            rust_codec,
         })
     }
 
@@ -524,6 +543,8 @@ struct Plan {
     meta_bytes: Vec<u8>,
     format: Format,
     forward: Option<filters::ForwardPipeline>,
+    /// A codec encoded in Rust (with its clevel): c-blosc2 then only writes zero chunks.
+    rust_codec: Option<(RustCodec, u8)>,
 }
 
 impl Plan {
@@ -726,6 +747,8 @@ struct Packer {
     /// Filters done in Rust, if any (with the header bytes to record), their output and
     /// working memory.
     forward: Option<(filters::ForwardPipeline, [u8; 6], [u8; 6])>,
+    /// A codec encoded in Rust (with its clevel), if any.
+    rust_codec: Option<(RustCodec, u8)>,
     filtered: Vec<u8>,
     scratch: Vec<u8>,
 }
@@ -788,6 +811,7 @@ impl Writer {
                 cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
                 chunk: Vec::new(),
                 forward: self.plan.forward_state(),
+                rust_codec: self.plan.rust_codec,
                 filtered: Vec::new(),
                 scratch: Vec::new(),
             });
@@ -887,6 +911,7 @@ impl Writer {
                     cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
                     chunk: Vec::new(),
                     forward: plan.forward_state(),
+                    rust_codec: plan.rust_codec,
                     filtered: Vec::new(),
                     scratch: Vec::new(),
                 },
@@ -994,6 +1019,20 @@ fn pack_chunk(
         p.cctx.compress(data, &mut out).map_err(blosc)?;
         return Ok(out);
     };
+    if let Some((codec, clevel)) = p.rust_codec {
+        let headers = (fslots, fmeta);
+        return crate::chunk::encode_in_rust(
+            codec,
+            clevel,
+            data,
+            g.block_bytes(),
+            g.itemsize(),
+            forward,
+            headers,
+            &mut p.scratch,
+        )
+        .map_err(|e| Error::InvalidArgument(format!("compressing chunk {idx}: {e}")));
+    }
     // Filter each block (the padded chunk is whole blocks), compress with no filters, and
     // record the filters in the header. A chunk C stores uncompressed (memcpyed) keeps its
     // data unfiltered instead: readers ignore the filters of such chunks.

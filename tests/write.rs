@@ -716,3 +716,116 @@ fn large_scattered_blocks_read_back() {
         }
     }
 }
+
+#[test]
+fn zlib_encoded_in_rust_as_python_reads_it() {
+    // The linked c-blosc2 2.15 has no zlib: chunks are encoded in Rust (one stream per block,
+    // zero blocks as runs, incompressible chunks stored as is). CI has python-blosc2 read
+    // every file back (check_written.py).
+    let mut out = Out::new();
+    let ramp: Vec<i32> = (0..40_000).map(|i| (i / 7) % 977).collect();
+    let noise: Vec<i32> = {
+        let mut x = 0x2545_f491u32;
+        (0..5_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as i32
+            })
+            .collect()
+    };
+    let mut zeros_then_ramp = vec![0i32; 20_000];
+    zeros_then_ramp[15_000..]
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, v)| *v = i as i32);
+    type Case<'a> = (&'a str, &'a [i32], &'a [u64], &'a [u64], Vec<Filter>, u8);
+    let cases: Vec<Case> = vec![
+        (
+            "zlib_ramp_shuffle",
+            &ramp,
+            &[200, 200],
+            &[50, 64],
+            vec![Filter::Shuffle],
+            6,
+        ),
+        (
+            "zlib_ramp_nofilter_c1",
+            &ramp,
+            &[200, 200],
+            &[30, 200],
+            vec![],
+            1,
+        ),
+        (
+            "zlib_ramp_bytedelta",
+            &ramp,
+            &[200, 200],
+            &[64, 64],
+            vec![Filter::Shuffle, Filter::Bytedelta],
+            9,
+        ),
+        (
+            "zlib_noise",
+            &noise,
+            &[5_000],
+            &[1_000],
+            vec![Filter::Shuffle],
+            5,
+        ),
+        (
+            "zlib_zero_blocks",
+            &zeros_then_ramp,
+            &[20_000],
+            &[2_500],
+            vec![Filter::ShuffleBytes(2)],
+            3,
+        ),
+    ];
+    for (name, data, shape, blocks, filters, clevel) in cases {
+        let path = out.dir.join(format!("{name}.b2nd"));
+        let _ = std::fs::remove_file(&path);
+        let chunks: Vec<u64> = blocks.iter().map(|&b| b * 2).collect();
+        ArrayBuilder::for_type::<i32>(shape)
+            .chunks(&chunks)
+            .blocks(blocks)
+            .codec(Codec::Zlib)
+            .clevel(clevel)
+            .filters(&filters)
+            .write(Target::File(path.clone()), data)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let a = Array::open(&path).unwrap();
+        assert_eq!(a.read::<i32>().unwrap(), data, "{name}");
+        assert_eq!(a.codec(), "zlib", "{name}");
+        // Slices go through the same per-block decoding.
+        let s: b2nd::Slice = "3:".parse().unwrap();
+        let (v, _) = a.read_slice::<i32>(&s).unwrap();
+        assert_eq!(
+            v[..],
+            data[3 * shape[1..].iter().product::<u64>() as usize..],
+            "{name}"
+        );
+        let raw = a.read_bytes().unwrap();
+        let m = a.metalayer();
+        let mb = b2nd::meta::encode(
+            Format::B2nd,
+            &m.shape,
+            &m.chunks,
+            &m.blocks,
+            m.dtype.as_deref(),
+        );
+        out.record(name, &a, &raw, hex(&mb));
+    }
+    // Filters zlib arrays cannot take (done by c-blosc2 only) are refused, leaving nothing.
+    for f in [Filter::Bitshuffle, Filter::Delta, Filter::TruncPrec(10)] {
+        let path = out.dir.join("zlib_refused.b2nd");
+        let r = ArrayBuilder::for_type::<i32>(&[100])
+            .codec(Codec::Zlib)
+            .filters(&[f])
+            .write(Target::File(path.clone()), &ramp[..100]);
+        assert!(matches!(r, Err(Error::InvalidArgument(_))), "{f:?}: {r:?}");
+        assert!(!path.exists());
+    }
+    out.save("written-zlib.json");
+}

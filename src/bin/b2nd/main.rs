@@ -36,7 +36,7 @@ enum Cmd {
         /// Block shape, comma separated.
         #[arg(long)]
         blocks: Option<String>,
-        /// Codec: blosclz, lz4, lz4hc or zstd.
+        /// Codec: blosclz, lz4, lz4hc, zlib or zstd.
         #[arg(long, default_value = "zstd")]
         codec: String,
         /// Compression level 0-9.
