@@ -390,6 +390,13 @@ impl ArrayBuilder {
                 (fslots[i], fmeta[i]) = f.id_meta();
             }
         }
+        // Pipelines readers cannot undo (a DELTA among three filters or more: see
+        // filters::rust_can_undo) are not written either.
+        filters::rust_can_undo(&fslots, &fmeta).map_err(|e| {
+            Error::InvalidArgument(format!(
+                "{e}: a DELTA combines with at most one other filter"
+            ))
+        })?;
         // BYTEDELTA works on one stream per item byte, as python-blosc2 writes it.
         for (id, m) in fslots.iter().zip(fmeta.iter_mut()) {
             if *id == 35 {
