@@ -24,6 +24,8 @@ pub(crate) struct Cells {
     /// The cell side the plugin multiplies grid coordinates by to find a cell's origin.
     unit: usize,
     typesize: usize,
+    /// NDMEAN (cells of means when writing) rather than NDCELL.
+    mean: bool,
 }
 
 impl Cells {
@@ -58,7 +60,9 @@ impl Cells {
             *c = usize::from(meta).min(b);
         }
         // ndmean_backward takes the typesize as a signed byte.
-        Cells::new(block, &cell, cell[0], typesize, 127)
+        let mut c = Cells::new(block, &cell, cell[0], typesize, 127)?;
+        c.mean = true;
+        Ok(c)
     }
 
     fn new(
@@ -92,6 +96,7 @@ impl Cells {
             cell: *cell,
             unit,
             typesize,
+            mean: false,
         };
         c.items()
             .checked_mul(typesize)
@@ -104,19 +109,13 @@ impl Cells {
         self.block[..self.ndim].iter().product()
     }
 
-    /// Undo the layout: `src` holds a block cell by cell, `dst` gets it in C order. Both must
-    /// be exactly one block long. Every write is bounds-checked; a layout that does not end
-    /// exactly at the block's last item (as the plugin checks) is an error.
-    pub(crate) fn uncell_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
-        let (nd, ts) = (self.ndim, self.typesize);
+    /// Walk the layout: for each row of each cell, in the order the filter writes them,
+    /// `row(cell, at, n)` with the cell's number, the C-order item index where the row starts
+    /// and its length in items. Rows that would leave the block, or a walk that does not end
+    /// at the block's last item (as the plugins check), are errors.
+    fn walk(&self, mut row: impl FnMut(usize, usize, usize)) -> Result<(), String> {
+        let nd = self.ndim;
         let items = self.items();
-        if src.len() != items * ts || dst.len() != src.len() {
-            return Err(format!(
-                "block of {} bytes, the cell layout needs {}",
-                src.len(),
-                items * ts
-            ));
-        }
         let mut grid = [1usize; MAX_CELL_DIMS];
         let mut stride = [1usize; MAX_CELL_DIMS];
         for d in (0..nd).rev() {
@@ -128,9 +127,8 @@ impl Cells {
         let ncells: usize = grid[..nd].iter().product();
         let mut ii = [0usize; MAX_CELL_DIMS];
         let mut pad = [0usize; MAX_CELL_DIMS];
-        let mut ip = 0usize;
         let mut end = 0usize;
-        for _ in 0..ncells {
+        for cell in 0..ncells {
             let mut origin = 0usize;
             for d in 0..nd {
                 origin += ii[d] * self.unit * stride[d];
@@ -141,7 +139,7 @@ impl Cells {
                     self.cell[d]
                 };
             }
-            let run = pad[nd - 1] * ts;
+            let n = pad[nd - 1];
             let rows: usize = pad[..nd - 1].iter().product();
             for r in 0..rows {
                 // Row `r` of the cell, in C order over its leading dimensions.
@@ -150,13 +148,11 @@ impl Cells {
                     at += (rest % pad[d]) * stride[d];
                     rest /= pad[d];
                 }
-                let (from, to) = (ip..ip + run, at * ts..at * ts + run);
-                if from.end > src.len() || to.end > dst.len() {
+                if at + n > items {
                     return Err("a cell reaches outside the block".into());
                 }
-                dst[to].copy_from_slice(&src[from]);
-                ip += run;
-                end = at + pad[nd - 1];
+                row(cell, at, n);
+                end = at + n;
             }
             // Next cell (odometer over the grid).
             for d in (0..nd).rev() {
@@ -171,6 +167,92 @@ impl Cells {
             return Err(format!(
                 "the cells end at item {end}, the block has {items} (blockshape mismatch)"
             ));
+        }
+        Ok(())
+    }
+
+    fn check_lengths(&self, src: &[u8], dst: &[u8]) -> Result<(), String> {
+        let want = self.items() * self.typesize;
+        if src.len() != want || dst.len() != want {
+            return Err(format!(
+                "block of {} bytes, the cell layout needs {want}",
+                src.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Undo the layout: `src` holds a block cell by cell, `dst` gets it in C order. Both must
+    /// be exactly one block long.
+    pub(crate) fn uncell_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+        self.check_lengths(src, dst)?;
+        let ts = self.typesize;
+        let mut ip = 0;
+        self.walk(|_, at, n| {
+            dst[at * ts..(at + n) * ts].copy_from_slice(&src[ip..ip + n * ts]);
+            ip += n * ts;
+        })
+    }
+
+    /// What the filter writes for the block `src` (C order): [`Cells::mean_into`] for NDMEAN,
+    /// [`Cells::cell_into`] for NDCELL.
+    pub(crate) fn forward_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+        if self.mean {
+            self.mean_into(src, dst)
+        } else {
+            self.cell_into(src, dst)
+        }
+    }
+
+    /// The layout NDCELL writes: `src` a block in C order, `dst` gets it cell by cell.
+    pub(crate) fn cell_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+        self.check_lengths(src, dst)?;
+        let ts = self.typesize;
+        let mut op = 0;
+        self.walk(|_, at, n| {
+            dst[op..op + n * ts].copy_from_slice(&src[at * ts..(at + n) * ts]);
+            op += n * ts;
+        })
+    }
+
+    /// What NDMEAN writes for little-endian `f4` (`typesize` 4) or `f8` items: every item of
+    /// a cell replaced by the cell's mean (summed in the item type, in the order the cell is
+    /// walked, divided by its item count, as the plugin does), cell by cell.
+    pub(crate) fn mean_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+        self.check_lengths(src, dst)?;
+        let ts = self.typesize;
+        if ts != 4 && ts != 8 {
+            return Err(format!(
+                "NDMEAN takes 4- or 8-byte floats, not {ts}-byte items"
+            ));
+        }
+        // Per cell: (sum in f32, sum in f64, items), filled in walk order.
+        let mut cells: Vec<(f32, f64, usize)> = Vec::new();
+        self.walk(|cell, at, n| {
+            if cells.len() == cell {
+                cells.push((0.0, 0.0, 0));
+            }
+            let c = &mut cells[cell];
+            for i in at..at + n {
+                let b = &src[i * ts..(i + 1) * ts];
+                if ts == 4 {
+                    c.0 += f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                } else {
+                    c.1 += f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+                }
+            }
+            c.2 += n;
+        })?;
+        let mut op = 0;
+        for (s32, s64, n) in cells {
+            for _ in 0..n {
+                if ts == 4 {
+                    dst[op..op + 4].copy_from_slice(&(s32 / n as f32).to_le_bytes());
+                } else {
+                    dst[op..op + 8].copy_from_slice(&(s64 / n as f64).to_le_bytes());
+                }
+                op += ts;
+            }
         }
         Ok(())
     }
@@ -242,6 +324,16 @@ mod tests {
                 bytemuck::cast_slice::<u32, u8>(&data),
                 "{block:?} {side}"
             );
+            // The forward layout is the definition's.
+            let mut celled = vec![0u8; n * 4];
+            cells
+                .cell_into(bytemuck::cast_slice(&data), &mut celled)
+                .unwrap();
+            assert_eq!(
+                celled,
+                bytemuck::cast_slice::<u32, u8>(&fwd),
+                "{block:?} {side}"
+            );
         }
     }
 
@@ -260,6 +352,19 @@ mod tests {
         let m = Cells::ndmean(4, &[2, 8], 4).unwrap();
         let mut out = vec![0u8; 64];
         assert!(m.uncell_into(&[0u8; 64], &mut out).is_err());
+        // Means: a (2, 2) block in one cell of side 2 holding 1, 2, 3, 6 becomes four 3.0.
+        let m = Cells::ndmean(2, &[2, 2], 8).unwrap();
+        let src: Vec<u8> = [1.0f64, 2.0, 3.0, 6.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let mut out = vec![0u8; 32];
+        m.mean_into(&src, &mut out).unwrap();
+        let got: Vec<f64> = out
+            .chunks(8)
+            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, vec![3.0; 4]);
         // ... while square blocks decode.
         let m = Cells::ndmean(2, &[4, 4], 4).unwrap();
         let mut out = vec![0u8; 64];

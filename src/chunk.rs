@@ -352,7 +352,7 @@ pub(crate) fn encode_in_rust(
         let start = i32::try_from(out.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
         out[EXTENDED_HEADER_LEN + 4 * j..EXTENDED_HEADER_LEN + 4 * j + 4]
             .copy_from_slice(&start.to_le_bytes());
-        forward.apply_block(block, &mut filtered, scratch);
+        forward.apply_block(block, &mut filtered, scratch)?;
         if filtered.iter().all(|&b| b == 0) {
             out.extend_from_slice(&0i32.to_le_bytes());
             continue;

@@ -421,40 +421,36 @@ impl ForwardPipeline {
         filters: &[u8; 6],
         meta: &[u8; 6],
         typesize: usize,
+        blocks: &[usize],
     ) -> Result<Option<ForwardPipeline>, UnfilterError> {
         let cts = c_typesize(typesize.max(1));
         let needs_rust = (0..NSLOTS).any(|slot| match filters[slot] {
             SHUFFLE => meta[slot] != 0 && usize::from(meta[slot]) != cts,
-            BYTEDELTA => true,
+            BYTEDELTA | NDCELL | NDMEAN => true,
             _ => false,
         });
         if !needs_rust {
             return Ok(None);
         }
-        let mut steps = Vec::new();
-        for slot in 0..NSLOTS {
-            let (id, m) = (filters[slot], meta[slot]);
-            match Step::of(id, m, typesize, &[])? {
-                Some(step @ (Step::Shuffle(_) | Step::Bytedelta(_))) => steps.push(step),
-                _ if id == NOFILTER => {}
-                _ => return Err(UnfilterError::Unsupported { id, meta: m }),
-            }
-        }
-        Ok(Some(ForwardPipeline { steps }))
+        ForwardPipeline::all_in_rust(filters, meta, typesize, blocks).map(Some)
     }
 
-    /// The whole pipeline in Rust, for chunks whose codec Rust runs too (ZLIB): SHUFFLE (any
-    /// width) and BYTEDELTA; an error names another filter.
+    /// The whole pipeline in Rust (b2nd blocks of shape `blocks`), as for chunks whose codec
+    /// Rust runs too (ZLIB): SHUFFLE (any width), BYTEDELTA, NDCELL and NDMEAN; an error
+    /// names another filter.
     pub(crate) fn all_in_rust(
         filters: &[u8; 6],
         meta: &[u8; 6],
         typesize: usize,
+        blocks: &[usize],
     ) -> Result<ForwardPipeline, UnfilterError> {
         let mut steps = Vec::new();
         for slot in 0..NSLOTS {
             let (id, m) = (filters[slot], meta[slot]);
-            match Step::of(id, m, typesize, &[])? {
-                Some(step @ (Step::Shuffle(_) | Step::Bytedelta(_))) => steps.push(step),
+            match Step::of(id, m, typesize, blocks)? {
+                Some(step @ (Step::Shuffle(_) | Step::Bytedelta(_) | Step::Cells(_))) => {
+                    steps.push(step)
+                }
                 _ if id == NOFILTER => {}
                 _ => return Err(UnfilterError::Unsupported { id, meta: m }),
             }
@@ -463,7 +459,13 @@ impl ForwardPipeline {
     }
 
     /// Encode one block from `src` into `dst` (same length); `scratch` is working memory.
-    pub(crate) fn apply_block(&self, src: &[u8], dst: &mut [u8], scratch: &mut Vec<u8>) {
+    /// Errors only for a block whose size is not the one the pipeline was made for.
+    pub(crate) fn apply_block(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        scratch: &mut Vec<u8>,
+    ) -> Result<(), String> {
         scratch.clear();
         scratch.resize(src.len(), 0);
         // Where the data is: 0 = src (read-only), 1 = dst, 2 = scratch.
@@ -486,10 +488,17 @@ impl ForwardPipeline {
                     }
                     kernels::bytedelta(if at == 1 { &mut *dst } else { &mut *scratch }, s);
                 }
-                // `new` admits only the steps above.
-                Step::Bitshuffle(_) | Step::Delta(_) | Step::Cells(_) => {
-                    unreachable!("not a forward step")
+                Step::Cells(c) => {
+                    let (from, to): (&[u8], &mut [u8]) = match at {
+                        0 => (src, &mut *dst),
+                        1 => (&*dst, &mut *scratch),
+                        _ => (&*scratch, &mut *dst),
+                    };
+                    c.forward_into(from, to)?;
+                    at = if at == 1 { 2 } else { 1 };
                 }
+                // `all_in_rust` admits only the steps above.
+                Step::Bitshuffle(_) | Step::Delta(_) => unreachable!("not a forward step"),
             }
         }
         match at {
@@ -497,6 +506,7 @@ impl ForwardPipeline {
             2 => dst.copy_from_slice(scratch),
             _ => {}
         }
+        Ok(())
     }
 }
 
@@ -1244,7 +1254,7 @@ mod tests {
             ([BYTEDELTA, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 0], 2),
         ];
         for (f, m, ts) in cases {
-            let fwd = ForwardPipeline::new(&f, &m, ts)
+            let fwd = ForwardPipeline::new(&f, &m, ts, &[])
                 .unwrap()
                 .expect("needs Rust");
             for (bs, len) in [(256, 1000), (64 * ts, 64 * ts * 3 + 5)] {
@@ -1253,7 +1263,7 @@ mod tests {
                 let mut got = vec![0u8; len];
                 let mut scratch = Vec::new();
                 for (b, o) in data.chunks(bs).zip(got.chunks_mut(bs)) {
-                    fwd.apply_block(b, o, &mut scratch);
+                    fwd.apply_block(b, o, &mut scratch).unwrap();
                 }
                 assert_eq!(got, want, "{f:?} {m:?} ts {ts} bs {bs}");
                 assert_eq!(undo(f, m, ts, bs, &got), data);
@@ -1261,15 +1271,16 @@ mod tests {
         }
         // What c-blosc2 2.15 encodes as 3.x does needs no Rust.
         assert_eq!(
-            ForwardPipeline::new(&[0, 0, 0, 0, 0, SHUFFLE], &[0; 6], 8),
+            ForwardPipeline::new(&[0, 0, 0, 0, 0, SHUFFLE], &[0; 6], 8, &[]),
             Ok(None)
         );
         assert_eq!(
-            ForwardPipeline::new(&[0, 0, 0, 0, 0, SHUFFLE], &[0, 0, 0, 0, 0, 8], 8),
+            ForwardPipeline::new(&[0, 0, 0, 0, 0, SHUFFLE], &[0, 0, 0, 0, 0, 8], 8, &[]),
             Ok(None)
         );
         assert!(
-            ForwardPipeline::new(&[DELTA, BYTEDELTA, 0, 0, 0, 0], &[0, 4, 0, 0, 0, 0], 4).is_err()
+            ForwardPipeline::new(&[DELTA, BYTEDELTA, 0, 0, 0, 0], &[0, 4, 0, 0, 0, 0], 4, &[])
+                .is_err()
         );
     }
 

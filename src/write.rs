@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::attrs::Value;
 use crate::codecs::RustCodec;
-use crate::dtype::Dtype;
+use crate::dtype::{ByteOrder, Dtype};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::ffi::{Cctx, CompressParams, Schunk};
@@ -94,6 +94,13 @@ pub enum Filter {
     /// its byte stream, one stream per item byte; put it after a shuffle, as python-blosc2
     /// does (`[SHUFFLE, BYTEDELTA]`). Done in Rust; combines with shuffles only.
     Bytedelta,
+    /// NDCELL (c-blosc2 plugin 32): each block written cell by cell, cells of this side over
+    /// every dimension (1 to 8 dimensions). Done in Rust.
+    NdCell(u8),
+    /// NDMEAN (c-blosc2 plugin 33, lossy): like [`Filter::NdCell`], every item of a cell
+    /// replaced by the cell's mean; `<f4`/`<f8` only, side at most every block dimension.
+    /// Done in Rust.
+    NdMean(u8),
 }
 
 impl Filter {
@@ -106,13 +113,16 @@ impl Filter {
             Filter::Bitshuffle => (2, 0),
             Filter::Delta => (3, 0),
             Filter::TruncPrec(bits) => (4, bits),
+            Filter::NdCell(side) => (32, side),
+            Filter::NdMean(side) => (33, side),
         }
     }
 }
 
 impl FromStr for Filter {
     type Err = Error;
-    /// `shuffle`, `shuffle:BYTES`, `bitshuffle`, `bytedelta`, `delta` or `trunc_prec:BITS`.
+    /// `shuffle`, `shuffle:BYTES`, `bitshuffle`, `bytedelta`, `delta`, `trunc_prec:BITS`,
+    /// `ndcell:SIDE` or `ndmean:SIDE`.
     fn from_str(s: &str) -> Result<Filter> {
         let l = s.to_ascii_lowercase();
         match l.as_str() {
@@ -132,6 +142,17 @@ impl FromStr for Filter {
                     }
                     return Ok(Filter::ShuffleBytes(w));
                 }
+                for (prefix, make) in [
+                    ("ndcell:", Filter::NdCell as fn(u8) -> Filter),
+                    ("ndmean:", Filter::NdMean as fn(u8) -> Filter),
+                ] {
+                    if let Some(side) = l.strip_prefix(prefix) {
+                        let n: u8 = side.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                            Error::InvalidArgument(format!("bad cell side in {s:?}"))
+                        })?;
+                        return Ok(make(n));
+                    }
+                }
                 if let Some(bits) = l.strip_prefix("trunc_prec:") {
                     let b: u8 = bits.parse().map_err(|_| {
                         Error::InvalidArgument(format!("bad trunc_prec bits in {s:?}"))
@@ -139,7 +160,7 @@ impl FromStr for Filter {
                     return Ok(Filter::TruncPrec(b));
                 }
                 Err(Error::InvalidArgument(format!(
-                    "unknown filter {s:?} (writable: shuffle, shuffle:BYTES, bitshuffle, bytedelta, delta, trunc_prec:BITS)"
+                    "unknown filter {s:?} (writable: shuffle, shuffle:BYTES, bitshuffle, bytedelta, delta, trunc_prec:BITS, ndcell:SIDE, ndmean:SIDE)"
                 )))
             }
         }
@@ -408,17 +429,33 @@ impl ArrayBuilder {
         // What c-blosc2 2.15 encodes differently from 3.x (byte-group shuffles, BYTEDELTA) is
         // done in Rust; C then compresses with no filters and the chunk headers get the
         // pipeline back.
+        // NDCELL / NDMEAN work on the b2nd block shape; NDMEAN on little-endian floats.
+        let block_shape: Vec<usize> = blocks.iter().map(|&b| b as usize).collect();
+        if fslots.contains(&33)
+            && !matches!(
+                self.dtype,
+                Dtype::Float {
+                    size: 4 | 8,
+                    order: ByteOrder::Little
+                }
+            )
+        {
+            return Err(Error::InvalidArgument(format!(
+                "ndmean averages <f4 or <f8 items, not {}",
+                self.dtype.to_numpy_str()
+            )));
+        }
         let (forward, rust_codec) = if self.codec == Codec::Zlib {
             // Codec and filters in Rust.
-            let f =
-                filters::ForwardPipeline::all_in_rust(&fslots, &fmeta, itemsize).map_err(|e| {
+            let f = filters::ForwardPipeline::all_in_rust(&fslots, &fmeta, itemsize, &block_shape)
+                .map_err(|e| {
                     Error::InvalidArgument(format!(
                         "{e}: zlib arrays take shuffle, shuffle:N and bytedelta filters"
                     ))
                 })?;
             (Some(f), Some((RustCodec::Zlib, self.clevel)))
         } else {
-            let f = filters::ForwardPipeline::new(&fslots, &fmeta, itemsize).map_err(|e| {
+            let f = filters::ForwardPipeline::new(&fslots, &fmeta, itemsize, &block_shape).map_err(|e| {
                 Error::InvalidArgument(format!(
                     "{e}: shuffle:N with N other than the item size, and bytedelta, combine only with shuffles"
                 ))
@@ -1048,7 +1085,9 @@ fn pack_chunk(
         .chunks(g.block_bytes())
         .zip(p.filtered.chunks_mut(g.block_bytes()))
     {
-        forward.apply_block(b, f, &mut p.scratch);
+        forward
+            .apply_block(b, f, &mut p.scratch)
+            .map_err(|e| Error::InvalidArgument(format!("filtering chunk {idx}: {e}")))?;
     }
     p.cctx.compress(&p.filtered, &mut out).map_err(blosc)?;
     let extended = out.len() >= 32 && out[2] & 0x05 == 0x05;

@@ -249,6 +249,8 @@ fn geometry_codecs_filters_and_sparse() {
                         Filter::TruncPrec(_) => "trunc_prec",
                         Filter::ShuffleBytes(_) => "shuffle",
                         Filter::Bytedelta => "bytedelta",
+                        Filter::NdCell(_) => "ndcell",
+                        Filter::NdMean(_) => "ndmean",
                     })
                     .collect();
                 assert_eq!(names, want);
@@ -847,4 +849,100 @@ fn pipelines_readers_cannot_undo_are_not_written() {
         .write(Target::File(path.clone()), &data)
         .unwrap();
     assert_eq!(Array::open(&path).unwrap().read::<i32>().unwrap(), data);
+}
+
+#[test]
+fn ndcell_and_ndmean_as_python_reads_them() {
+    // Cell filters are done in Rust (c-blosc2 2.15 has no plugins); CI has python-blosc2 read
+    // every file back (check_written.py), and its NDMEAN output was checked equal to
+    // python-blosc2's own for the same data.
+    let mut out = Out::new();
+    let ints: Vec<i32> = (0..30 * 41).map(|i| (i * 7) % 977).collect();
+    let smooth: Vec<f64> = (0..24 * 24 * 6)
+        .map(|i| (i as f64 * 0.01).sin() * 50.0)
+        .collect();
+    let cases: Vec<(&str, Vec<Filter>, Codec)> = vec![
+        (
+            "ndcell4_shuffle",
+            vec![Filter::NdCell(4), Filter::Shuffle],
+            Codec::Zstd,
+        ),
+        ("ndcell3_ragged_zlib", vec![Filter::NdCell(3)], Codec::Zlib),
+        ("ndcell1_lz4", vec![Filter::NdCell(1)], Codec::Lz4),
+    ];
+    for (name, filters, codec) in cases {
+        let path = out.dir.join(format!("{name}.b2nd"));
+        let _ = std::fs::remove_file(&path);
+        let blocks: &[u64] = if name.contains("ragged") {
+            &[7, 13]
+        } else {
+            &[8, 16]
+        };
+        ArrayBuilder::for_type::<i32>(&[30, 41])
+            .chunks(&[16, 32])
+            .blocks(blocks)
+            .codec(codec)
+            .filters(&filters)
+            .write(Target::File(path.clone()), &ints)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let a = Array::open(&path).unwrap();
+        assert_eq!(a.read::<i32>().unwrap(), ints, "{name}");
+        let raw = a.read_bytes().unwrap();
+        let m = a.metalayer();
+        let mb = b2nd::meta::encode(
+            Format::B2nd,
+            &m.shape,
+            &m.chunks,
+            &m.blocks,
+            m.dtype.as_deref(),
+        );
+        out.record(name, &a, &raw, hex(&mb));
+    }
+    // NDMEAN (lossy): every item of a 3x3x3 cell is the cell's mean.
+    let path = out.dir.join("ndmean3_f8.b2nd");
+    let _ = std::fs::remove_file(&path);
+    ArrayBuilder::for_type::<f64>(&[24, 24, 6])
+        .chunks(&[12, 12, 6])
+        .blocks(&[6, 6, 3])
+        .filters(&[Filter::NdMean(3)])
+        .write(Target::File(path.clone()), &smooth)
+        .unwrap();
+    let a = Array::open(&path).unwrap();
+    let got: Vec<f64> = a.read().unwrap();
+    let cell = |i: usize, j: usize, k: usize| got[(i * 24 + j) * 6 + k];
+    assert_eq!(cell(0, 0, 0), cell(2, 2, 2));
+    let mean: f64 = (0..3)
+        .flat_map(|i| (0..3).flat_map(move |j| (0..3).map(move |k| (i, j, k))))
+        .map(|(i, j, k)| smooth[(i * 24 + j) * 6 + k])
+        .sum::<f64>()
+        / 27.0;
+    assert!(
+        (cell(1, 1, 1) - mean).abs() < 1e-9,
+        "{} vs {mean}",
+        cell(1, 1, 1)
+    );
+    let raw = a.read_bytes().unwrap();
+    let m = a.metalayer();
+    let mb = b2nd::meta::encode(
+        Format::B2nd,
+        &m.shape,
+        &m.chunks,
+        &m.blocks,
+        m.dtype.as_deref(),
+    );
+    out.record("ndmean3_f8", &a, &raw, hex(&mb));
+    // NDMEAN on integers, and cells the plugin cannot lay out, are refused, leaving nothing.
+    let bad = out.dir.join("bad_cells.b2nd");
+    let r = ArrayBuilder::for_type::<i32>(&[30, 41])
+        .filters(&[Filter::NdMean(2)])
+        .write(Target::File(bad.clone()), &ints);
+    assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+    let r = ArrayBuilder::for_type::<i32>(&[30, 41])
+        .chunks(&[16, 32])
+        .blocks(&[2, 2])
+        .filters(&[Filter::NdCell(3)])
+        .write(Target::File(bad.clone()), &ints);
+    assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+    assert!(!bad.exists());
+    out.save("written-cells.json");
 }

@@ -43,7 +43,7 @@ enum Cmd {
         #[arg(long, default_value_t = 5)]
         clevel: u32,
         /// Filters in pipeline order, comma separated (shuffle, shuffle:BYTES, bitshuffle,
-        /// bytedelta, delta, trunc_prec:BITS), or `none`. Default: shuffle (shuffle:4 for `U` strings,
+        /// bytedelta, delta, trunc_prec:BITS, ndcell:SIDE, ndmean:SIDE), or `none`. Default: shuffle (shuffle:4 for `U` strings,
         /// as python-blosc2).
         #[arg(long)]
         filters: Option<String>,
