@@ -59,6 +59,20 @@ impl Out {
         }));
     }
 
+    /// Record `a` as written, with its raw bytes and the metalayer b2nd would encode for it.
+    fn record_array(&mut self, name: &str, a: &Array) {
+        let raw = a.read_bytes().unwrap();
+        let m = a.metalayer();
+        let mb = b2nd::meta::encode(
+            Format::B2nd,
+            &m.shape,
+            &m.chunks,
+            &m.blocks,
+            m.dtype.as_deref(),
+        );
+        self.record(name, a, &raw, hex(&mb));
+    }
+
     fn save(&self, file: &str) {
         if self._tmp.is_none() {
             let j = json!({ "files": self.entries });
@@ -808,16 +822,7 @@ fn zlib_encoded_in_rust_as_python_reads_it() {
             data[3 * shape[1..].iter().product::<u64>() as usize..],
             "{name}"
         );
-        let raw = a.read_bytes().unwrap();
-        let m = a.metalayer();
-        let mb = b2nd::meta::encode(
-            Format::B2nd,
-            &m.shape,
-            &m.chunks,
-            &m.blocks,
-            m.dtype.as_deref(),
-        );
-        out.record(name, &a, &raw, hex(&mb));
+        out.record_array(name, &a);
     }
     // Filters zlib arrays cannot take (done by c-blosc2 only) are refused, leaving nothing.
     for f in [Filter::Bitshuffle, Filter::Delta, Filter::TruncPrec(10)] {
@@ -887,16 +892,7 @@ fn ndcell_and_ndmean_as_python_reads_them() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let a = Array::open(&path).unwrap();
         assert_eq!(a.read::<i32>().unwrap(), ints, "{name}");
-        let raw = a.read_bytes().unwrap();
-        let m = a.metalayer();
-        let mb = b2nd::meta::encode(
-            Format::B2nd,
-            &m.shape,
-            &m.chunks,
-            &m.blocks,
-            m.dtype.as_deref(),
-        );
-        out.record(name, &a, &raw, hex(&mb));
+        out.record_array(name, &a);
     }
     // NDMEAN (lossy): every item of a 3x3x3 cell is the cell's mean.
     let path = out.dir.join("ndmean3_f8.b2nd");
@@ -921,16 +917,7 @@ fn ndcell_and_ndmean_as_python_reads_them() {
         "{} vs {mean}",
         cell(1, 1, 1)
     );
-    let raw = a.read_bytes().unwrap();
-    let m = a.metalayer();
-    let mb = b2nd::meta::encode(
-        Format::B2nd,
-        &m.shape,
-        &m.chunks,
-        &m.blocks,
-        m.dtype.as_deref(),
-    );
-    out.record("ndmean3_f8", &a, &raw, hex(&mb));
+    out.record_array("ndmean3_f8", &a);
     // NDMEAN on integers, and cells the plugin cannot lay out, are refused, leaving nothing.
     let bad = out.dir.join("bad_cells.b2nd");
     let r = ArrayBuilder::for_type::<i32>(&[30, 41])
