@@ -470,6 +470,8 @@ def run_case(binary, work, seed, stats):
         elif same(got, alt):
             stats["python_writer_wrong"] += 1
             want = alt
+            print(f"NOTE case {desc['seed'] % 100003}: python-blosc2's read and b2nd's agree, "
+                  f"the data written differs: {json.dumps(desc, default=str)}", flush=True)
     if not same(got, want):
         return desc, f"whole read differs (dtype {got.dtype} vs {want.dtype}, shape {got.shape} "\
                      f"vs {want.shape})"
