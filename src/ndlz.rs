@@ -53,6 +53,10 @@ pub(crate) fn decode(input: &[u8], out: &mut [u8], cell: usize) -> Result<usize,
             )
         })?;
     out[..items].fill(0);
+    if items == 0 {
+        // No cells (a zero dimension): nothing to walk, however long the other one claims to be.
+        return Ok(0);
+    }
     // A range of the stream, if it lies inside it.
     let range = |pos: i64, len: usize| -> Result<usize, String> {
         match usize::try_from(pos) {
@@ -297,6 +301,8 @@ mod tests {
         assert!(decode(&s, &mut out, 4).is_err());
         let s = header(100, 100); // larger than the output
         assert!(decode(&s, &mut out, 4).is_err());
+        // An empty block with a huge other dimension holds nothing.
+        assert_eq!(decode(&header(i32::MAX, 0), &mut out, 4), Ok(0));
         let mut s = header(4, 4);
         s[0] = 3;
         assert!(decode(&s, &mut out, 4).is_err());
