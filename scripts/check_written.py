@@ -14,7 +14,8 @@ import blosc2
 import numpy as np
 from blosc2 import blosc2_ext
 
-CODECS = {0: "blosclz", 1: "lz4", 2: "lz4hc", 3: "snappy", 4: "zlib", 5: "zstd"}
+CODECS = {0: "blosclz", 1: "lz4", 2: "lz4hc", 3: "snappy", 4: "zlib", 5: "zstd", 32: "ndlz",
+          33: "zfp_acc", 34: "zfp_prec", 35: "zfp_rate"}
 
 
 def check(d, f):
@@ -51,6 +52,8 @@ def check(d, f):
     p = sc.cparams
     if CODECS.get(int(p.codec.value), "?") != f["codec"] or int(p.clevel) != f["clevel"]:
         problems.append(f"cparams {p.codec} {p.clevel}")
+    if "codec_meta" in f and int(p.codec_meta) != f["codec_meta"]:
+        problems.append(f"codec_meta {p.codec_meta} != {f['codec_meta']}")
     if [int(getattr(x, "value", x)) for x in p.filters] != f["filters"] or [int(x) for x in p.filters_meta] != f["filters_meta"]:
         problems.append(f"filters {list(p.filters)} {list(p.filters_meta)} != {f['filters']} {f['filters_meta']}")
     if sorted(sc.vlmeta.get_names()) != sorted(f["attrs"]):

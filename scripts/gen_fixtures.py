@@ -44,7 +44,7 @@ FILTER_NAMES = {
     32: "ndcell", 33: "ndmean", 35: "bytedelta", 36: "int_trunc",
 }
 # What the linked c-blosc2 2.15 + the Rust side will decode.
-SUPPORTED_CODECS = {0, 1, 2, 4, 5, 32}
+SUPPORTED_CODECS = {0, 1, 2, 4, 5, 32, 33, 34, 35}
 SUPPORTED_FILTERS = {1, 2, 3, 4, 32, 33, 35, 36}
 SPECIAL_KINDS = {0: "data", 1: "zeros", 2: "nan", 3: "value", 4: "uninit"}
 
@@ -653,6 +653,59 @@ def gen_filters():
           codec=C.BLOSCLZ, splitmode=mode)
 
 
+ZFP_NOTE = "lossy (ZFP): expected is python-blosc2's read"
+
+
+def zfp_fixture(name, x, chunks, blocks, codec, meta, filters=(), **kw):
+    """A ZFP array; asserts that its chunks carry the codec and that some block really is a
+    zfp stream (neither a memcpyed chunk nor a block stored as is)."""
+    nf = list(filters) + [0] * (6 - len(filters))
+    e = asarray(name, x, chunks, blocks,
+                cp(codec=codec, codec_meta=meta & 0xFF, filters=nf, filters_meta=[0] * 6, **kw),
+                check=False, note=ZFP_NOTE)
+    coded = 0
+    for c in chunk_bytes(None, f"{name}.b2nd"):
+        assert c[22] == int(codec.value), (name, c[22])
+        assert c[23] == meta & 0xFF, (name, c[23])
+        if c[2] & 0x02 or (c[31] >> 4) & 7 or not c[2] & 0x10:
+            continue  # memcpyed, special, or split into byte streams (stored as is)
+        nbytes, blocksize = struct.unpack_from("<ii", c, 4)
+        nblocks = -(-nbytes // blocksize)
+        starts = struct.unpack_from(f"<{nblocks}i", c, 32)
+        for st in starts:
+            csize = struct.unpack_from("<i", c, st)[0]
+            if 0 < csize < blocksize:
+                coded += 1
+    assert coded, f"{name}: no block is a zfp stream"
+    return e
+
+
+def gen_zfp():
+    """ZFP (decoded in Rust, bit-exact with python-blosc2's reads): each mode, f4 and f8, 1 to
+    4 dimensions, blocks whose sides are not multiples of 4 (partial zfp blocks), zero and
+    tiny values, a shuffled and a non-float array (python-blosc2 codes their bytes as floats:
+    the values are not the data, but they are what python-blosc2 reads)."""
+    Z = (C.ZFP_ACC, C.ZFP_PREC, C.ZFP_RATE)
+    zfp_fixture("zfp_acc_f8_2d", smooth_f8((20, 24), "zacc"), (10, 12), (5, 6), Z[0], -3)
+    zfp_fixture("zfp_acc_f4_1d", smooth_f8((1000,), "zacc1", "<f4"), (300,), (100,), Z[0], 0)
+    x3 = smooth_f8((9, 10, 11), "zprec", "<f4")
+    x3[:4, :4, :4] = 0  # a zfp block of zeros
+    zfp_fixture("zfp_prec_f4_3d", x3, (6, 7, 11), (5, 7, 9), Z[1], 12)
+    zfp_fixture("zfp_prec_f8_4d", smooth_f8((8, 9, 6, 7), "zprec4"), (8, 9, 6, 7),
+                (4, 5, 6, 7), Z[1], 30)
+    zfp_fixture("zfp_rate_f8_4d", smooth_f8((8, 9, 6, 7), "zrate4"), (8, 9, 6, 7),
+                (4, 5, 6, 7), Z[2], 40)
+    zfp_fixture("zfp_rate_f4_2d", smooth_f8((33, 17), "zrate2", "<f4"), (16, 17), (8, 9),
+                Z[2], 25)
+    tiny = smooth_f8((12, 12), "ztiny") * 1e-310  # subnormal doubles
+    tiny[4:8] *= 1e300
+    zfp_fixture("zfp_prec_tiny_f8", tiny, (12, 12), (12, 12), Z[1], 50)
+    zfp_fixture("zfp_acc_shuffle_f4", smooth_f8((32, 32), "zshuf", "<f4"), (16, 16), (8, 8),
+                Z[0], -2, filters=[F.SHUFFLE], splitmode=blosc2.SplitMode.NEVER_SPLIT)
+    zfp_fixture("zfp_prec_i8", (np.arange(256, dtype="<i8") * 12345).reshape(16, 16), (16, 16),
+                (8, 8), Z[1], 20)
+
+
 def gen_unsupported():
     # NDLZ (decoded in Rust): 4x4 and 8x8 cells, blocks the cells do not divide, data with
     # repeated rows and cells so that every kind of match occurs.
@@ -669,9 +722,7 @@ def gen_unsupported():
                 cp(codec=C.NDLZ, codec_meta=cell, clevel=5, filters=[0] * 6,
                    filters_meta=[0] * 6))
     xf = smooth_f8((8, 8), "zfp")
-    asarray("unsup_zfp_prec_f8", xf, (8, 8), (4, 4),
-            cp(codec=C.ZFP_PREC, codec_meta=20, filters=[0] * 6, filters_meta=[0] * 6),
-            check=False)
+    gen_zfp()
     # NDCELL / NDMEAN (decoded in Rust): cells dividing the blocks or not, 1 to 3 dims.
     xi = (np.arange(16 * 16).reshape(16, 16) % 7).astype("<i4")
     asarray("ndcell_i4", xi, (16, 16), (8, 8), cp(filters=[F.NDCELL], filters_meta=[4]))

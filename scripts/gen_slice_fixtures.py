@@ -93,7 +93,12 @@ ARRAYS = [
     # edge chunks are wrong (LZ4) or fail (ZSTD); b2nd returns the data written there, which
     # scripts/diff_test.py checks.)
     ("lz4dict_f8", (8192,), (4096,), (512,), "<f8", {"codec": C.LZ4, "use_dict": True}, {}),
+    # ZFP (lossy, decoded in Rust): python-blosc2's whole read is the truth; blocks with
+    # partial zfp blocks (5 and 9 are not multiples of 4).
+    ("zfp_rate_f8_3d", (30, 21, 17), (12, 10, 9), (6, 5, 9), "<f8",
+     {"codec": C.ZFP_RATE, "codec_meta": 20, "filters": [0] * 6, "filters_meta": [0] * 6}, {}),
 ]
+LOSSY_CODECS = {C.ZFP_ACC, C.ZFP_PREC, C.ZFP_RATE}
 
 
 def make_arrays():
@@ -107,6 +112,9 @@ def make_arrays():
         if shape:
             kw.update(chunks=chunks, blocks=blocks)
         blosc2.asarray(x, **kw)
+        if cpk is not None and cpk.get("codec") in LOSSY_CODECS:
+            x = blosc2.open(str(OUT / path), mode="r")[...]  # lossy: the read is the truth
+            assert not np.array_equal(x, data_for(dtype, shape, 1000 + seed)), name
         made.append((name, path, x))
     # Zero-special chunks next to data chunks: zeros() then one region written.
     name, path = "zeros_partial_f8", "zeros_partial_f8.b2nd"

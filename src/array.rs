@@ -405,6 +405,11 @@ impl Array {
         codec_name(self.frame.params.compcode)
     }
 
+    /// The frame's codec meta byte (e.g. the ZFP mode's parameter; 0 for most codecs).
+    pub fn codec_meta(&self) -> u8 {
+        self.frame.params.compcode_meta
+    }
+
     /// The frame's compression level.
     pub fn clevel(&self) -> u8 {
         self.frame.params.clevel

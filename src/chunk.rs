@@ -289,6 +289,10 @@ fn plan(
         3 => Some(RustCodec::Zlib),
         2 => return Err(ChunkError::Unsupported("codec", "snappy (id 3)".into())),
         6 if h.udcodec == 32 => Some(RustCodec::Ndlz(h.codec_meta)),
+        6 if crate::zfp::Mode::from_id(h.udcodec).is_some() => {
+            let mode = crate::zfp::Mode::from_id(h.udcodec).expect("checked");
+            Some(RustCodec::Zfp(mode, h.codec_meta))
+        }
         6 => {
             return Err(ChunkError::Unsupported(
                 "codec",
@@ -329,6 +333,7 @@ pub(crate) fn encode_in_rust(
     clevel: u8,
     data: &[u8],
     block_bytes: usize,
+    block_shape: &[usize],
     typesize: usize,
     forward: &filters::ForwardPipeline,
     header_filters: (&[u8; 6], &[u8; 6]),
@@ -342,8 +347,10 @@ pub(crate) fn encode_in_rust(
         ));
     }
     let nblocks = data.len() / block_bytes;
-    let codec_format: u8 = match codec {
-        RustCodec::Zlib => 3,
+    // (header codec format, user codec id, codec meta)
+    let (codec_format, udcodec, codec_meta): (u8, u8, u8) = match codec {
+        RustCodec::Zlib => (3, 0, 0),
+        RustCodec::Zfp(mode, meta) => (6, mode.id(), meta),
         other => return Err(format!("{} is not written here", other.name())),
     };
     let mut out = vec![0u8; EXTENDED_HEADER_LEN + 4 * nblocks];
@@ -357,7 +364,7 @@ pub(crate) fn encode_in_rust(
             out.extend_from_slice(&0i32.to_le_bytes());
             continue;
         }
-        match codec.encode_stream(&filtered, clevel) {
+        match codec.encode_stream(&filtered, clevel, block_shape, typesize)? {
             Some(c) => {
                 out.extend_from_slice(&(c.len() as i32).to_le_bytes());
                 out.extend_from_slice(&c);
@@ -371,11 +378,14 @@ pub(crate) fn encode_in_rust(
     let header_typesize = filters::c_typesize(typesize.max(1)) as u8;
     let mut flags = 0x01 | 0x04 | 0x10 | (codec_format << 5);
     let (fs, fm) = header_filters;
-    let (fs, fm) = if out.len() >= EXTENDED_HEADER_LEN + data.len() {
-        // Not worth it: store the data as is, unfiltered.
+    // c-blosc2 stores a chunk under 32 bytes (BLOSC_MIN_BUFFERSIZE) as is, and one whose
+    // streams outgrow the data plus a header.
+    let (fs, fm) = if data.len() < 32 || out.len() > EXTENDED_HEADER_LEN + data.len() {
         out.truncate(EXTENDED_HEADER_LEN);
         out.extend_from_slice(data);
-        flags |= 0x02;
+        // As c-blosc2 writes it: a chunk under 32 bytes is memcpyed before any header flag
+        // but "extended" is set; a larger one keeps its codec and split bits.
+        flags = if data.len() < 32 { 0x07 } else { flags | 0x02 };
         (&[0u8; 6], &[0u8; 6])
     } else {
         (fs, fm)
@@ -389,6 +399,8 @@ pub(crate) fn encode_in_rust(
     out[8..12].copy_from_slice(&(block_bytes as i32).to_le_bytes());
     out[12..16].copy_from_slice(&cbytes.to_le_bytes());
     out[16..22].copy_from_slice(fs);
+    out[22] = udcodec;
+    out[23] = codec_meta;
     out[24..30].copy_from_slice(fm);
     Ok(out)
 }
@@ -501,7 +513,7 @@ fn decode_in_rust(
                     out.copy_from_slice(stream);
                 } else {
                     codec
-                        .decode_stream(stream, out, dict)
+                        .decode_stream(stream, out, dict, blocks, typesize)
                         .map_err(|e| block_err(format!("stream {s}: {e}")))?;
                 }
             }
@@ -872,7 +884,7 @@ mod tests {
         ));
         // The header typesize byte must be the one c-blosc2 records for the items.
         assert!(matches!(plan(&p, 400, 8, 80), Err(ChunkError::Corrupt(_))));
-        // user codec ndlz (cell side in the codec meta): Rust; zfp: refused by name.
+        // user codecs ndlz (cell side in the codec meta) and zfp: Rust; others refused by name.
         let mut u = header(0x05 | (6 << 5), 400, 100, 80);
         u[22] = 32;
         u[23] = 8;
@@ -883,9 +895,15 @@ mod tests {
         ));
         u[22] = 34;
         let z = ChunkHeader::parse(&u).unwrap();
+        assert!(matches!(
+            plan(&z, 400, 4, 80),
+            Ok(Path::Rust(RustCodec::Zfp(crate::zfp::Mode::Precision, 8)))
+        ));
+        u[22] = 36;
+        let o = ChunkHeader::parse(&u).unwrap();
         assert_eq!(
-            plan(&z, 400, 4, 80).err(),
-            Some(ChunkError::Unsupported("codec", "zfp_prec (id 34)".into()))
+            plan(&o, 400, 4, 80).err(),
+            Some(ChunkError::Unsupported("codec", "openhtj2k (id 36)".into()))
         );
         // zero special: no decoding.
         let mut s = header(0x05, 400, 400, 32);

@@ -21,6 +21,8 @@ pub(crate) enum RustCodec {
     Lz4,
     /// NDLZ (user codec 32) with this cell side (the codec meta, 4 or 8): [`crate::ndlz`].
     Ndlz(u8),
+    /// ZFP (user codecs 33-35) with its codec meta: [`crate::zfp`].
+    Zfp(crate::zfp::Mode, u8),
 }
 
 impl RustCodec {
@@ -30,16 +32,21 @@ impl RustCodec {
             RustCodec::Zlib => "zlib",
             RustCodec::Lz4 => "lz4",
             RustCodec::Ndlz(_) => "ndlz",
+            RustCodec::Zfp(crate::zfp::Mode::Accuracy, _) => "zfp_acc",
+            RustCodec::Zfp(crate::zfp::Mode::Precision, _) => "zfp_prec",
+            RustCodec::Zfp(crate::zfp::Mode::Rate, _) => "zfp_rate",
         }
     }
 
     /// Decode one stream `src` into exactly `dst.len()` bytes, with the chunk's dictionary if
-    /// it has one.
+    /// it has one; `block` (the b2nd block shape) and `typesize` are for ZFP.
     pub(crate) fn decode_stream(
         self,
         src: &[u8],
         dst: &mut [u8],
         dict: Option<&[u8]>,
+        block: &[usize],
+        typesize: usize,
     ) -> Result<(), String> {
         let n = match self {
             RustCodec::Zlib => {
@@ -63,6 +70,13 @@ impl RustCodec {
                 }
                 crate::ndlz::decode(src, dst, usize::from(cell))?
             }
+            RustCodec::Zfp(mode, meta) => {
+                if dict.is_some() {
+                    return Err("zfp with a dictionary".into());
+                }
+                crate::zfp::decode(mode, meta, src, dst, block, typesize)?;
+                dst.len()
+            }
         };
         if n != dst.len() {
             return Err(format!(
@@ -74,18 +88,28 @@ impl RustCodec {
         Ok(())
     }
 
-    /// Encode one stream (ZLIB only: the other codecs are written by c-blosc2); `None` when it
-    /// does not shrink (the caller stores it as is).
-    pub(crate) fn encode_stream(self, src: &[u8], clevel: u8) -> Option<Vec<u8>> {
-        if self != RustCodec::Zlib {
-            return None;
+    /// Encode one stream (ZLIB and ZFP: the other codecs are written by c-blosc2); `None`
+    /// when it does not shrink (the caller stores it as is). `block` and `typesize` are for
+    /// ZFP, which codes a whole b2nd block.
+    pub(crate) fn encode_stream(
+        self,
+        src: &[u8],
+        clevel: u8,
+        block: &[usize],
+        typesize: usize,
+    ) -> Result<Option<Vec<u8>>, String> {
+        match self {
+            RustCodec::Zlib => {
+                use std::io::Write;
+                let level = flate2::Compression::new(u32::from(clevel.min(9)));
+                let mut e = flate2::write::ZlibEncoder::new(Vec::with_capacity(src.len()), level);
+                e.write_all(src).map_err(|e| format!("zlib: {e}"))?;
+                let out = e.finish().map_err(|e| format!("zlib: {e}"))?;
+                Ok((out.len() < src.len()).then_some(out))
+            }
+            RustCodec::Zfp(mode, meta) => crate::zfp::encode(mode, meta, src, block, typesize),
+            other => Err(format!("{} streams are written by c-blosc2", other.name())),
         }
-        use std::io::Write;
-        let level = flate2::Compression::new(u32::from(clevel.min(9)));
-        let mut e = flate2::write::ZlibEncoder::new(Vec::with_capacity(src.len()), level);
-        e.write_all(src).ok()?;
-        let out = e.finish().ok()?;
-        (out.len() < src.len()).then_some(out)
     }
 }
 
@@ -97,18 +121,25 @@ mod tests {
     fn zlib_round_trips_and_sizes_are_checked() {
         let data: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8 / 3).collect();
         let c = RustCodec::Zlib
-            .encode_stream(&data, 5)
+            .encode_stream(&data, 5, &[], 1)
+            .unwrap()
             .expect("compressible");
         let mut out = vec![0u8; data.len()];
-        RustCodec::Zlib.decode_stream(&c, &mut out, None).unwrap();
+        RustCodec::Zlib
+            .decode_stream(&c, &mut out, None, &[], 1)
+            .unwrap();
         assert_eq!(out, data);
         // A destination of the wrong size is an error, never a partial success.
         let mut short = vec![0u8; data.len() - 1];
-        assert!(RustCodec::Zlib.decode_stream(&c, &mut short, None).is_err());
-        let mut long = vec![0u8; data.len() + 1];
-        assert!(RustCodec::Zlib.decode_stream(&c, &mut long, None).is_err());
         assert!(RustCodec::Zlib
-            .decode_stream(&c[..c.len() / 2], &mut out, None)
+            .decode_stream(&c, &mut short, None, &[], 1)
+            .is_err());
+        let mut long = vec![0u8; data.len() + 1];
+        assert!(RustCodec::Zlib
+            .decode_stream(&c, &mut long, None, &[], 1)
+            .is_err());
+        assert!(RustCodec::Zlib
+            .decode_stream(&c[..c.len() / 2], &mut out, None, &[], 1)
             .is_err());
     }
 
@@ -121,7 +152,7 @@ mod tests {
         let lit = [0x50, b'h', b'e', b'l', b'l', b'o'];
         let mut out = [0u8; 5];
         RustCodec::Lz4
-            .decode_stream(&lit, &mut out, Some(dict))
+            .decode_stream(&lit, &mut out, Some(dict), &[], 1)
             .unwrap();
         assert_eq!(&out, b"hello");
         // token 0x04: 0 literals, match len 8; offset 8 (into the dictionary); then a final
@@ -129,18 +160,20 @@ mod tests {
         let m = [0x04, 8, 0, 0x50, b'h', b'e', b'l', b'l', b'o'];
         let mut out = [0u8; 13];
         RustCodec::Lz4
-            .decode_stream(&m, &mut out, Some(dict))
+            .decode_stream(&m, &mut out, Some(dict), &[], 1)
             .unwrap();
         assert_eq!(&out, b"abcdefghhello");
         // Without its dictionary the offset points before the output: an error.
-        assert!(RustCodec::Lz4.decode_stream(&m, &mut out, None).is_err());
+        assert!(RustCodec::Lz4
+            .decode_stream(&m, &mut out, None, &[], 1)
+            .is_err());
         // Garbage and the wrong size are errors.
         assert!(RustCodec::Lz4
-            .decode_stream(&[0xff; 7], &mut out, Some(dict))
+            .decode_stream(&[0xff; 7], &mut out, Some(dict), &[], 1)
             .is_err());
         let mut long = [0u8; 14];
         assert!(RustCodec::Lz4
-            .decode_stream(&m, &mut long, Some(dict))
+            .decode_stream(&m, &mut long, Some(dict), &[], 1)
             .is_err());
     }
 }

@@ -752,6 +752,7 @@ unsafe extern "C" fn hook_trampoline<H: BlockHook>(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CompressParams {
     pub compcode: u8,
+    pub compcode_meta: u8,
     pub clevel: u8,
     pub typesize: i32,
     pub blocksize: i32,
@@ -765,6 +766,7 @@ impl CompressParams {
     fn to_c(&self) -> sys::blosc2_cparams {
         sys::blosc2_cparams {
             compcode: self.compcode,
+            compcode_meta: self.compcode_meta,
             clevel: self.clevel,
             typesize: self.typesize,
             blocksize: self.blocksize,

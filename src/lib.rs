@@ -46,6 +46,7 @@ pub mod npy;
 mod read;
 mod slice;
 pub mod write;
+mod zfp;
 
 pub use array::{Array, MAX_ATTR_BYTES};
 pub use attrs::Value;

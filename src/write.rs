@@ -40,6 +40,16 @@ pub enum Codec {
     /// Zlib (encoded in Rust: the linked c-blosc2 2.15 has no zlib). Blocks are stored as one
     /// stream each; filters: `shuffle`, `shuffle:N`, `bytedelta`.
     Zlib,
+    /// ZFP, fixed accuracy (lossy, encoded in Rust): absolute error at most about
+    /// `10^exponent`. For `<f4`/`<f8` arrays of 1 to 4 dimensions with block sides of 4 or
+    /// more, no filters, finite values.
+    ZfpAccuracy(i8),
+    /// ZFP, fixed precision (lossy): `bits + 5, 7, 9, 11` bit planes for 1 to 4 dimensions.
+    /// Same conditions as [`Codec::ZfpAccuracy`].
+    ZfpPrecision(u8),
+    /// ZFP, fixed rate (lossy): each block compressed to this percentage (1 to 100) of its
+    /// size. Same conditions as [`Codec::ZfpAccuracy`].
+    ZfpRate(u8),
 }
 
 impl Codec {
@@ -50,22 +60,51 @@ impl Codec {
             Codec::Lz4hc => 2,
             Codec::Zlib => 4,
             Codec::Zstd => 5,
+            Codec::ZfpAccuracy(_) => 33,
+            Codec::ZfpPrecision(_) => 34,
+            Codec::ZfpRate(_) => 35,
         }
+    }
+
+    /// The codec meta byte.
+    fn meta(self) -> u8 {
+        match self {
+            Codec::ZfpAccuracy(e) => e as u8,
+            Codec::ZfpPrecision(m) | Codec::ZfpRate(m) => m,
+            _ => 0,
+        }
+    }
+
+    /// The ZFP mode and meta, for the ZFP codecs.
+    fn zfp(self) -> Option<(crate::zfp::Mode, u8)> {
+        crate::zfp::Mode::from_id(self.id()).map(|m| (m, self.meta()))
     }
 }
 
 impl FromStr for Codec {
     type Err = Error;
-    /// `blosclz`, `lz4`, `lz4hc`, `zlib` or `zstd` (case-insensitive).
+    /// `blosclz`, `lz4`, `lz4hc`, `zlib`, `zstd`, `zfp_acc:EXPONENT`, `zfp_prec:BITS` or
+    /// `zfp_rate:PERCENT` (case-insensitive).
     fn from_str(s: &str) -> Result<Codec> {
-        match s.to_ascii_lowercase().as_str() {
+        let l = s.to_ascii_lowercase();
+        let num = |v: &str| Error::InvalidArgument(format!("bad number {v:?} in codec {s:?}"));
+        if let Some(v) = l.strip_prefix("zfp_acc:") {
+            return v.parse().map(Codec::ZfpAccuracy).map_err(|_| num(v));
+        }
+        if let Some(v) = l.strip_prefix("zfp_prec:") {
+            return v.parse().map(Codec::ZfpPrecision).map_err(|_| num(v));
+        }
+        if let Some(v) = l.strip_prefix("zfp_rate:") {
+            return v.parse().map(Codec::ZfpRate).map_err(|_| num(v));
+        }
+        match l.as_str() {
             "blosclz" => Ok(Codec::BloscLz),
             "lz4" => Ok(Codec::Lz4),
             "lz4hc" => Ok(Codec::Lz4hc),
             "zstd" => Ok(Codec::Zstd),
             "zlib" => Ok(Codec::Zlib),
             _ => Err(Error::InvalidArgument(format!(
-                "unknown codec {s:?} (writable: blosclz, lz4, lz4hc, zlib, zstd)"
+                "unknown codec {s:?} (writable: blosclz, lz4, lz4hc, zlib, zstd, zfp_acc:EXPONENT, zfp_prec:BITS, zfp_rate:PERCENT)"
             ))),
         }
     }
@@ -331,6 +370,42 @@ impl ArrayBuilder {
         self
     }
 
+    /// What ZFP needs: `<f4`/`<f8` items (it codes the bytes as native floats), 1 to 4
+    /// dimensions, block sides of 4 or more (blosc2-zfp refuses smaller ones), no filters
+    /// (they would hand it other numbers than the values), a rate of 1 to 100 percent.
+    fn check_zfp(&self, filters: &[Filter], blocks: &[u64]) -> Result<()> {
+        let bad = |s: String| Err(Error::InvalidArgument(format!("zfp: {s}")));
+        if !matches!(
+            self.dtype,
+            Dtype::Float {
+                size: 4 | 8,
+                order: ByteOrder::Little
+            }
+        ) {
+            return bad(format!(
+                "codes <f4 or <f8 items, not {}",
+                self.dtype.to_numpy_str()
+            ));
+        }
+        if blocks.is_empty() || blocks.len() > 4 {
+            return bad(format!("arrays of 1 to 4 dimensions, not {}", blocks.len()));
+        }
+        if let Some(b) = blocks.iter().find(|&&b| b < 4) {
+            return bad(format!(
+                "block sides of 4 or more (blocks {blocks:?} have {b})"
+            ));
+        }
+        if !filters.is_empty() {
+            return bad(format!("takes no filters (given {filters:?})"));
+        }
+        if let Codec::ZfpRate(r) = self.codec {
+            if r == 0 || r > 100 {
+                return bad(format!("rate {r}: 1 to 100 percent"));
+            }
+        }
+        Ok(())
+    }
+
     /// Validate everything and work out the geometry, parameters and metalayer bytes.
     fn plan(&self) -> Result<Plan> {
         let bad = |s: String| Err(Error::InvalidArgument(s));
@@ -375,10 +450,15 @@ impl ArrayBuilder {
         if self.clevel > 9 {
             return bad(format!("clevel {} (0 to 9)", self.clevel));
         }
-        let filters = self
-            .filters
-            .clone()
-            .unwrap_or(vec![default_filter(&self.dtype)]);
+        let zfp = self.codec.zfp();
+        let filters = self.filters.clone().unwrap_or(if zfp.is_some() {
+            Vec::new() // ZFP works on the values themselves
+        } else {
+            vec![default_filter(&self.dtype)]
+        });
+        if zfp.is_some() {
+            self.check_zfp(&filters, &blocks)?;
+        }
         if filters.len() > 6 {
             return bad(format!("{} filters, at most 6", filters.len()));
         }
@@ -403,7 +483,7 @@ impl ArrayBuilder {
         }
         let mut fslots = [0u8; 6];
         let mut fmeta = [0u8; 6];
-        if self.filters.is_none() {
+        if self.filters.is_none() && !filters.is_empty() {
             // python-blosc2's default layout: [0, 0, 0, 0, 0, SHUFFLE]
             (fslots[5], fmeta[5]) = filters[0].id_meta();
         } else {
@@ -454,6 +534,10 @@ impl ArrayBuilder {
                     ))
                 })?;
             (Some(f), Some((RustCodec::Zlib, self.clevel)))
+        } else if let Some((mode, meta)) = zfp {
+            let f = filters::ForwardPipeline::all_in_rust(&fslots, &fmeta, itemsize, &block_shape)
+                .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+            (Some(f), Some((RustCodec::Zfp(mode, meta), self.clevel)))
         } else {
             let f = filters::ForwardPipeline::new(&fslots, &fmeta, itemsize, &block_shape).map_err(|e| {
                 Error::InvalidArgument(format!(
@@ -478,6 +562,7 @@ impl ArrayBuilder {
         );
         let params = CompressParams {
             compcode: self.codec.id(),
+            compcode_meta: self.codec.meta(),
             clevel: self.clevel,
             typesize: i32::try_from(itemsize)
                 .map_err(|_| Error::InvalidArgument("itemsize too large".into()))?,
@@ -1065,11 +1150,13 @@ fn pack_chunk(
     };
     if let Some((codec, clevel)) = p.rust_codec {
         let headers = (fslots, fmeta);
+        let block_shape: Vec<usize> = g.blocks().iter().map(|&b| b as usize).collect();
         return crate::chunk::encode_in_rust(
             codec,
             clevel,
             data,
             g.block_bytes(),
+            &block_shape,
             g.itemsize(),
             forward,
             headers,

@@ -53,6 +53,7 @@ impl Out {
             "format": a.format().name(),
             "shape": a.shape(), "chunks": a.chunks(), "blocks": a.blocks(),
             "dtype": a.dtype_str(), "codec": a.codec(), "clevel": a.clevel(),
+            "codec_meta": a.codec_meta(),
             "filters": slots, "filters_meta": metas,
             "meta_hex": meta_hex,
             "attrs": a.attr_names(),
@@ -932,4 +933,154 @@ fn ndcell_and_ndmean_as_python_reads_them() {
     assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
     assert!(!bad.exists());
     out.save("written-cells.json");
+}
+
+#[test]
+fn zfp_as_python_reads_it() {
+    // ZFP is encoded in Rust; its chunks were checked byte-identical to python-blosc2's own for
+    // the same data (scripts/diff_test.py), and CI has python-blosc2 read these back.
+    let mut out = Out::new();
+    let f8: Vec<f64> = (0..9 * 10 * 11)
+        .map(|i| (i as f64 * 0.013).sin() * 1e3 + (i % 7) as f64)
+        .collect();
+    let f4: Vec<f32> = f8.iter().map(|&v| v as f32).collect();
+    type Case = (&'static str, Codec, Vec<u64>, Vec<u64>, Vec<u64>);
+    let cases: Vec<Case> = vec![
+        (
+            "zfp_acc_3d",
+            Codec::ZfpAccuracy(-1),
+            vec![9, 10, 11],
+            vec![5, 6, 11],
+            vec![5, 6, 7],
+        ),
+        (
+            "zfp_prec_2d",
+            Codec::ZfpPrecision(20),
+            vec![90, 11],
+            vec![40, 11],
+            vec![9, 11],
+        ),
+        (
+            "zfp_rate_1d",
+            Codec::ZfpRate(30),
+            vec![990],
+            vec![400],
+            vec![100],
+        ),
+        (
+            "zfp_rate_4d",
+            Codec::ZfpRate(50),
+            vec![9, 10, 11, 1],
+            vec![9, 10, 11, 1],
+            vec![4, 5, 6, 4],
+        ),
+    ];
+    for (name, codec, shape, chunks, blocks) in cases {
+        if name.ends_with("4d") {
+            // blocks may not exceed chunks: a last dimension of 1 cannot hold 4.
+            let r = ArrayBuilder::for_type::<f64>(&shape)
+                .chunks(&chunks)
+                .blocks(&blocks)
+                .codec(codec)
+                .write(Target::Memory, &f8);
+            assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+            continue;
+        }
+        for (t, is_f4) in [("f8", false), ("f4", true)] {
+            let name = format!("{name}_{t}");
+            let path = out.dir.join(format!("{name}.b2nd"));
+            let _ = std::fs::remove_file(&path);
+            let b = if is_f4 {
+                ArrayBuilder::for_type::<f32>(&shape)
+            } else {
+                ArrayBuilder::for_type::<f64>(&shape)
+            }
+            .chunks(&chunks)
+            .blocks(&blocks)
+            .codec(codec);
+            if is_f4 {
+                b.write(Target::File(path.clone()), &f4)
+            } else {
+                b.write(Target::File(path.clone()), &f8)
+            }
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let a = Array::open(&path).unwrap();
+            assert_eq!(a.codec(), codec_name(codec), "{name}");
+            assert!(a.filters().is_empty(), "{name}: {:?}", a.filters());
+            // Lossy but close: the mode's error bound, loosely.
+            let got: Vec<f64> = if is_f4 {
+                a.read::<f32>()
+                    .unwrap()
+                    .iter()
+                    .map(|&v| f64::from(v))
+                    .collect()
+            } else {
+                a.read::<f64>().unwrap()
+            };
+            let err = got
+                .iter()
+                .zip(&f8)
+                .map(|(g, w)| (g - w).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                err > 0.0 || matches!(codec, Codec::ZfpPrecision(_)),
+                "{name}: lossless?"
+            );
+            assert!(err < 50.0, "{name}: error {err}");
+            assert!(
+                a.cbytes() < (f8.len() * if is_f4 { 4 } else { 8 }) as i64,
+                "{name}"
+            );
+            out.record_array(&name, &a);
+        }
+    }
+    // What blosc2-zfp cannot code is refused, leaving nothing: integers, big-endian floats,
+    // filters, blocks under 4, 5 dimensions, a rate over 100 %, NaN.
+    let bad = out.dir.join("bad_zfp.b2nd");
+    let ints: Vec<i32> = (0..64).collect();
+    let r = ArrayBuilder::for_type::<i32>(&[8, 8])
+        .blocks(&[4, 4])
+        .codec(Codec::ZfpRate(50))
+        .write(Target::File(bad.clone()), &ints);
+    assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+    let small = vec![1.0f64; 64];
+    for (codec, blocks, filters) in [
+        (Codec::ZfpRate(50), vec![2u64, 4], vec![]),
+        (Codec::ZfpRate(101), vec![4, 4], vec![]),
+        (Codec::ZfpAccuracy(-2), vec![4, 4], vec![Filter::Shuffle]),
+    ] {
+        let r = ArrayBuilder::for_type::<f64>(&[8, 8])
+            .chunks(&[8, 8])
+            .blocks(&blocks)
+            .codec(codec)
+            .filters(&filters)
+            .write(Target::File(bad.clone()), &small);
+        assert!(
+            matches!(r, Err(Error::InvalidArgument(_))),
+            "{codec:?}: {r:?}"
+        );
+    }
+    let r = ArrayBuilder::for_type::<f64>(&[4, 4, 4, 4, 4])
+        .blocks(&[4, 4, 4, 4, 4])
+        .codec(Codec::ZfpPrecision(10))
+        .write(Target::File(bad.clone()), &vec![1.0f64; 1024]);
+    assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
+    let mut nan = small.clone();
+    nan[9] = f64::NAN;
+    let r = ArrayBuilder::for_type::<f64>(&[8, 8])
+        .blocks(&[4, 4])
+        .codec(Codec::ZfpPrecision(10))
+        .write(Target::File(bad.clone()), &nan);
+    assert!(r.is_err(), "{r:?}");
+    assert!(!bad.exists());
+    out.save("written-zfp.json");
+}
+
+fn codec_name(c: Codec) -> &'static str {
+    match c {
+        Codec::ZfpAccuracy(_) => "zfp_acc",
+        Codec::ZfpPrecision(_) => "zfp_prec",
+        Codec::ZfpRate(_) => "zfp_rate",
+        _ => "other",
+    }
 }

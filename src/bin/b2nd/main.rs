@@ -36,7 +36,7 @@ enum Cmd {
         /// Block shape, comma separated.
         #[arg(long)]
         blocks: Option<String>,
-        /// Codec: blosclz, lz4, lz4hc, zlib or zstd.
+        /// Codec: blosclz, lz4, lz4hc, zlib, zstd, or lossy zfp_acc:EXPONENT, zfp_prec:BITS, zfp_rate:PERCENT (<f4/<f8, no filters).
         #[arg(long, default_value = "zstd")]
         codec: String,
         /// Compression level 0-9.
