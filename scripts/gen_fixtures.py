@@ -706,6 +706,36 @@ def gen_zfp():
                 (8, 8), Z[1], 20)
 
 
+def gen_ndmean_old():
+    """NDMEAN under user filter id 165, as c-blosc2's 2021 plugin tests wrote their caterva
+    example files (plugins/filters/ndmean/example_ndmean_*.caterva): the ndmean_f8 fixture with
+    the filter id patched to 165 in the frame header and every chunk header. python-blosc2
+    cannot read it (no filter 165 registered); the expected values are its read of ndmean_f8."""
+    src = next(e for e in FIXTURES if e["name"] == "ndmean_f8")
+    data = bytearray((OUT / src["path"]).read_bytes())
+    head = bytes(data[:100])
+    pipe = bytes([33, 0, 0, 0, 0, 0])
+    assert head.count(pipe) == 1, "frame header filter pipeline not found once"
+    data[head.index(pipe)] = 165
+    patched = 0
+    for c in chunk_bytes(None, str(OUT / src["path"])):
+        at = bytes(data).find(bytes(c))
+        assert at >= 0 and data[at + 16:at + 22].count(33) == 1, "chunk header"
+        data[at + 16 + data[at + 16:at + 22].index(33)] = 165
+        patched += 1
+    assert patched == src["nchunks"], patched
+    name = "ndmean_old165_f8"
+    (OUT / f"{name}.b2nd").write_bytes(data)
+    e = dict(src)
+    e.update(name=name, path=f"{name}.b2nd",
+             expected=write_raw(name, (OUT / src["expected"]).read_bytes()),
+             filters=["ndmean (old user id 165)"],
+             note="NDMEAN under the old user filter id 165 (c-blosc2's 2021 plugin test files); "
+                  "expected: python-blosc2's read of the same chunks with id 33",
+             python_blosc2=python_opinion(f"{name}.b2nd"))
+    FIXTURES.append(e)
+
+
 def gen_unsupported():
     # NDLZ (decoded in Rust): 4x4 and 8x8 cells, blocks the cells do not divide, data with
     # repeated rows and cells so that every kind of match occurs.
@@ -1242,6 +1272,7 @@ def main():
     gen_double_delta()
     gen_filters()
     gen_unsupported()
+    gen_ndmean_old()
     gen_special()
     gen_sparse()
     gen_offsets()

@@ -97,6 +97,10 @@ pub(crate) const TRUNC_PREC: u8 = 4;
 pub(crate) const NDCELL: u8 = 32;
 /// N-d cell mean plugin (`BLOSC_FILTER_NDMEAN`).
 pub(crate) const NDMEAN: u8 = 33;
+/// NDMEAN as c-blosc2's 2021 plugin tests registered it (user filter 165), in the caterva
+/// files they committed (`plugins/filters/ndmean/example_ndmean_*.caterva`): the same
+/// decoder as NDMEAN (cells back to C order), checked on those files (every cell constant).
+pub(crate) const NDMEAN_OLD: u8 = 165;
 /// Byte-wise delta per byte stream (`BLOSC_FILTER_BYTEDELTA`).
 pub(crate) const BYTEDELTA: u8 = 35;
 /// Integer truncation (`BLOSC_FILTER_INT_TRUNC`).
@@ -119,6 +123,7 @@ pub(crate) fn filter_name(id: u8) -> String {
         TRUNC_PREC => "trunc_prec".to_string(),
         NDCELL => "ndcell".to_string(),
         NDMEAN => "ndmean".to_string(),
+        NDMEAN_OLD => "ndmean (old user id 165)".to_string(),
         BYTEDELTA => "bytedelta".to_string(),
         INT_TRUNC => "int_trunc".to_string(),
         _ => format!("filter {id}"),
@@ -246,8 +251,8 @@ pub(crate) fn rust_can_undo(filters: &[u8; 6], meta: &[u8; 6]) -> Result<(), Unf
         .count();
     for slot in 0..NSLOTS {
         match filters[slot] {
-            NOFILTER | TRUNC_PREC | INT_TRUNC | NDCELL | NDMEAN | SHUFFLE | BITSHUFFLE
-            | BYTEDELTA => {}
+            NOFILTER | TRUNC_PREC | INT_TRUNC | NDCELL | NDMEAN | NDMEAN_OLD | SHUFFLE
+            | BITSHUFFLE | BYTEDELTA => {}
             DELTA => {
                 if active > 2 {
                     return Err(UnfilterError::Unsupported {
@@ -305,9 +310,11 @@ impl Step {
             BITSHUFFLE => Ok(Some(Step::Bitshuffle(cts))),
             DELTA => Ok(Some(Step::Delta(delta_width(cts)))),
             BYTEDELTA => Ok(Some(Step::Bytedelta(bytedelta_streams(meta, typesize)))),
-            NDCELL | NDMEAN if blocks.is_empty() => Err(UnfilterError::Unsupported { id, meta }),
+            NDCELL | NDMEAN | NDMEAN_OLD if blocks.is_empty() => {
+                Err(UnfilterError::Unsupported { id, meta })
+            }
             NDCELL => cells(Cells::ndcell(meta, blocks, typesize)),
-            NDMEAN => cells(Cells::ndmean(meta, blocks, typesize)),
+            NDMEAN | NDMEAN_OLD => cells(Cells::ndmean(meta, blocks, typesize)),
             _ => Ok(None),
         }
     }
