@@ -59,3 +59,8 @@ pub use geometry::{Geometry, GeometryError};
 pub use meta::Format;
 pub use slice::{Slice, SliceItem, SliceSlabs};
 pub use write::{ArrayBuilder, Codec, Filter, Target, Writer};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

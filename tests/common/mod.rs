@@ -1,13 +1,23 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+#[allow(dead_code)]
+pub mod slice_fixtures;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as J;
 
 /// The committed fixture directory.
 pub fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+    // The library's tests run from the workspace root, the CLI's from `cli/`.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let here = root.join("tests/data");
+    if here.is_dir() {
+        here
+    } else {
+        root.join("../tests/data")
+    }
 }
 
 /// All manifest entries of the committed fixtures (blosc2 and caterva).

@@ -1,9 +1,11 @@
 //! The `b2nd` binary: output formats, exit codes, and no output left behind on errors.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::process::Command;
 
+use common::slice_fixtures as sf;
 use common::*;
 use serde_json::Value as J;
 
@@ -301,4 +303,190 @@ fn to_npy_to_a_device_writes_through_it() {
         .unwrap()
         .file_type()
         .is_char_device());
+}
+
+// ---- slices on the command line (the slice fixtures) ----
+
+/// Split a .npy file into (header dict text, payload).
+fn npy_parts(bytes: &[u8]) -> (String, Vec<u8>) {
+    assert_eq!(&bytes[..6], b"\x93NUMPY");
+    let hlen = if bytes[6] == 1 {
+        10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize
+    } else {
+        12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize
+    };
+    assert_eq!(hlen % 64, 0);
+    (
+        String::from_utf8_lossy(&bytes[..hlen]).into_owned(),
+        bytes[hlen..].to_vec(),
+    )
+}
+
+fn shape_repr(shape: &[u64]) -> String {
+    match shape.len() {
+        0 => "()".into(),
+        1 => format!("({},)", shape[0]),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[test]
+fn cli_to_npy_slice_to_file_and_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for f in sf::fixtures() {
+        for c in f.cases.iter().filter(|c| c.get("hex").is_some()).step_by(7) {
+            let spec = c["spec"].as_str().unwrap();
+            let want = sf::unhex(c["hex"].as_str().unwrap());
+            let shape = sf::u64s(&c["shape"]);
+            let out = dir.path().join("o.npy");
+            let r = b2nd()
+                .arg("to-npy")
+                .arg(&f.path)
+                .arg(&out)
+                .arg("--slice")
+                .arg(spec)
+                .output()
+                .unwrap();
+            let what = format!("{} [{spec}]", f.name);
+            assert!(
+                r.status.success(),
+                "{what}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+            let (header, data) = npy_parts(&std::fs::read(&out).unwrap());
+            assert!(data == want, "{what}: data differs");
+            assert!(
+                header.contains(&format!("'shape': {}", shape_repr(&shape))),
+                "{what}: {header}"
+            );
+            // The same to standard output.
+            let r = b2nd()
+                .arg("to-npy")
+                .arg(&f.path)
+                .arg("-")
+                .arg(format!("--slice={spec}"))
+                .arg("--threads")
+                .arg("2")
+                .output()
+                .unwrap();
+            assert!(r.status.success(), "{what}");
+            assert_eq!(
+                npy_parts(&r.stdout),
+                (header, want),
+                "{what}: stdout differs"
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 30);
+    // Without --slice: the whole array, to stdout too.
+    for f in sf::fixtures() {
+        let r = b2nd().arg("to-npy").arg(&f.path).arg("-").output().unwrap();
+        assert!(r.status.success(), "{}", f.name);
+        let (header, data) = npy_parts(&r.stdout);
+        assert!(data == f.raw, "{}", f.name);
+        assert!(header.contains(&format!("'shape': {}", shape_repr(&f.shape))));
+    }
+    // A negative index right after --slice is a value, not an option.
+    let f = &sf::fixtures()[0];
+    let r = b2nd()
+        .arg("to-npy")
+        .arg(&f.path)
+        .arg("-")
+        .arg("--slice")
+        .arg("-1")
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    let (header, data) = npy_parts(&r.stdout);
+    assert!(header.contains("'shape': ()"));
+    assert_eq!(data, f.raw[f.raw.len() - 4..]);
+}
+
+#[test]
+fn cli_bad_slices_exit_1_with_one_line_and_no_output() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let f = sf::fixture_dir().join("d3_be_i2.b2nd");
+    let out = out_dir.path().join("o.npy");
+    for (spec, says) in [
+        ("::0", "step"),
+        ("1:5:0", "step"),
+        ("::-1", "negative"),
+        ("5:1:-1", "negative"),
+        ("abc", "item 1"),
+        ("1,,2", "item 2"),
+        ("1:2:3:4", "item 1"),
+        ("9", "out of bounds"),
+        ("0,-12", "out of bounds"),
+        (":,:,:,:", "too many"),
+    ] {
+        for target in [out.as_os_str(), "-".as_ref()] {
+            let r = b2nd()
+                .arg("to-npy")
+                .arg(&f)
+                .arg(target)
+                .arg("--slice")
+                .arg(spec)
+                .output()
+                .unwrap();
+            assert_eq!(r.status.code(), Some(1), "{spec}");
+            let err = String::from_utf8_lossy(&r.stderr);
+            assert_eq!(err.trim_end().lines().count(), 1, "{spec}: {err}");
+            assert!(err.contains(says), "{spec}: {err}");
+            assert!(r.stdout.is_empty(), "{spec}: wrote to stdout");
+            let left: Vec<_> = std::fs::read_dir(out_dir.path()).unwrap().collect();
+            assert!(left.is_empty(), "{spec}: files left behind");
+        }
+    }
+    // A usage error (missing value) exits 2.
+    let r = b2nd()
+        .arg("to-npy")
+        .arg(&f)
+        .arg(&out)
+        .arg("--slice")
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2));
+}
+
+#[cfg(unix)]
+#[test]
+fn cli_writes_into_a_fifo_in_place() {
+    // A target that is not a regular file (a FIFO here, /dev/null in practice) is written
+    // in place: renaming a temporary file over it would replace it.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.npy");
+    let ok = Command::new("mkfifo").arg(&fifo).status();
+    if !ok.map(|s| s.success()).unwrap_or(false) {
+        eprintln!("mkfifo unavailable: skipped");
+        return;
+    }
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let f = sf::fixture_dir().join("d1_i4.b2nd");
+    let r = b2nd()
+        .arg("to-npy")
+        .arg(&f)
+        .arg(&fifo)
+        .arg("--slice")
+        .arg("10:14")
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let (header, data) = npy_parts(&reader.join().unwrap());
+    assert!(header.contains("'shape': (4,)"));
+    let raw = std::fs::read(f.with_extension("raw")).unwrap();
+    assert_eq!(data, raw[40..56]);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
 }
