@@ -60,12 +60,12 @@ echo "=== b2nd CLI: 10-item slices (whole process: start, open, read, write .npy
 for spec in "${SPECS[@]}"; do
     t0=$(date +%s%N)
     for _ in $(seq 20); do
-        "$B2ND" to-npy "$BIG" "$DIR/slice.npy" --slice "$spec"
+        "$B2ND" to-npy --force "$BIG" "$DIR/slice.npy" --slice "$spec"
     done
     t1=$(date +%s%N)
     echo "to-npy --slice $spec: $(( (t1 - t0) / 20000 )) us per run"
     /usr/bin/time -f "to-npy --slice $spec: %M KiB max RSS" \
-        "$B2ND" to-npy "$BIG" "$DIR/slice.npy" --slice "$spec"
+        "$B2ND" to-npy --force "$BIG" "$DIR/slice.npy" --slice "$spec"
 done
 "$PY" -c "import numpy as np; print('last slice:', np.load('$DIR/slice.npy'))"
 

@@ -29,7 +29,7 @@ def main():
                 if not f["ok"] or not f.get("supported", True):
                     continue
                 out = os.path.join(tmp, f["name"] + ".npy")
-                cmd = [exe, "to-npy", os.path.join(d, f["path"]), out]
+                cmd = [exe, "to-npy", "--force", os.path.join(d, f["path"]), out]
                 if f.get("offset"):
                     cmd += ["--offset", str(f["offset"])]
                 r = subprocess.run(cmd, capture_output=True, text=True)

@@ -410,7 +410,7 @@ def construct(rng, ctor, dtype, shape, kw, desc):
 
 
 def b2nd_read(binary, path, out, spec=None, threads=1):
-    cmd = [binary, "to-npy", str(path), str(out), "--threads", str(threads)]
+    cmd = [binary, "to-npy", "--force", str(path), str(out), "--threads", str(threads)]
     if spec is not None:
         cmd += ["--slice", spec]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod json;
+mod progress;
 mod to_npy;
 
 use std::path::{Path, PathBuf};
@@ -40,8 +41,8 @@ enum Cmd {
         #[arg(long, default_value = "zstd")]
         codec: String,
         /// Compression level 0-9.
-        #[arg(long, default_value_t = 5)]
-        clevel: u32,
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(0..=9))]
+        clevel: u8,
         /// Filters in pipeline order, comma separated (shuffle, shuffle:BYTES, bitshuffle,
         /// bytedelta, delta, trunc_prec:BITS, ndcell:SIDE, ndmean:SIDE), or `none`. Default: shuffle (shuffle:4 for `U` strings,
         /// as python-blosc2).
@@ -89,6 +90,9 @@ enum Cmd {
         /// Threads for decoding (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// Replace OUT if it is an existing regular file.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -100,34 +104,61 @@ pub(crate) fn open(path: &Path, offset: u64) -> b2nd::Result<Array> {
     }
 }
 
+/// `writeln!` into a String (cannot fail).
+macro_rules! outln {
+    ($o:expr, $($t:tt)*) => {
+        let _ = writeln!($o, $($t)*);
+    };
+}
+
+/// Write `s` to standard output.
+fn emit(s: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(s.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
 fn info(path: &Path, offset: u64, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
+    use std::fmt::Write as _;
     let a = open(path, offset)?;
     let attrs = a.attrs()?;
     if as_json {
         let obj = json::info(&a, &attrs);
-        println!("{}", serde_json::to_string(&obj)?);
-        return Ok(());
+        let mut line = serde_json::to_string(&obj)?;
+        line.push('\n');
+        return emit(&line);
     }
+    let mut o = String::new();
     let shape = |v: &[u64]| {
         v.iter()
             .map(|d| d.to_string())
             .collect::<Vec<_>>()
             .join(" x ")
     };
-    println!("{}", a.source());
-    println!(
+    outln!(o, "{}", a.source());
+    outln!(
+        o,
         "  format     {} (metalayer version {})",
         a.format(),
         a.metalayer_version()
     );
-    println!("  shape      ({})  {} items", shape(a.shape()), a.nitems());
-    println!(
-        "  chunks     ({})  {} chunks",
-        shape(a.chunks()),
-        a.nchunks()
+    outln!(
+        o,
+        "  shape      ({})  {}",
+        shape(a.shape()),
+        count(a.nitems(), "item")
     );
-    println!("  blocks     ({})", shape(a.blocks()));
-    println!(
+    outln!(
+        o,
+        "  chunks     ({})  {}",
+        shape(a.chunks()),
+        count(a.nchunks(), "chunk")
+    );
+    outln!(o, "  blocks     ({})", shape(a.blocks()));
+    outln!(
+        o,
         "  dtype      {}  ({} bytes/item)",
         a.dtype_str(),
         a.itemsize()
@@ -137,27 +168,29 @@ fn info(path: &Path, offset: u64, as_json: bool) -> Result<(), Box<dyn std::erro
     } else {
         0.0
     };
-    println!(
+    outln!(
+        o,
         "  size       {} bytes, {} compressed (ratio {:.2})",
         a.nbytes(),
         a.cbytes(),
         ratio
     );
     let filters = a.filters();
-    println!(
+    outln!(
+        o,
         "  codec      {} clevel {}, filters [{}]",
         a.codec(),
         a.clevel(),
         filters.join(", ")
     );
-    println!("  storage    {}", a.storage().name());
+    outln!(o, "  storage    {}", a.storage().name());
     if !attrs.is_empty() {
-        println!("  attrs");
+        outln!(o, "  attrs");
         for (k, v) in &attrs {
-            println!("    {k} = {}", json::value(v));
+            outln!(o, "    {k} = {}", json::value(v));
         }
     }
-    Ok(())
+    emit(&o)
 }
 
 fn dims(what: &str, s: &str) -> Result<Vec<u64>, String> {
@@ -206,7 +239,7 @@ fn from_npy(
     chunks: Option<&str>,
     blocks: Option<&str>,
     codec: &str,
-    clevel: u32,
+    clevel: u8,
     filters: Option<&str>,
     sparse: bool,
     meta: &str,
@@ -217,9 +250,6 @@ fn from_npy(
     use std::io::Read;
     // Options first: nothing is read or written when they are wrong.
     let codec: Codec = codec.parse()?;
-    if clevel > 9 {
-        return Err(format!("--clevel {clevel}: must be 0 to 9").into());
-    }
     let filters: Option<Vec<Filter>> = match filters {
         None => None,
         Some("none") | Some("") => Some(vec![]),
@@ -242,7 +272,16 @@ fn from_npy(
     let io = |e: std::io::Error| format!("{}: {e}", input.display());
     let mut f = std::fs::File::open(input).map_err(io)?;
     let mut head = vec![0u8; 12];
-    f.read_exact(&mut head).map_err(io)?;
+    let not_npy = || {
+        format!(
+            "{}: not a .npy file (no \\x93NUMPY header)",
+            input.display()
+        )
+    };
+    f.read_exact(&mut head).map_err(|_| not_npy())?;
+    if &head[..6] != b"\x93NUMPY" {
+        return Err(not_npy().into());
+    }
     let hlen = match head[6] {
         1 => 10 + u16::from_le_bytes([head[8], head[9]]) as usize,
         _ => 12 + u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize,
@@ -251,7 +290,8 @@ fn from_npy(
         return Err(format!("{}: .npy header of {hlen} bytes", input.display()).into());
     }
     head.resize(hlen, 0);
-    f.read_exact(&mut head[12..]).map_err(io)?;
+    f.read_exact(&mut head[12..])
+        .map_err(|_| format!("{}: .npy header cut short", input.display()))?;
     let h = b2nd::npy::parse_header(&head).map_err(|e| format!("{}: {e}", input.display()))?;
     let nbytes = h
         .shape
@@ -268,7 +308,7 @@ fn from_npy(
     }
     let mut b = ArrayBuilder::new(&h.shape, h.dtype.clone())
         .codec(codec)
-        .clevel(clevel as u8)
+        .clevel(clevel)
         .format(format)
         .overwrite(force);
     if let Some(c) = &chunks {
@@ -294,6 +334,7 @@ fn from_npy(
         f.read_to_end(&mut data).map_err(io)?;
         w.push(&fortran_to_c(&data, &h.shape, h.dtype.itemsize()))?;
     } else {
+        let bar = progress::Bar::new(nbytes, "from-npy");
         let mut buf = vec![0u8; (16 << 20).min(nbytes as usize)];
         let mut left = nbytes;
         while left > 0 {
@@ -301,10 +342,31 @@ fn from_npy(
             f.read_exact(&mut buf[..n]).map_err(io)?;
             w.push(&buf[..n])?;
             left -= n as u64;
+            bar.add(n as u64);
         }
+        bar.finish();
     }
     w.finish()?;
     Ok(())
+}
+
+/// Whether the error (or one of its sources) is a closed standard output pipe.
+fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::BrokenPipe {
+                return true;
+            }
+        }
+        cur = c.source();
+    }
+    false
+}
+
+/// `n` and the noun, plural unless `n` is 1.
+fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 fn chain(e: &dyn std::error::Error) -> String {
@@ -356,10 +418,13 @@ fn main() -> ExitCode {
             slice,
             offset,
             threads,
-        } => to_npy::run(&path, &out, slice.as_deref(), offset, threads),
+            force,
+        } => to_npy::run(&path, &out, slice.as_deref(), offset, threads, force),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that closed the pipe (`b2nd ... | head`) wanted no more: not an error.
+        Err(e) if is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("b2nd: error: {}", chain(e.as_ref()));
             ExitCode::from(1)

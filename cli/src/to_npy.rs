@@ -39,8 +39,15 @@ pub(crate) fn run(
     slice: Option<&str>,
     offset: u64,
     threads: Option<usize>,
+    force: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     // Everything that can be checked is checked before any output exists.
+    let target = Target::of(out);
+    if let Target::File(p) = &target {
+        if !force && std::fs::symlink_metadata(p).is_ok() {
+            return Err(format!("{} exists (use --force to replace it)", p.display()).into());
+        }
+    }
     let slice: Slice = slice.unwrap_or("").parse()?;
     let mut a = crate::open(path, offset)?;
     if let Some(t) = threads {
@@ -50,19 +57,30 @@ pub(crate) fn run(
     let header = b2nd::npy::header(a.dtype(), slabs.shape());
     // The first part is read before the output is opened: a file that fails to decode at
     // once leaves nothing behind, not even on standard output.
+    let total = slabs.shape().iter().product::<u64>() * a.itemsize() as u64;
+    let bar = crate::progress::Bar::new(total, "to-npy");
     let mut buf = Vec::new();
     let mut more = slabs.read_next(&mut buf)?;
     let mut write_all = |w: &mut dyn Write, name: &str| -> Result<(), Box<dyn std::error::Error>> {
-        let io = |e: std::io::Error| format!("{name}: {e}");
+        // Keep the io::Error (a closed pipe is told apart by main); name the output.
+        let io = |e: std::io::Error| -> Box<dyn std::error::Error> {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                Box::new(e)
+            } else {
+                format!("{name}: {e}").into()
+            }
+        };
         w.write_all(&header).map_err(io)?;
         while more {
             w.write_all(&buf).map_err(io)?;
+            bar.add(buf.len() as u64);
             more = slabs.read_next(&mut buf)?;
         }
         w.flush().map_err(io)?;
+        bar.finish();
         Ok(())
     };
-    match Target::of(out) {
+    match target {
         Target::Stdout => {
             let stdout = std::io::stdout();
             let mut w = BufWriter::with_capacity(1 << 20, stdout.lock());
@@ -83,7 +101,10 @@ pub(crate) fn run(
                 Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                 _ => PathBuf::from("."),
             };
+            // Created as any new file is (0666 less the umask), as from-npy's output is.
+            use std::os::unix::fs::PermissionsExt;
             let tmp = tempfile::Builder::new()
+                .permissions(std::fs::Permissions::from_mode(0o666))
                 .prefix(".b2nd-")
                 .suffix(".npy.tmp")
                 .tempfile_in(&dir)

@@ -69,7 +69,12 @@ fn to_npy_writes_header_and_data() {
     for f in good_contiguous().iter().take(40) {
         let p = data_dir().join(f["path"].as_str().unwrap());
         let out = dir.path().join("o.npy");
-        let r = b2nd().arg("to-npy").arg(&p).arg(&out).output().unwrap();
+        let r = b2nd()
+            .args(["to-npy", "--force"])
+            .arg(&p)
+            .arg(&out)
+            .output()
+            .unwrap();
         assert!(
             r.status.success(),
             "{}: {}",
@@ -104,7 +109,12 @@ fn errors_exit_1_with_one_line_and_leave_no_output() {
     let bad = dir.path().join("bad.b2nd");
     std::fs::write(&bad, b"this is not a frame at all, not even close......").unwrap();
     let out = out_dir.path().join("o.npy");
-    let r = b2nd().arg("to-npy").arg(&bad).arg(&out).output().unwrap();
+    let r = b2nd()
+        .args(["to-npy", "--force"])
+        .arg(&bad)
+        .arg(&out)
+        .output()
+        .unwrap();
     assert_eq!(r.status.code(), Some(1));
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
@@ -118,7 +128,12 @@ fn errors_exit_1_with_one_line_and_leave_no_output() {
             continue;
         }
         let p = data_dir().join(f["path"].as_str().unwrap());
-        let r = b2nd().arg("to-npy").arg(&p).arg(&out).output().unwrap();
+        let r = b2nd()
+            .args(["to-npy", "--force"])
+            .arg(&p)
+            .arg(&out)
+            .output()
+            .unwrap();
         assert_eq!(r.status.code(), Some(1), "{}", f["name"]);
         assert_eq!(
             String::from_utf8_lossy(&r.stderr)
@@ -133,11 +148,16 @@ fn errors_exit_1_with_one_line_and_leave_no_output() {
     let good = &good_contiguous()[0];
     let bytes = std::fs::read(data_dir().join(good["path"].as_str().unwrap())).unwrap();
     std::fs::write(&bad, &bytes[..bytes.len() - 7]).unwrap();
-    let r = b2nd().arg("to-npy").arg(&bad).arg(&out).output().unwrap();
+    let r = b2nd()
+        .args(["to-npy", "--force"])
+        .arg(&bad)
+        .arg(&out)
+        .output()
+        .unwrap();
     assert_eq!(r.status.code(), Some(1));
     assert_clean(out_dir.path());
     // Usage errors exit 2.
-    let r = b2nd().arg("to-npy").output().unwrap();
+    let r = b2nd().args(["to-npy", "--force"]).output().unwrap();
     assert_eq!(r.status.code(), Some(2));
     let r = b2nd().arg("frobnicate").output().unwrap();
     assert_eq!(r.status.code(), Some(2));
@@ -156,7 +176,7 @@ fn from_npy_round_trips_and_refuses_bad_options() {
         let npy = dir.path().join("a.npy");
         let out = dir.path().join("a.b2nd");
         assert!(b2nd()
-            .arg("to-npy")
+            .args(["to-npy", "--force"])
             .arg(&p)
             .arg(&npy)
             .status()
@@ -185,7 +205,7 @@ fn from_npy_round_trips_and_refuses_bad_options() {
     let npy = dir.path().join("a.npy");
     let src = data_dir().join("ref_7x5_i4.b2nd");
     assert!(b2nd()
-        .arg("to-npy")
+        .args(["to-npy", "--force"])
         .arg(&src)
         .arg(&npy)
         .status()
@@ -247,7 +267,6 @@ fn from_npy_round_trips_and_refuses_bad_options() {
         vec!["--codec", "zlib", "--filters", "bitshuffle"],
         vec!["--filters", "ndcell"],
         vec!["--filters", "delta,bytedelta"],
-        vec!["--clevel", "10"],
         vec!["--meta", "zarr"],
     ] {
         let r = b2nd()
@@ -268,10 +287,45 @@ fn from_npy_round_trips_and_refuses_bad_options() {
         );
         assert!(!bad.exists(), "{args:?} left output");
     }
-    // An existing OUT is refused unless --force.
+    // A clevel out of range is a usage error (exit 2), nothing written.
+    let r = b2nd()
+        .arg("from-npy")
+        .arg(&npy)
+        .arg(&bad)
+        .args(["--clevel", "12"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(!bad.exists());
+    // A file that is not .npy is named as such.
+    let r = b2nd().arg("from-npy").arg(&src).arg(&bad).output().unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("not a .npy file"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    // An existing OUT is refused unless --force, by both conversions; both create files
+    // the same way (0666 less the umask).
     let r = b2nd().arg("from-npy").arg(&npy).arg(&out).output().unwrap();
     assert_eq!(r.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&r.stderr).contains("--force"));
+    let r = b2nd().arg("to-npy").arg(&out).arg(&npy).output().unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--force"));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let fresh = dir.path().join("fresh.npy");
+        assert!(b2nd()
+            .arg("to-npy")
+            .arg(&out)
+            .arg(&fresh)
+            .status()
+            .unwrap()
+            .success());
+        assert_eq!(mode(&fresh), mode(&out), "to-npy and from-npy file modes");
+    }
     // A truncated .npy is refused and leaves nothing.
     let bytes = std::fs::read(&npy).unwrap();
     std::fs::write(&npy, &bytes[..bytes.len() - 3]).unwrap();
@@ -292,7 +346,7 @@ fn to_npy_to_a_device_writes_through_it() {
     // /dev/null must stay a device: never replaced by a renamed temporary file.
     let p = data_dir().join("ref_7x5_i4.b2nd");
     let r = b2nd()
-        .arg("to-npy")
+        .args(["to-npy", "--force"])
         .arg(&p)
         .arg("/dev/null")
         .output()
@@ -348,7 +402,7 @@ fn cli_to_npy_slice_to_file_and_stdout() {
             let shape = sf::u64s(&c["shape"]);
             let out = dir.path().join("o.npy");
             let r = b2nd()
-                .arg("to-npy")
+                .args(["to-npy", "--force"])
                 .arg(&f.path)
                 .arg(&out)
                 .arg("--slice")
@@ -369,7 +423,7 @@ fn cli_to_npy_slice_to_file_and_stdout() {
             );
             // The same to standard output.
             let r = b2nd()
-                .arg("to-npy")
+                .args(["to-npy", "--force"])
                 .arg(&f.path)
                 .arg("-")
                 .arg(format!("--slice={spec}"))
@@ -389,7 +443,12 @@ fn cli_to_npy_slice_to_file_and_stdout() {
     assert!(n >= 30);
     // Without --slice: the whole array, to stdout too.
     for f in sf::fixtures() {
-        let r = b2nd().arg("to-npy").arg(&f.path).arg("-").output().unwrap();
+        let r = b2nd()
+            .args(["to-npy", "--force"])
+            .arg(&f.path)
+            .arg("-")
+            .output()
+            .unwrap();
         assert!(r.status.success(), "{}", f.name);
         let (header, data) = npy_parts(&r.stdout);
         assert!(data == f.raw, "{}", f.name);
@@ -398,7 +457,7 @@ fn cli_to_npy_slice_to_file_and_stdout() {
     // A negative index right after --slice is a value, not an option.
     let f = &sf::fixtures()[0];
     let r = b2nd()
-        .arg("to-npy")
+        .args(["to-npy", "--force"])
         .arg(&f.path)
         .arg("-")
         .arg("--slice")
@@ -430,7 +489,7 @@ fn cli_bad_slices_exit_1_with_one_line_and_no_output() {
     ] {
         for target in [out.as_os_str(), "-".as_ref()] {
             let r = b2nd()
-                .arg("to-npy")
+                .args(["to-npy", "--force"])
                 .arg(&f)
                 .arg(target)
                 .arg("--slice")
@@ -448,7 +507,7 @@ fn cli_bad_slices_exit_1_with_one_line_and_no_output() {
     }
     // A usage error (missing value) exits 2.
     let r = b2nd()
-        .arg("to-npy")
+        .args(["to-npy", "--force"])
         .arg(&f)
         .arg(&out)
         .arg("--slice")
@@ -475,7 +534,7 @@ fn cli_writes_into_a_fifo_in_place() {
     };
     let f = sf::fixture_dir().join("d1_i4.b2nd");
     let r = b2nd()
-        .arg("to-npy")
+        .args(["to-npy", "--force"])
         .arg(&f)
         .arg(&fifo)
         .arg("--slice")
@@ -489,4 +548,30 @@ fn cli_writes_into_a_fifo_in_place() {
     assert_eq!(data, raw[40..56]);
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+#[test]
+fn a_closed_pipe_ends_to_npy_quietly() {
+    // `b2nd to-npy FILE - | head -c 100`: the reader leaves early; that is no error.
+    use std::io::Read;
+    use std::process::Stdio;
+    let f = data_dir().join("slices/zfp_rate_f8_3d.b2nd"); // 155 KB decoded: over a pipe buffer
+    let mut child = b2nd()
+        .arg("to-npy")
+        .arg(&f)
+        .arg("-")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap(); // then dropped: closed
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(&head[..6], b"\x93NUMPY");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
