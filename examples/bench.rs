@@ -442,7 +442,7 @@ fn probe_npy(o: &Opts) -> Res<NpyCaps> {
 fn bench_file(o: &Opts, name: &str, caps: NpyCaps) -> Res<Map<String, Value>> {
     let path = o.dir.join(name);
     let t = o.threads;
-    let a = Array::open(&path)?.with_threads(t);
+    let a = Array::open(&path)?.with_threads(b2nd::Threads::count(t)?);
     let n = a.nbytes();
     let nu = usize::try_from(n)?;
     let mut r = Map::new();
@@ -474,7 +474,7 @@ fn bench_file(o: &Opts, name: &str, caps: NpyCaps) -> Res<Map<String, Value>> {
 
     let read_s = best(o.reps, || {
         let t0 = Instant::now();
-        let b = Array::open(&path)?.with_threads(t);
+        let b = Array::open(&path)?.with_threads(b2nd::Threads::count(t)?);
         let mut buf = vec![0u8; nu];
         b.read_bytes_into(&mut buf)?;
         let s = t0.elapsed().as_secs_f64();
@@ -500,7 +500,7 @@ fn bench_file(o: &Opts, name: &str, caps: NpyCaps) -> Res<Map<String, Value>> {
     let mut huge_kib = None;
     let thp_s = best(o.reps, || {
         let t0 = Instant::now();
-        let b = Array::open(&path)?.with_threads(t);
+        let b = Array::open(&path)?.with_threads(b2nd::Threads::count(t)?);
         let mut buf = HugeBuf::new(nu)?;
         b.read_bytes_into(&mut buf.as_mut_slice()[..nu])?;
         let s = t0.elapsed().as_secs_f64();
@@ -592,7 +592,7 @@ fn bench_file(o: &Opts, name: &str, caps: NpyCaps) -> Res<Map<String, Value>> {
                 .blocks(a.blocks())
                 .codec(codec)
                 .clevel(a.clevel())
-                .threads(t)
+                .threads(b2nd::Threads::count(t)?)
                 .overwrite(true);
             if let Some(f) = &filters {
                 bld = bld.filters(f);

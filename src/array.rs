@@ -3,7 +3,6 @@
 #![forbid(unsafe_code)]
 
 use std::path::Path;
-use std::sync::OnceLock;
 
 use crate::attrs::Value;
 use crate::dtype::Dtype;
@@ -36,7 +35,8 @@ pub struct Array {
     pub(crate) dtype: Dtype,
     pub(crate) geom: Geometry,
     pub(crate) threads: usize,
-    pub(crate) pool: OnceLock<Option<rayon::ThreadPool>>,
+    /// Where parallel reads run.
+    pub(crate) exec: crate::parallel::Threads,
     /// Slice-reading workers kept between calls (decoders and buffers), so that small
     /// slices do not pay for new contexts and freshly faulted chunk buffers each time.
     pub(crate) slice_workers: KeptWorkers<crate::slice::Worker>,
@@ -102,12 +102,6 @@ impl std::fmt::Debug for Array {
 
 /// The largest decoded attribute value this crate reads (256 MiB).
 pub const MAX_ATTR_BYTES: usize = 256 << 20;
-
-fn default_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-}
 
 /// Markers (metalayer names, and vlmeta names where python-blosc2 also uses them) of containers
 /// that carry an N-d metalayer but no data of their own, with why they are refused. python-blosc2
@@ -298,21 +292,23 @@ impl Array {
             meta,
             dtype,
             geom,
-            threads: default_threads(),
-            pool: OnceLock::new(),
+            threads: crate::parallel::Threads::Global.len(),
+            exec: crate::parallel::Threads::Global,
             slice_workers: Default::default(),
             read_workers: Default::default(),
         })
     }
 
-    /// Use `n` threads for reads (default: the machine's available parallelism).
-    pub fn with_threads(mut self, n: usize) -> Array {
-        self.threads = n.max(1);
-        self.pool = OnceLock::new();
+    /// Where reads run (default: rayon's global pool, shared by all arrays; see [`Threads`]).
+    ///
+    /// [`Threads`]: crate::Threads
+    pub fn with_threads(mut self, threads: crate::parallel::Threads) -> Array {
+        self.threads = threads.len();
+        self.exec = threads;
         self
     }
 
-    /// Threads used for reads.
+    /// How many threads reads use.
     pub fn threads(&self) -> usize {
         self.threads
     }

@@ -43,6 +43,7 @@ mod kernels;
 pub mod meta;
 mod ndlz;
 pub mod npy;
+mod parallel;
 mod read;
 mod slice;
 pub mod write;
@@ -57,6 +58,7 @@ pub use error::{Error, Result};
 pub use frame::Storage;
 pub use geometry::{Geometry, GeometryError};
 pub use meta::Format;
+pub use parallel::Threads;
 pub use slice::{Slice, SliceItem, SliceSlabs};
 pub use write::{ArrayBuilder, Codec, Filter, Target, Writer};
 

@@ -119,18 +119,9 @@ impl Array {
             .map_err(|e| Error::InvalidArgument(format!("ndarray shape: {e}")))
     }
 
-    pub(crate) fn pool(&self) -> Option<&rayon::ThreadPool> {
-        self.pool
-            .get_or_init(|| {
-                if self.threads <= 1 {
-                    return None;
-                }
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(self.threads)
-                    .build()
-                    .ok()
-            })
-            .as_ref()
+    /// The threads parallel reads run on, or `None` for one thread.
+    pub(crate) fn pool(&self) -> Option<&crate::parallel::Threads> {
+        (self.threads > 1).then_some(&self.exec)
     }
 
     pub(crate) fn chunk_error(&self, chunk: u64, e: ChunkError) -> Error {

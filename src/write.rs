@@ -278,7 +278,7 @@ pub struct ArrayBuilder {
     codec: Codec,
     clevel: u8,
     filters: Option<Vec<Filter>>,
-    threads: usize,
+    threads: crate::parallel::Threads,
     format: Format,
     overwrite: bool,
     attrs: Vec<(String, Value)>,
@@ -295,9 +295,7 @@ impl ArrayBuilder {
             codec: Codec::Zstd,
             clevel: 5,
             filters: None,
-            threads: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            threads: crate::parallel::Threads::Global,
             format: Format::B2nd,
             overwrite: false,
             attrs: Vec::new(),
@@ -345,9 +343,9 @@ impl ArrayBuilder {
         self
     }
 
-    /// Threads for compression (default: available parallelism).
-    pub fn threads(mut self, n: usize) -> Self {
-        self.threads = n.max(1);
+    /// Where compression runs (default: rayon's global pool; see [`crate::Threads`]).
+    pub fn threads(mut self, threads: crate::parallel::Threads) -> Self {
+        self.threads = threads;
         self
     }
 
@@ -609,7 +607,8 @@ impl ArrayBuilder {
             schunk,
             staging,
             target,
-            threads: self.threads,
+            threads: self.threads.len(),
+            exec: self.threads.clone(),
             attrs: self.attrs,
             row_bytes,
             slab: Vec::new(),
@@ -617,7 +616,6 @@ impl ArrayBuilder {
             pushed: 0,
             next_chunk: 0,
             packer: None,
-            pool: None,
             spare: std::sync::Mutex::new(Vec::new()),
             spare_threads: 0,
         })
@@ -854,6 +852,8 @@ pub struct Writer {
     staging: Staging,
     target: Target,
     threads: usize,
+    /// Where compression runs.
+    exec: crate::parallel::Threads,
     attrs: Vec<(String, Value)>,
     row_bytes: usize,
     slab: Vec<u8>,
@@ -862,8 +862,6 @@ pub struct Writer {
     /// Chunks appended through [`Writer::push_chunk`] (the two push styles do not mix).
     next_chunk: u64,
     packer: Option<Packer>,
-    /// Compression threads, built on first use and kept for every slab.
-    pool: Option<rayon::ThreadPool>,
     /// Idle per-worker compression states, and the c-blosc2 thread count they were made for.
     spare: std::sync::Mutex<Vec<Packer>>,
     spare_threads: i16,
@@ -1015,14 +1013,6 @@ impl Writer {
         };
         let outer = (count as usize).min(self.threads).max(1);
         let params = self.plan.cctx_params((self.threads / outer).max(1));
-        if outer > 1 && self.pool.is_none() {
-            self.pool = Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(self.threads)
-                    .build()
-                    .map_err(|e| Error::InvalidArgument(format!("thread pool: {e}")))?,
-            );
-        }
         if self.spare_threads != params.nthreads {
             // Contexts carry their thread count: rebuild when it changes.
             self.spare.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -1049,14 +1039,14 @@ impl Writer {
             spare.lock().unwrap_or_else(|e| e.into_inner()).push(p);
             r
         };
-        let compressed: Vec<Vec<u8>> = match (&self.pool, outer > 1) {
-            (Some(pool), true) => pool.install(|| {
+        let compressed: Vec<Vec<u8>> = match outer > 1 {
+            true => self.exec.install(|| {
                 (first..first + count)
                     .into_par_iter()
                     .map(pack)
                     .collect::<Result<Vec<_>>>()
             })?,
-            _ => (first..first + count)
+            false => (first..first + count)
                 .map(pack)
                 .collect::<Result<Vec<_>>>()?,
         };

@@ -272,7 +272,7 @@ fn corrupted_files_never_crash_block_by_block_reads() {
     assert_eq!(
         Array::open(&good)
             .unwrap()
-            .with_threads(2)
+            .with_threads(b2nd::Threads::count(2).unwrap())
             .read::<u32>()
             .unwrap(),
         data
@@ -289,7 +289,9 @@ fn corrupted_files_never_crash_block_by_block_reads() {
         std::fs::write(&p, &b).unwrap();
         dump(&b);
         if let Ok(a) = Array::open(&p) {
-            let _ = a.with_threads(2).read_bytes();
+            let _ = a
+                .with_threads(b2nd::Threads::count(2).unwrap())
+                .read_bytes();
         }
     }
 }

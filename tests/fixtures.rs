@@ -174,7 +174,7 @@ fn check_ok(dir: &Path, f: &J) -> Result<(), String> {
     // The same through one thread and through a single full box read.
     let one = open(dir, f)
         .unwrap()
-        .with_threads(1)
+        .with_threads(b2nd::Threads::count(1).unwrap())
         .read_bytes()
         .map_err(|e| e.to_string())?;
     if one != want {

@@ -60,7 +60,7 @@ fn python_cases_read_exactly() {
         for threads in [1, 3] {
             let a = Array::open(&f.path)
                 .unwrap_or_else(|e| panic!("{}: {e}", f.name))
-                .with_threads(threads);
+                .with_threads(b2nd::Threads::count(threads).unwrap());
             for c in &f.cases {
                 let spec = c["spec"].as_str().unwrap();
                 let what = format!("{} [{spec}] threads {threads}", f.name);
@@ -217,7 +217,9 @@ fn random_slices_match_a_reference_indexer() {
         if f.shape.is_empty() {
             continue;
         }
-        let a = Array::open(&f.path).unwrap().with_threads(2);
+        let a = Array::open(&f.path)
+            .unwrap()
+            .with_threads(b2nd::Threads::count(2).unwrap());
         let isz = a.itemsize();
         for _ in 0..150 {
             let items = random_items(&mut rng, &f.shape);
@@ -356,7 +358,9 @@ fn bad_selections_are_refused() {
 fn chunk_iteration_reassembles_every_array() {
     for f in fixtures() {
         let a = Array::open(&f.path).unwrap();
-        let a3 = Array::open(&f.path).unwrap().with_threads(3);
+        let a3 = Array::open(&f.path)
+            .unwrap()
+            .with_threads(b2nd::Threads::count(3).unwrap());
         let isz = a.itemsize();
         let nd = f.shape.len();
         let expect_chunks = if a.nitems() == 0 {

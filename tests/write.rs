@@ -238,7 +238,7 @@ fn geometry_codecs_filters_and_sparse() {
                     .filters(p)
                     .codec([Codec::Zstd, Codec::Lz4, Codec::BloscLz][pi % 3])
                     .clevel(9)
-                    .threads(1 + k % 3)
+                    .threads(b2nd::Threads::count(1 + k % 3).unwrap())
                     .write(t, &data)
                     .unwrap_or_else(|e| panic!("{shape:?} {p:?}: {e}"));
                 let a = Array::open(&path).unwrap();
@@ -390,7 +390,7 @@ fn byte_group_shuffle_as_python_writes_it() {
         let mut b = ArrayBuilder::new(&[n], dtype.clone())
             .chunks(&[n.div_ceil(3)])
             .blocks(&[n.div_ceil(3).div_ceil(4)])
-            .threads(2);
+            .threads(b2nd::Threads::count(2).unwrap());
         if let Some(f) = &filters {
             b = b.filters(f);
         }
@@ -711,11 +711,13 @@ fn large_scattered_blocks_read_back() {
             .chunks(&[8, 128, 64])
             .blocks(&[4, 64, 64])
             .filters(&[f])
-            .threads(2)
+            .threads(b2nd::Threads::count(2).unwrap())
             .write(Target::File(p.clone()), &data)
             .unwrap();
         for threads in [1, 2, 3] {
-            let a = Array::open(&p).unwrap().with_threads(threads);
+            let a = Array::open(&p)
+                .unwrap()
+                .with_threads(b2nd::Threads::count(threads).unwrap());
             assert_eq!(a.read::<u32>().unwrap(), data, "{f:?} threads {threads}");
             let (start, len) = ([3u64, 100, 10], [9u64, 150, 80]);
             let mut b = vec![0u8; (len.iter().product::<u64>() * 4) as usize];

@@ -321,7 +321,7 @@ fn from_npy(
         b = b.filters(fl);
     }
     if let Some(t) = threads {
-        b = b.threads(t);
+        b = b.threads(b2nd::Threads::count(t)?);
     }
     let target = if sparse {
         Target::Sparse(out.to_path_buf())

@@ -51,7 +51,7 @@ pub(crate) fn run(
     let slice: Slice = slice.unwrap_or("").parse()?;
     let mut a = crate::open(path, offset)?;
     if let Some(t) = threads {
-        a = a.with_threads(t);
+        a = a.with_threads(b2nd::Threads::count(t)?);
     }
     let mut slabs = a.slice_slabs(&slice, SLAB_BYTES)?;
     let header = b2nd::npy::header(a.dtype(), slabs.shape());
