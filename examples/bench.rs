@@ -583,7 +583,7 @@ fn bench_file(o: &Opts, name: &str, caps: NpyCaps) -> Res<Map<String, Value>> {
         rm(&out);
         let target = || match a.storage() {
             Storage::Sparse => Target::Sparse(out.clone()),
-            Storage::Contiguous => Target::File(out.clone()),
+            _ => Target::File(out.clone()),
         };
         let mut cbytes = 0;
         let write_s = best(o.write_reps, || {

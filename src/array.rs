@@ -386,9 +386,9 @@ impl Array {
         self.geom.nbytes()
     }
 
-    /// Compressed size of the data as c-blosc2 reports it.
-    pub fn cbytes(&self) -> i64 {
-        self.frame.params.cbytes
+    /// Compressed size of the data as c-blosc2 reports it (0 if it reports a negative size).
+    pub fn cbytes(&self) -> u64 {
+        u64::try_from(self.frame.params.cbytes).unwrap_or(0)
     }
 
     /// Number of chunks.

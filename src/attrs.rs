@@ -60,6 +60,7 @@ pub const TUPLE_MARKER: &str = "__tuple__";
 /// same number. Maps keep their entries in stored order (duplicates included);
 /// sets keep their elements in stored order.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Value {
     /// Python `None` (msgpack nil).
     Nil,

@@ -50,6 +50,7 @@ const OBJECT_REASON: &str =
 
 /// Byte order of a dtype's values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ByteOrder {
     /// Little-endian (`<`).
     Little,
@@ -90,6 +91,7 @@ impl ByteOrder {
 
 /// The unit of a `datetime64` / `timedelta64` dtype (`<M8[ns]` has unit `Nanosecond`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DatetimeUnit {
     /// No unit (`<M8`): NumPy's generic datetime.
     Generic,
@@ -173,6 +175,7 @@ impl DatetimeUnit {
 /// [`ByteOrder::Little`] or [`ByteOrder::Big`] (`=` and `|` mean the machine's order), struct
 /// field offsets and itemsizes are explicit, and a subarray never has an empty shape.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Dtype {
     /// `|b1`: one byte, 0 or 1.
     Bool,

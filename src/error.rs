@@ -11,8 +11,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An operating-system I/O error on `path`.
-    #[error("{}: {source}", path.display())]
+    /// An operating-system I/O error on `path` (the OS error is the [`source`]).
+    ///
+    /// [`source`]: std::error::Error::source
+    #[error("I/O error on {}", path.display())]
     Io {
         /// The file involved.
         path: PathBuf,
@@ -143,6 +145,13 @@ pub enum Error {
         context: String,
         /// The negative c-blosc2 return code.
         code: i64,
+    },
+
+    /// The write target exists and overwriting was not asked for.
+    #[error("{} exists (ask to overwrite to replace it)", path.display())]
+    TargetExists {
+        /// The existing file or directory.
+        path: PathBuf,
     },
 
     /// An invalid argument from the caller (not from a file).

@@ -519,8 +519,13 @@ pub(crate) trait BlockHook: Sync {
     fn finish_block(&self, input: &mut [u8], output: &mut [u8]) -> bool;
 }
 
-/// The raw context pointer shared by [`Dctx`] and [`HookedDctx`].
-struct RawDctx(NonNull<sys::blosc2_context>);
+/// The raw context pointer shared by [`Dctx`] and [`HookedDctx`]; `None` when c-blosc2 could
+/// not allocate it, and then every call fails with [`NO_CONTEXT`] instead of a panic.
+struct RawDctx(Option<NonNull<sys::blosc2_context>>);
+
+/// The code a call on a context c-blosc2 could not allocate returns
+/// (`BLOSC2_ERROR_MEMORY_ALLOC`).
+const NO_CONTEXT: i64 = -4;
 
 impl RawDctx {
     fn new(dparams: sys::blosc2_dparams) -> RawDctx {
@@ -528,17 +533,23 @@ impl RawDctx {
         // SAFETY: dparams is a fully initialised value (its postparams, if any, point to a
         // live struct that C copies); a NULL return is checked.
         let ptr = unsafe { sys::blosc2_create_dctx(dparams) };
-        RawDctx(NonNull::new(ptr).expect("c-blosc2 could not allocate a decompression context"))
+        RawDctx(NonNull::new(ptr))
+    }
+
+    /// The context, or the allocation failure as a c-blosc2 code.
+    fn ptr(&self) -> Result<*mut sys::blosc2_context, i64> {
+        self.0.map(|p| p.as_ptr()).ok_or(NO_CONTEXT)
     }
 
     fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, i64> {
+        let ctx = self.ptr()?;
         let srcsize = i32::try_from(src.len()).map_err(|_| -1i64)?;
         let dstsize = i32::try_from(dst.len()).map_err(|_| -1i64)?;
         // SAFETY: context valid and exclusively borrowed; src/dst are valid, non-overlapping
         // (distinct Rust borrows) for the given lengths; C writes at most `dstsize` bytes.
         let rc = unsafe {
             sys::blosc2_decompress_ctx(
-                self.0.as_ptr(),
+                ctx,
                 src.as_ptr() as *const c_void,
                 srcsize,
                 dst.as_mut_ptr() as *mut c_void,
@@ -554,6 +565,7 @@ impl RawDctx {
         dst: &mut [u8],
         maskout: &[bool],
     ) -> Result<usize, i64> {
+        let ctx = self.ptr()?;
         let nblocks = i32::try_from(maskout.len()).map_err(|_| -1i64)?;
         // The size checks `decompress` makes come first: once the mask is set, the C call
         // that consumes it must happen.
@@ -565,7 +577,7 @@ impl RawDctx {
         // SAFETY: context valid and exclusively borrowed; `mask` points to `nblocks` readable
         // `bool`s (Rust's `bool` is C's `_Bool`: one byte, 0 or 1) which C copies before
         // returning and never writes.
-        let rc = unsafe { sys::blosc2_set_maskout(self.0.as_ptr(), mask, nblocks) };
+        let rc = unsafe { sys::blosc2_set_maskout(ctx, mask, nblocks) };
         if rc < 0 {
             return Err(i64::from(rc));
         }
@@ -577,8 +589,10 @@ impl RawDctx {
 
 impl Drop for RawDctx {
     fn drop(&mut self) {
-        // SAFETY: valid context owned by this handle, freed exactly once.
-        unsafe { sys::blosc2_free_ctx(self.0.as_ptr()) }
+        if let Some(p) = self.0 {
+            // SAFETY: valid context owned by this handle, freed exactly once.
+            unsafe { sys::blosc2_free_ctx(p.as_ptr()) }
+        }
     }
 }
 

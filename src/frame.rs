@@ -19,6 +19,7 @@ const TRAILER_TAIL: usize = 25;
 
 /// How a frame is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Storage {
     /// One contiguous frame (a `.b2nd` file, an in-memory buffer or an embedded frame).
     Contiguous,

@@ -15,6 +15,7 @@ pub const MAX_DIM: usize = 16;
 
 /// Which metalayer described the array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Format {
     /// The current (or draft) `b2nd` metalayer.
     B2nd,

@@ -40,6 +40,7 @@ use crate::meta::MAX_DIM;
 /// # Ok::<(), b2nd::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SliceItem {
     /// One position; negative values count from the end. The dimension is dropped from the
     /// result. Out of range is an error.

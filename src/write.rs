@@ -28,6 +28,7 @@ use crate::meta::{self, Format};
 
 /// Codecs a new array can use (the ones compiled into the linked c-blosc2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Codec {
     /// BloscLZ.
     BloscLz,
@@ -113,6 +114,7 @@ impl FromStr for Codec {
 /// Filters a new array can use (the ones the linked c-blosc2 encodes as python-blosc2 4.x
 /// decodes them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Filter {
     /// Byte shuffle by item size.
     Shuffle,
@@ -208,6 +210,7 @@ impl FromStr for Filter {
 
 /// Where a new array goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Target {
     /// A contiguous frame file (`.b2nd`).
     File(PathBuf),
@@ -746,10 +749,9 @@ impl Staging {
             Target::Memory => return Ok(Staging::Memory),
         };
         if !overwrite && std::fs::symlink_metadata(dest).is_ok() {
-            return Err(Error::InvalidArgument(format!(
-                "{} exists (ask to overwrite to replace it)",
-                dest.display()
-            )));
+            return Err(Error::TargetExists {
+                path: dest.to_path_buf(),
+            });
         }
         let dir = parent_dir(dest);
         let tmp = tempfile::Builder::new()
@@ -809,7 +811,9 @@ impl Staging {
         };
         let exists = std::fs::symlink_metadata(&dest).is_ok();
         if exists && !overwrite {
-            return Err(Error::InvalidArgument(format!("{} exists", dest.display())));
+            return Err(Error::TargetExists {
+                path: dest.to_path_buf(),
+            });
         }
         if !sparse && !dest.is_dir() {
             if overwrite {

@@ -45,6 +45,7 @@ fn to_json(v: &Value) -> J {
             json!({"dtype": dtype, "shape": shape, "data": nested})
         }
         Value::Ext { .. } => J::Null,
+        other => panic!("no JSON for {other:?}"),
     }
 }
 
@@ -63,6 +64,7 @@ fn kind(v: &Value) -> &'static str {
         Value::Set(_) => "set",
         Value::NdArray { .. } => "ndarray",
         Value::Ext { .. } => "ext",
+        _ => "unknown",
     }
 }
 

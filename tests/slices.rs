@@ -189,6 +189,7 @@ fn reference(raw: &[u8], shape: &[u64], isz: usize, items: &[SliceItem]) -> (Vec
                 out_shape.push(v.len() as u64);
                 coords.push(v);
             }
+            Some(other) => panic!("no reference for {other:?}"),
         }
     }
     let mut out = Vec::new();

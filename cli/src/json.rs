@@ -71,5 +71,6 @@ pub fn value(v: &Value) -> J {
             json!({ "ndarray": { "dtype": dtype, "shape": shape, "data_hex": hex(data) } })
         }
         Value::Ext { code, data } => json!({ "ext": code, "data_hex": hex(data) }),
+        other => json!({ "unknown": format!("{other:?}") }),
     }
 }
