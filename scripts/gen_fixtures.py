@@ -285,9 +285,44 @@ def readable(name, path, *, offset=0, source=None, expected=None, note=None,
     entry["metalayers"] = metas
     if note:
         entry["note"] = note
+    if n_items <= 4096 and unsupported is None and expected is None:
+        typed = typed_values(np.asarray(arr[...]))
+        if typed:
+            entry["typed"] = typed
     FIXTURES.append(entry)
     del arr
     return entry
+
+
+def typed_values(x):
+    """python-blosc2's values in the forms b2nd's typed reads give (C order, flattened):
+    `strings` for U arrays (str), `byte_strings` for S arrays (hex, NumPy's trailing-NUL
+    trimming), and `fields` of structured arrays (numbers, or strings/byte strings) whose
+    fields are scalars; nothing else."""
+    def scalar_values(v):
+        k = v.dtype.kind
+        if v.dtype.subdtype is not None or v.dtype.names is not None:
+            return None
+        if k == "U":
+            return {"strings": [str(s) for s in v.ravel().tolist()]}
+        if k == "S":
+            return {"byte_strings": [bytes(s).hex() for s in v.ravel().tolist()]}
+        if k in "iu":
+            return {"ints": [int(i) for i in v.ravel().tolist()]}
+        if k == "f" and v.dtype.itemsize in (4, 8):
+            vals = v.ravel().astype("<f8")
+            if np.isfinite(vals).all():
+                return {"floats": vals.tolist()}
+        return None
+    if x.dtype.names is None:
+        out = scalar_values(x)
+        return out if out and ("strings" in out or "byte_strings" in out) else None
+    fields = {}
+    for name in x.dtype.names:
+        v = scalar_values(x[name])
+        if v is not None:
+            fields[name] = v
+    return {"fields": fields} if fields else None
 
 
 def refused(name, path, error, why, *, offset=0, ask_python=False):

@@ -118,6 +118,25 @@ pub enum Error {
         value: u8,
     },
 
+    /// A string item that is not text (a `U` code point that is no character, an `S` item
+    /// that is not UTF-8).
+    #[error("item {index} is not a string: {reason}")]
+    InvalidString {
+        /// Item index in C order.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// A structured array has no field of that name (or the array is not structured).
+    #[error("no field {name:?} (fields: {fields})")]
+    NoField {
+        /// The name asked for.
+        name: String,
+        /// The array's field names.
+        fields: String,
+    },
+
     /// A caller-supplied buffer has the wrong length.
     #[error("output buffer has {got} bytes, {expected} needed")]
     BufferSize {

@@ -46,6 +46,7 @@ pub mod npy;
 mod parallel;
 mod read;
 mod slice;
+mod typed;
 pub mod write;
 mod zfp;
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use b2nd::{Array, Error};
+use b2nd::{Array, Dtype, Error};
 use common::*;
 
 /// Decode the expected raw bytes of fixture `name` as items of `N` bytes, in its byte order.
@@ -164,4 +164,173 @@ fn complex_reads() {
             .collect();
         assert_eq!(back, raw);
     }
+}
+
+/// Compare one typed reading with what python-blosc2 read (`typed` in the manifest).
+fn check_typed(
+    what: &str,
+    want: &serde_json::Value,
+    strings: impl Fn() -> b2nd::Result<Vec<String>>,
+    bytes: impl Fn() -> b2nd::Result<Vec<Vec<u8>>>,
+    ints: impl Fn() -> b2nd::Result<Vec<i64>>,
+    floats: impl Fn() -> b2nd::Result<Vec<f64>>,
+) {
+    if let Some(s) = want.get("strings") {
+        let want: Vec<String> = s
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(strings().unwrap(), want, "{what}");
+    } else if let Some(b) = want.get("byte_strings") {
+        let want: Vec<Vec<u8>> = b
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| unhex(v.as_str().unwrap()))
+            .collect();
+        assert_eq!(bytes().unwrap(), want, "{what}");
+    } else if let Some(i) = want.get("ints") {
+        let want: Vec<i64> = i
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        assert_eq!(ints().unwrap(), want, "{what}");
+    } else if let Some(f) = want.get("floats") {
+        let want: Vec<f64> = f
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(floats().unwrap(), want, "{what}");
+    } else {
+        panic!("{what}: unknown typed entry {want}");
+    }
+}
+
+/// The item dtype of a (possibly nested) subarray dtype.
+fn base_of(mut dt: Dtype) -> Dtype {
+    while let Dtype::SubArray { base, .. } = dt {
+        dt = *base;
+    }
+    dt
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn strings_and_fields_equal_python() {
+    let mut checked = 0;
+    for f in fixtures() {
+        let Some(typed) = f.get("typed") else {
+            continue;
+        };
+        let name = f["name"].as_str().unwrap();
+        let a = Array::open(data_dir().join(f["path"].as_str().unwrap())).unwrap();
+        if let Some(fields) = typed.get("fields") {
+            for (field, want) in fields.as_object().unwrap() {
+                let what = format!("{name}.{field}");
+                // Integers are read as the field's own type, widened here to compare.
+                let ints = || -> b2nd::Result<Vec<i64>> {
+                    let dt = base_of(a.read_field_bytes(field)?.0);
+                    Ok(
+                        match dt.to_numpy_str().trim_start_matches(['<', '>', '|', '=']) {
+                            "i1" => a
+                                .read_field::<i8>(field)?
+                                .into_iter()
+                                .map(i64::from)
+                                .collect(),
+                            "i2" => a
+                                .read_field::<i16>(field)?
+                                .into_iter()
+                                .map(i64::from)
+                                .collect(),
+                            "i4" => a
+                                .read_field::<i32>(field)?
+                                .into_iter()
+                                .map(i64::from)
+                                .collect(),
+                            "i8" => a.read_field::<i64>(field)?,
+                            "u1" => a
+                                .read_field::<u8>(field)?
+                                .into_iter()
+                                .map(i64::from)
+                                .collect(),
+                            "u2" => a
+                                .read_field::<u16>(field)?
+                                .into_iter()
+                                .map(i64::from)
+                                .collect(),
+                            "u4" => a
+                                .read_field::<u32>(field)?
+                                .into_iter()
+                                .map(i64::from)
+                                .collect(),
+                            other => panic!("{other}"),
+                        },
+                    )
+                };
+                let floats = || -> b2nd::Result<Vec<f64>> {
+                    let dt = base_of(a.read_field_bytes(field)?.0);
+                    Ok(if dt.itemsize() == 4 {
+                        a.read_field::<f32>(field)?
+                            .into_iter()
+                            .map(f64::from)
+                            .collect()
+                    } else {
+                        a.read_field::<f64>(field)?
+                    })
+                };
+                check_typed(
+                    &what,
+                    want,
+                    || a.read_field_strings(field),
+                    || a.read_field_byte_strings(field),
+                    ints,
+                    floats,
+                );
+                checked += 1;
+            }
+        } else {
+            check_typed(
+                name,
+                typed,
+                || a.read_strings(),
+                || a.read_byte_strings(),
+                || unreachable!(),
+                || unreachable!(),
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 25, "only {checked} typed readings checked");
+    // Wrong types and names are errors that say so.
+    let u = Array::open(data_dir().join("dtype_le_U3.b2nd")).unwrap();
+    assert!(matches!(
+        u.read_byte_strings(),
+        Err(Error::TypeMismatch { .. })
+    ));
+    assert!(matches!(
+        u.read_field::<i32>("a"),
+        Err(Error::NoField { .. })
+    ));
+    let s = Array::open(data_dir().join("dtype_struct_list.b2nd")).unwrap();
+    assert!(matches!(
+        s.read_field::<f64>("a"),
+        Err(Error::TypeMismatch { .. })
+    ));
+    assert!(matches!(
+        s.read_field::<i32>("zz"),
+        Err(Error::NoField { .. })
+    ));
+    assert!(matches!(s.read_strings(), Err(Error::TypeMismatch { .. })));
 }

@@ -1,0 +1,187 @@
+//! Typed reads of what is not a plain number: NumPy strings (`U`, `S`) as Rust strings, and
+//! the fields of structured arrays by name, like the hdf5 crate's typed reads.
+
+#![forbid(unsafe_code)]
+
+use crate::array::Array;
+use crate::dtype::{ByteOrder, Dtype, Field};
+use crate::element::{self, Element};
+use crate::error::{Error, Result};
+
+/// NumPy's rule for fixed-length strings: trailing NULs are padding.
+fn trim_nuls(b: &[u8], unit: usize) -> &[u8] {
+    let mut end = b.len();
+    while end >= unit && b[end - unit..end].iter().all(|&x| x == 0) {
+        end -= unit;
+    }
+    &b[..end]
+}
+
+/// Decode items of a `U` or `S` dtype (`S` must be UTF-8) from their raw bytes.
+fn strings(dtype: &Dtype, raw: &[u8], requested: &'static str) -> Result<Vec<String>> {
+    match dtype {
+        Dtype::Unicode { chars, order } => {
+            let isz = 4 * chars;
+            if isz == 0 {
+                return Ok(vec![String::new(); if raw.is_empty() { 0 } else { 1 }]);
+            }
+            raw.chunks_exact(isz)
+                .enumerate()
+                .map(|(index, item)| {
+                    trim_nuls(item, 4)
+                        .chunks_exact(4)
+                        .map(|c| {
+                            let c = [c[0], c[1], c[2], c[3]];
+                            let v = match order {
+                                ByteOrder::Big => u32::from_be_bytes(c),
+                                _ => u32::from_le_bytes(c),
+                            };
+                            char::from_u32(v).ok_or_else(|| Error::InvalidString {
+                                index,
+                                reason: format!("{v:#x} is not a Unicode scalar value"),
+                            })
+                        })
+                        .collect()
+                })
+                .collect()
+        }
+        Dtype::Bytes { len } => byte_strings(*len, raw)
+            .into_iter()
+            .enumerate()
+            .map(|(index, b)| {
+                String::from_utf8(b).map_err(|e| Error::InvalidString {
+                    index,
+                    reason: format!("not UTF-8 ({e}); read it with read_byte_strings"),
+                })
+            })
+            .collect(),
+        other => Err(Error::TypeMismatch {
+            dtype: other.to_numpy_str(),
+            requested,
+        }),
+    }
+}
+
+/// Items of an `S{len}` dtype, trailing NULs trimmed.
+fn byte_strings(len: usize, raw: &[u8]) -> Vec<Vec<u8>> {
+    if len == 0 {
+        return Vec::new();
+    }
+    raw.chunks_exact(len)
+        .map(|item| trim_nuls(item, 1).to_vec())
+        .collect()
+}
+
+impl Array {
+    /// A `U` (or UTF-8 `S`) array as strings, in C order, trailing NULs dropped as NumPy
+    /// does.
+    ///
+    /// ```
+    /// let a = b2nd::Array::open("tests/data/dtype_le_U3.b2nd")?;
+    /// let s: Vec<String> = a.read_strings()?;
+    /// assert_eq!(s.len() as u64, a.nitems());
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn read_strings(&self) -> Result<Vec<String>> {
+        strings(self.dtype(), &self.read_bytes()?, "String")
+    }
+
+    /// An `S` array as byte strings, in C order, trailing NULs dropped as NumPy does.
+    pub fn read_byte_strings(&self) -> Result<Vec<Vec<u8>>> {
+        match self.dtype() {
+            Dtype::Bytes { len } => Ok(byte_strings(*len, &self.read_bytes()?)),
+            other => Err(Error::TypeMismatch {
+                dtype: other.to_numpy_str(),
+                requested: "Vec<u8>",
+            }),
+        }
+    }
+
+    /// The field `name` of a structured array, and its items' bytes gathered in C order.
+    pub fn read_field_bytes(&self, name: &str) -> Result<(Dtype, Vec<u8>)> {
+        let field = self.field(name)?.clone();
+        let size = field.dtype.itemsize();
+        if field
+            .offset
+            .checked_add(size)
+            .is_none_or(|end| end > self.itemsize())
+        {
+            return Err(Error::Geometry {
+                source_name: self.source().to_string(),
+                reason: format!(
+                    "field {name:?} lies outside the {}-byte item",
+                    self.itemsize()
+                ),
+            });
+        }
+        let raw = self.read_bytes()?;
+        let mut out = Vec::with_capacity((self.nitems() as usize).saturating_mul(size));
+        for item in raw.chunks_exact(self.itemsize().max(1)) {
+            out.extend_from_slice(&item[field.offset..field.offset + size]);
+        }
+        Ok((field.dtype, out))
+    }
+
+    /// The field `name` of a structured array as `T` (checked against the field's dtype).
+    ///
+    /// ```
+    /// let a = b2nd::Array::open("tests/data/dtype_struct_list.b2nd")?; // a: <i4, b: <f8, c: S3
+    /// let a_values: Vec<i32> = a.read_field("a")?;
+    /// let c_values: Vec<Vec<u8>> = a.read_field_byte_strings("c")?; // read_field_strings: UTF-8
+    /// assert_eq!(a_values.len(), c_values.len());
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    ///
+    /// A subarray field (`('a', '<i4', (2, 3))`) gives its items' values in C order: 6 per
+    /// item there.
+    pub fn read_field<T: Element + Default>(&self, name: &str) -> Result<Vec<T>> {
+        let mut base = &self.field(name)?.dtype;
+        while let Dtype::SubArray { base: b, .. } = base {
+            base = b;
+        }
+        element::check::<T>(base)?;
+        let base = base.clone();
+        let (_, bytes) = self.read_field_bytes(name)?;
+        let mut out = vec![T::default(); bytes.len() / base.itemsize().max(1)];
+        T::fill_from_bytes(&mut out, &base, &mut |buf| {
+            buf.copy_from_slice(&bytes);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// A `U` (or UTF-8 `S`) field of a structured array as strings.
+    pub fn read_field_strings(&self, name: &str) -> Result<Vec<String>> {
+        let (dtype, bytes) = self.read_field_bytes(name)?;
+        strings(&dtype, &bytes, "String")
+    }
+
+    /// An `S` field of a structured array as byte strings.
+    pub fn read_field_byte_strings(&self, name: &str) -> Result<Vec<Vec<u8>>> {
+        match self.read_field_bytes(name)? {
+            (Dtype::Bytes { len }, bytes) => Ok(byte_strings(len, &bytes)),
+            (other, _) => Err(Error::TypeMismatch {
+                dtype: other.to_numpy_str(),
+                requested: "Vec<u8>",
+            }),
+        }
+    }
+
+    fn field(&self, name: &str) -> Result<&Field> {
+        match self.dtype() {
+            Dtype::Struct(s) => s.field(name).ok_or_else(|| Error::NoField {
+                name: name.to_string(),
+                fields: s
+                    .fields
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+            other => Err(Error::NoField {
+                name: name.to_string(),
+                fields: format!("none: the dtype {} is not structured", other.to_numpy_str()),
+            }),
+        }
+    }
+}
