@@ -401,6 +401,11 @@ impl Array {
         codec_name(self.frame.params.compcode)
     }
 
+    /// The frame's codec id (c-blosc2's `compcode`).
+    pub(crate) fn codec_id(&self) -> u8 {
+        self.frame.params.compcode
+    }
+
     /// The frame's codec meta byte (e.g. the ZFP mode's parameter; 0 for most codecs).
     pub fn codec_meta(&self) -> u8 {
         self.frame.params.compcode_meta

@@ -67,6 +67,21 @@ impl Codec {
         }
     }
 
+    /// The writable codec of a Blosc codec id and meta, if any.
+    fn from_id(id: u8, meta: u8) -> Option<Codec> {
+        Some(match id {
+            0 => Codec::BloscLz,
+            1 => Codec::Lz4,
+            2 => Codec::Lz4hc,
+            4 => Codec::Zlib,
+            5 => Codec::Zstd,
+            33 => Codec::ZfpAccuracy(meta as i8),
+            34 => Codec::ZfpPrecision(meta),
+            35 => Codec::ZfpRate(meta),
+            _ => return None,
+        })
+    }
+
     /// The codec meta byte.
     fn meta(self) -> u8 {
         match self {
@@ -145,6 +160,22 @@ pub enum Filter {
 }
 
 impl Filter {
+    /// The writable filter of a Blosc filter id and meta (`Ok(None)` for an empty slot).
+    fn from_id(id: u8, meta: u8) -> std::result::Result<Option<Filter>, ()> {
+        Ok(Some(match id {
+            0 => return Ok(None),
+            1 if meta == 0 => Filter::Shuffle,
+            1 => Filter::ShuffleBytes(meta),
+            2 => Filter::Bitshuffle,
+            3 => Filter::Delta,
+            4 => Filter::TruncPrec(meta),
+            32 => Filter::NdCell(meta),
+            33 => Filter::NdMean(meta),
+            35 => Filter::Bytedelta,
+            _ => return Err(()),
+        }))
+    }
+
     /// Filter id and meta; BYTEDELTA's meta (the item size) is set by the builder.
     fn id_meta(self) -> (u8, u8) {
         match self {
@@ -288,6 +319,39 @@ pub struct ArrayBuilder {
 }
 
 impl ArrayBuilder {
+    /// A builder for an array like `a`: its shape, dtype, chunks, blocks, metalayer flavour,
+    /// clevel, codec and filters (python-blosc2's defaults for a codec or a filter pipeline
+    /// this crate does not write).
+    ///
+    /// ```
+    /// let a = b2nd::Array::open("tests/data/ref_7x5_i4.b2nd")?;
+    /// let copy = b2nd::ArrayBuilder::like(&a).bytes_to_vec(&a.read_bytes()?)?;
+    /// let b = b2nd::Array::from_bytes(copy)?;
+    /// assert_eq!((b.chunks(), b.codec(), b.filters()), (a.chunks(), a.codec(), a.filters()));
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn like(a: &crate::Array) -> ArrayBuilder {
+        let mut b = ArrayBuilder::new(a.shape(), a.dtype().clone())
+            .chunks(a.chunks())
+            .blocks(a.blocks())
+            .format(a.format())
+            .clevel(a.clevel().min(9));
+        let (slots, metas) = a.filter_slots();
+        if let Some(c) = Codec::from_id(a.codec_id(), a.codec_meta()) {
+            b = b.codec(c);
+        }
+        let filters: std::result::Result<Vec<Option<Filter>>, ()> = slots
+            .iter()
+            .zip(metas)
+            .map(|(&id, m)| Filter::from_id(id, m))
+            .collect();
+        if let Ok(f) = filters {
+            let f: Vec<Filter> = f.into_iter().flatten().collect();
+            b = b.filters(&f);
+        }
+        b
+    }
+
     /// An array of `shape` and `dtype` (python-blosc2's defaults: zstd, clevel 5, shuffle).
     pub fn new(shape: &[u64], dtype: Dtype) -> ArrayBuilder {
         ArrayBuilder {
@@ -574,6 +638,7 @@ impl ArrayBuilder {
             nthreads: 1,
         };
         Ok(Plan {
+            dtype: self.dtype.clone(),
             geom,
             params,
             meta_bytes,
@@ -624,24 +689,49 @@ impl ArrayBuilder {
         })
     }
 
-    /// Write a whole array from raw C-order bytes in the dtype's byte order. Returns the
-    /// frame bytes for [`Target::Memory`], `None` otherwise.
-    pub fn write_bytes(self, target: Target, data: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// Write a whole array from raw C-order bytes in the dtype's byte order to a file or
+    /// sparse directory (for [`Target::Memory`] use [`ArrayBuilder::bytes_to_vec`]).
+    pub fn write_bytes(self, target: Target, data: &[u8]) -> Result<()> {
         let mut w = self.create(target)?;
         w.push(data)?;
         w.finish()
     }
 
-    /// Write a whole array from typed items (C order). The dtype must be `T`'s.
-    pub fn write<T: Element>(self, target: Target, data: &[T]) -> Result<Option<Vec<u8>>> {
+    /// Write a whole array from typed items (C order) to a file or sparse directory. The
+    /// dtype must be `T`'s.
+    pub fn write<T: Element>(self, target: Target, data: &[T]) -> Result<()> {
+        let bytes = self.typed_bytes(data)?;
+        self.write_bytes(target, &bytes)
+    }
+
+    /// The contiguous frame (`.b2nd` file bytes) of a whole array from raw C-order bytes.
+    pub fn bytes_to_vec(self, data: &[u8]) -> Result<Vec<u8>> {
+        let mut w = self.create(Target::Memory)?;
+        w.push(data)?;
+        w.finish_to_vec()
+    }
+
+    /// The contiguous frame (`.b2nd` file bytes) of a whole array from typed items.
+    ///
+    /// ```
+    /// let frame = b2nd::ArrayBuilder::for_type::<i32>(&[3]).to_vec(&[1, 2, 3])?;
+    /// assert_eq!(b2nd::Array::from_bytes(frame)?.read::<i32>()?, [1, 2, 3]);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn to_vec<T: Element>(self, data: &[T]) -> Result<Vec<u8>> {
+        let bytes = self.typed_bytes(data)?;
+        self.bytes_to_vec(&bytes)
+    }
+
+    /// `data`'s bytes, if `T` is the builder's dtype.
+    fn typed_bytes<'a, T: Element>(&self, data: &'a [T]) -> Result<std::borrow::Cow<'a, [u8]>> {
         if self.dtype != T::dtype() {
             return Err(Error::TypeMismatch {
                 dtype: self.dtype.to_numpy_str(),
                 requested: T::NAME,
             });
         }
-        let bytes = T::as_bytes(data);
-        self.write_bytes(target, &bytes)
+        Ok(T::as_bytes(data))
     }
 
     /// Write a whole array from an `ndarray` array or view with any strides (its shape must
@@ -651,7 +741,7 @@ impl ArrayBuilder {
         self,
         target: Target,
         a: &ndarray::ArrayBase<S, D>,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<()> {
         let shape: Vec<u64> = a.shape().iter().map(|&s| s as u64).collect();
         if shape != self.shape {
             return Err(Error::InvalidArgument(format!(
@@ -668,6 +758,7 @@ impl ArrayBuilder {
 }
 
 struct Plan {
+    dtype: Dtype,
     geom: Geometry,
     params: CompressParams,
     meta_bytes: Vec<u8>,
@@ -678,6 +769,10 @@ struct Plan {
 }
 
 impl Plan {
+    fn dtype(&self) -> &Dtype {
+        &self.dtype
+    }
+
     /// The Rust filters for a [`Packer`], with the filter bytes chunk headers record.
     fn forward_state(&self) -> Option<(filters::ForwardPipeline, [u8; 6], [u8; 6])> {
         self.forward
@@ -1069,9 +1164,41 @@ impl Writer {
         Ok(())
     }
 
+    /// Push typed items (C order, continuing where the last push stopped); `T` must be the
+    /// array's dtype.
+    pub fn push_items<T: Element>(&mut self, items: &[T]) -> Result<()> {
+        if *self.plan.dtype() != T::dtype() {
+            return Err(Error::TypeMismatch {
+                dtype: self.plan.dtype().to_numpy_str(),
+                requested: T::NAME,
+            });
+        }
+        self.push(&T::as_bytes(items))
+    }
+
     /// Check that the whole array was pushed, add the attributes, and move the result into
-    /// place. Returns the frame bytes for [`Target::Memory`].
-    pub fn finish(mut self) -> Result<Option<Vec<u8>>> {
+    /// place. For [`Target::Memory`] use [`Writer::finish_to_vec`].
+    pub fn finish(self) -> Result<()> {
+        if matches!(self.target, Target::Memory) {
+            return Err(Error::InvalidArgument(
+                "an in-memory array is finished with finish_to_vec".into(),
+            ));
+        }
+        self.complete().map(|_| ())
+    }
+
+    /// Like [`Writer::finish`], for [`Target::Memory`]: the contiguous frame's bytes.
+    pub fn finish_to_vec(self) -> Result<Vec<u8>> {
+        if !matches!(self.target, Target::Memory) {
+            return Err(Error::InvalidArgument(
+                "finish_to_vec is for Target::Memory; files are finished with finish".into(),
+            ));
+        }
+        self.complete()?
+            .ok_or_else(|| Error::InvalidArgument("no in-memory frame".into()))
+    }
+
+    fn complete(mut self) -> Result<Option<Vec<u8>>> {
         if self.pushed != self.nbytes() || self.next_slab != self.nslabs() {
             return Err(Error::InvalidArgument(format!(
                 "only {} of the array's {} bytes were pushed",
