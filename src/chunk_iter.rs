@@ -17,17 +17,38 @@ use crate::error::{Error, Result};
 /// less than the chunk shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkData {
-    /// The chunk's index (C order over the chunk grid).
-    pub index: u64,
-    /// Array coordinates of the region's first item.
-    pub origin: Vec<u64>,
-    /// The region's shape.
-    pub shape: Vec<u64>,
-    /// The region's items, C order.
-    pub data: Vec<u8>,
+    index: u64,
+    origin: Vec<u64>,
+    shape: Vec<u64>,
+    data: Vec<u8>,
 }
 
 impl ChunkData {
+    /// The chunk's index (C order over the chunk grid).
+    pub fn index(&self) -> u64 {
+        self.index
+    }
+
+    /// Array coordinates of the region's first item.
+    pub fn origin(&self) -> &[u64] {
+        &self.origin
+    }
+
+    /// The region's shape.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// The region's items as raw bytes, C order, in the dtype's byte order.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The region's items, taken.
+    pub fn into_data(self) -> Vec<u8> {
+        self.data
+    }
+
     /// Number of items in the region.
     pub fn nitems(&self) -> u64 {
         self.shape.iter().product()
@@ -41,7 +62,7 @@ impl ChunkData {
     /// for chunk in a.iter_chunks() {
     ///     let chunk = chunk?;
     ///     let v: Vec<f64> = chunk.to_vec(a.dtype())?;
-    ///     println!("{:?} {:?}: sum {}", chunk.origin, chunk.shape, v.iter().sum::<f64>());
+    ///     println!("{:?} {:?}: sum {}", chunk.origin(), chunk.shape(), v.iter().sum::<f64>());
     /// }
     /// # Ok::<(), b2nd::Error>(())
     /// ```
@@ -64,7 +85,7 @@ impl ChunkData {
 }
 
 /// Sequential iterator over an array's chunks: see [`Array::iter_chunks`].
-pub struct Chunks<'a> {
+pub struct ChunkIter<'a> {
     array: &'a Array,
     next: u64,
     end: u64,
@@ -73,16 +94,16 @@ pub struct Chunks<'a> {
     decoded: Vec<u8>,
 }
 
-impl std::fmt::Debug for Chunks<'_> {
+impl std::fmt::Debug for ChunkIter<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Chunks")
+        f.debug_struct("ChunkIter")
             .field("next", &self.next)
             .field("end", &self.end)
             .finish()
     }
 }
 
-impl Iterator for Chunks<'_> {
+impl Iterator for ChunkIter<'_> {
     type Item = Result<ChunkData>;
 
     fn next(&mut self) -> Option<Result<ChunkData>> {
@@ -105,7 +126,7 @@ impl Iterator for Chunks<'_> {
     }
 }
 
-impl ExactSizeIterator for Chunks<'_> {}
+impl ExactSizeIterator for ChunkIter<'_> {}
 
 impl Array {
     /// Number of chunks holding data: 0 for an empty array, 1 for a 0-d one.
@@ -131,8 +152,8 @@ impl Array {
     /// assert_eq!(total, a.nitems());
     /// # Ok::<(), b2nd::Error>(())
     /// ```
-    pub fn iter_chunks(&self) -> Chunks<'_> {
-        Chunks {
+    pub fn iter_chunks(&self) -> ChunkIter<'_> {
+        ChunkIter {
             array: self,
             next: 0,
             end: self.data_chunks(),

@@ -52,7 +52,7 @@ mod zfp;
 
 pub use array::{Array, MAX_ATTR_BYTES};
 pub use attrs::Value;
-pub use chunk_iter::{ChunkData, Chunks};
+pub use chunk_iter::{ChunkData, ChunkIter};
 pub use dtype::{ByteOrder, Dtype};
 pub use element::Element;
 pub use error::{Error, Result};

@@ -144,15 +144,13 @@ impl Array {
 
     /// Read the box `[start, start + shape)` of the array as raw bytes in the box's C order
     /// into `out` (exactly `prod(shape) * itemsize` bytes). Only the chunks the box touches
-    /// are fetched and decoded.
-    ///
-    /// ```no_run
-    /// let a = b2nd::Array::open("data.b2nd")?; // say shape (100, 50), <i4
-    /// let mut rows = vec![0u8; 10 * 50 * 4];
-    /// a.read_box_bytes_into(&[20, 0], &[10, 50], &mut rows)?;
-    /// # Ok::<(), b2nd::Error>(())
-    /// ```
-    pub fn read_box_bytes_into(&self, start: &[u64], shape: &[u64], out: &mut [u8]) -> Result<()> {
+    /// are fetched and decoded. (Public as a step-1 slice: [`Array::read_slice_bytes_into`].)
+    pub(crate) fn read_box_bytes_into(
+        &self,
+        start: &[u64],
+        shape: &[u64],
+        out: &mut [u8],
+    ) -> Result<()> {
         let g = &self.geom;
         let nd = g.ndim();
         let isz = g.itemsize();

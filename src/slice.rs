@@ -204,7 +204,7 @@ impl FromStr for SliceItem {
 /// # Ok::<(), b2nd::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Slice(pub Vec<SliceItem>);
+pub struct Slice(Vec<SliceItem>);
 
 impl Slice {
     /// The whole array (no items).

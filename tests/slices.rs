@@ -225,7 +225,7 @@ fn random_slices_match_a_reference_indexer() {
         for _ in 0..150 {
             let items = random_items(&mut rng, &f.shape);
             let (want, shape) = reference(&f.raw, &f.shape, isz, &items);
-            let slice = Slice(items);
+            let slice = Slice::from(items);
             let what = format!("{} [{slice}]", f.name);
             // Through the CLI syntax too.
             assert_eq!(slice.to_string().parse::<Slice>().unwrap(), slice, "{what}");
@@ -370,17 +370,22 @@ fn chunk_iteration_reassembles_every_array() {
             a.geometry().nchunks()
         };
         let place = |out: &mut [u8], seen: &mut [bool], c: &b2nd::ChunkData| {
-            assert_eq!(c.data.len() as u64, c.nitems() * isz as u64, "{}", f.name);
-            let (origin, ext) = a.geometry().chunk_region(c.index);
-            assert_eq!((&c.origin, &c.shape), (&origin, &ext), "{}", f.name);
-            for (j, item) in c.data.chunks_exact(isz).enumerate() {
+            assert_eq!(c.data().len() as u64, c.nitems() * isz as u64, "{}", f.name);
+            let (origin, ext) = a.geometry().chunk_region(c.index());
+            assert_eq!(
+                (c.origin(), c.shape()),
+                (&origin[..], &ext[..]),
+                "{}",
+                f.name
+            );
+            for (j, item) in c.data().chunks_exact(isz).enumerate() {
                 // C-order position j inside the region -> array coordinates.
                 let mut rem = j as u64;
                 let mut lin = 0u64;
                 let mut coord = vec![0u64; nd];
                 for d in (0..nd).rev() {
-                    coord[d] = c.origin[d] + rem % c.shape[d];
-                    rem /= c.shape[d];
+                    coord[d] = c.origin()[d] + rem % c.shape()[d];
+                    rem /= c.shape()[d];
                 }
                 for (&x, &n) in coord.iter().zip(&f.shape) {
                     lin = lin * n + x;
@@ -399,7 +404,7 @@ fn chunk_iteration_reassembles_every_array() {
         assert_eq!(it.len() as u64, expect_chunks);
         for (i, c) in it.enumerate() {
             let c = c.unwrap();
-            assert_eq!(c.index, i as u64);
+            assert_eq!(c.index(), i as u64);
             place(&mut out, &mut seen, &c);
             count += 1;
         }
@@ -419,7 +424,7 @@ fn chunk_iteration_reassembles_every_array() {
         assert!(s.iter().all(|&s| s) && o == f.raw, "{}: parallel", f.name);
         if expect_chunks > 0 {
             let last = a.read_chunk(expect_chunks - 1).unwrap();
-            assert_eq!(last.index, expect_chunks - 1);
+            assert_eq!(last.index(), expect_chunks - 1);
         }
         assert!(matches!(
             a.read_chunk(expect_chunks),
@@ -435,7 +440,7 @@ fn typed_chunk_data() {
     let raw = std::fs::read(dir.join("d3_be_i2.raw")).unwrap();
     let c = a.read_chunk(1).unwrap(); // chunk grid (3, 3, 3): origin (0, 0, 6)
     assert_eq!(
-        (c.origin.clone(), c.shape.clone()),
+        (c.origin().to_vec(), c.shape().to_vec()),
         (vec![0, 0, 6], vec![4, 5, 6])
     );
     let v: Vec<i16> = c.to_vec(a.dtype()).unwrap();
