@@ -1,27 +1,98 @@
 //! # b2nd
 //!
-//! Read (and write) Blosc2 N-dimensional arrays — the `.b2nd` files python-blosc2 writes, and
-//! legacy `caterva` files — from Rust, through c-blosc2.
+//! Read and write Blosc2 N-dimensional arrays — the `.b2nd` files python-blosc2 writes, and
+//! legacy `caterva` files — from Rust, bit-exact, without Python.
 //!
-//! ```no_run
+//! ## Open and read
+//!
+//! [`Array::open`] takes a CFrame file (`.b2nd`) or a sparse-frame directory;
+//! [`Array::open_at`] a frame at an offset of a larger file; [`Array::from_bytes`] an in-memory
+//! frame. Reads are typed ([`Element`]: numbers, `bool`, optional `f16` and complex numbers),
+//! checked against the dtype and converted from big-endian; any dtype reads as raw bytes;
+//! strings and structured fields have their own typed reads.
+//!
+//! ```
 //! use b2nd::Array;
 //!
 //! let a = Array::open("tests/data/attrs_all.b2nd")?;
-//! println!("shape {:?}, chunks {:?}, blocks {:?}, dtype {}", a.shape(), a.chunks(), a.blocks(), a.dtype());
-//! let values: Vec<i32> = a.read()?;          // typed, checked against the dtype
-//! let raw: Vec<u8> = a.read_bytes()?;         // any dtype, C order
-//! if let Some(unit) = a.attr("unit")? {       // vlmeta attributes
+//! assert_eq!((a.shape(), a.chunks(), a.blocks()), (&[6u64][..], &[4u64][..], &[2u64][..]));
+//! let values: Vec<i32> = a.read()?;           // typed, checked against the dtype
+//! let raw: Vec<u8> = a.read_bytes()?;         // any dtype, C order, the dtype's byte order
+//! assert_eq!(raw.len(), values.len() * 4);
+//! if let Some(unit) = a.attr("unit")? {       // vlmeta attributes, python-blosc2's conventions
 //!     println!("unit = {unit:?}");
+//! }
+//! let names = Array::open("tests/data/dtype_le_U3.b2nd")?.read_strings()?; // U and S arrays
+//! let ids: Vec<i32> = Array::open("tests/data/dtype_struct_list.b2nd")?.read_field("a")?;
+//! # let _ = (names, ids);
+//! # Ok::<(), b2nd::Error>(())
+//! ```
+//!
+//! ## Slices and chunks (arrays larger than memory)
+//!
+//! A [`Slice`] is NumPy basic indexing; only the chunks, and inside them the blocks, that hold
+//! selected items are read and decoded. [`Array::slice_slabs`] streams a selection in parts of
+//! bounded size; [`Array::iter_chunks`] and [`Array::par_for_each_chunk`] walk the chunks.
+//!
+//! ```
+//! # use b2nd::{Array, Slice};
+//! let a = Array::open("tests/data/attrs_all.b2nd")?;
+//! let s: Slice = "1:5:2".parse()?;
+//! let (v, shape) = a.read_slice::<i32>(&s)?;
+//! assert_eq!((v.len(), shape), (2, vec![2]));
+//! for chunk in a.iter_chunks() {
+//!     let c = chunk?;
+//!     assert_eq!(c.data().len() as u64, c.nitems() * 4);
 //! }
 //! # Ok::<(), b2nd::Error>(())
 //! ```
 //!
-//! Layers: [`ffi`](crate) wraps c-blosc2 (the only `unsafe` code); [`frame`] opens frames;
-//! [`meta`] parses metalayers; [`dtype`] parses NumPy dtype strings; [`Geometry`] validates
-//! shapes and maps chunks and blocks to array coordinates; [`Array`] reads, decoding chunks in
-//! parallel; [`write`](mod@write) writes. Filters the linked c-blosc2 2.15 lacks or encodes differently
-//! from c-blosc2 3.x (byte-group SHUFFLE, BYTEDELTA, ...) are done in Rust, per block, with
-//! SSE2 kernels where available.
+//! ## Write
+//!
+//! [`ArrayBuilder`] writes arrays python-blosc2 opens as its own: to a file or sparse
+//! directory (written aside and renamed into place: an error leaves nothing behind), or to
+//! memory; whole, or streamed through a [`Writer`]. [`ArrayBuilder::like`] copies an existing
+//! array's layout and compression.
+//!
+//! ```
+//! use b2nd::{ArrayBuilder, Codec, Filter};
+//!
+//! let frame = ArrayBuilder::for_type::<f64>(&[100, 100])
+//!     .chunks(&[50, 100])
+//!     .blocks(&[10, 100])
+//!     .codec(Codec::Zstd)
+//!     .filters(&[Filter::Shuffle])
+//!     .to_vec(&vec![0.5f64; 100 * 100])?; // or .write(Target::File(path), &data)
+//! assert_eq!(b2nd::Array::from_bytes(frame)?.read::<f64>()?[42], 0.5);
+//! # Ok::<(), b2nd::Error>(())
+//! ```
+//!
+//! ## Threads
+//!
+//! Reads and writes run on rayon's global pool by default, shared by every array; hand an
+//! array or a builder a [`Threads`] to use a pool of your own or one thread.
+//!
+//! ## Errors
+//!
+//! Everything fails with [`Error`], whose variants name the file, chunk and field at fault;
+//! a file's bytes never cause a panic. What this crate cannot decode (a codec or filter it
+//! does not know, a container that holds no data of its own) is refused by name, never
+//! returned as wrong values.
+//!
+//! ## Features
+//!
+//! None by default. `ndarray`: `read_ndarray`, `read_slice_ndarray` and `write_ndarray`;
+//! `f16`: `half::f16` elements; `complex`: `num_complex::Complex<f32|f64>` elements. The
+//! `b2nd` command-line tool is the separate `b2nd-cli` package.
+//!
+//! ## Layers
+//!
+//! `ffi` wraps c-blosc2 (the only `unsafe` code); [`frame`] opens frames; [`meta`] parses
+//! metalayers; [`dtype`] parses NumPy dtype strings; [`Geometry`] validates shapes and maps
+//! chunks and blocks to array coordinates; [`Array`] reads; [`write`](mod@write) writes. Codecs
+//! and filters the linked c-blosc2 2.15 lacks or does differently from c-blosc2 3.x (ZLIB,
+//! LZ4 dictionaries, NDLZ, ZFP, byte-group SHUFFLE, BYTEDELTA, NDCELL, NDMEAN, ...) are done
+//! in Rust, per block.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
