@@ -4,14 +4,14 @@
 
 use std::path::Path;
 
-use crate::attrs::Value;
-use crate::dtype::Dtype;
+use crate::codec::filters::filter_name;
 use crate::error::{Error, Result};
 use crate::ffi::codec_name;
-use crate::filters::filter_name;
-use crate::frame::{Frame, Storage};
-use crate::geometry::Geometry;
-use crate::meta::{self, Format, NdMeta};
+use crate::format::frame::{Frame, Storage};
+use crate::format::meta::{self, Format, NdMeta};
+use crate::model::attrs::Value;
+use crate::model::dtype::Dtype;
+use crate::model::geometry::Geometry;
 
 /// An N-d array stored in a Blosc2 frame with a `b2nd` (or legacy `caterva`) metalayer.
 ///
@@ -39,7 +39,7 @@ pub struct Array {
     pub(crate) exec: crate::parallel::Threads,
     /// Slice-reading workers kept between calls (decoders and buffers), so that small
     /// slices do not pay for new contexts and freshly faulted chunk buffers each time.
-    pub(crate) slice_workers: KeptWorkers<crate::slice::Worker>,
+    pub(crate) slice_workers: KeptWorkers<crate::read::slice::Worker>,
     /// The same for whole-array and box reads.
     pub(crate) read_workers: KeptWorkers<crate::read::Worker>,
 }
@@ -449,15 +449,17 @@ impl Array {
         let Some(raw) = self.frame.lock().vlmeta_raw(name) else {
             return Ok(None);
         };
-        let mut d = crate::chunk::Decoder::new(1);
+        let mut d = crate::format::chunk::Decoder::new(1);
         d.decode_standalone(&raw, MAX_ATTR_BYTES)
             .map(Some)
             .map_err(|e| Error::Attr {
                 source_name: self.frame.source.clone(),
                 name: name.into(),
                 reason: match e {
-                    crate::chunk::ChunkError::Corrupt(r) => format!("corrupt stored value: {r}"),
-                    crate::chunk::ChunkError::Unsupported(what, n) => {
+                    crate::format::chunk::ChunkError::Corrupt(r) => {
+                        format!("corrupt stored value: {r}")
+                    }
+                    crate::format::chunk::ChunkError::Unsupported(what, n) => {
                         format!("unsupported {what}: {n}")
                     }
                 },

@@ -74,7 +74,7 @@ pub enum Error {
 
     /// An unparsable or unsupported NumPy dtype string.
     #[error(transparent)]
-    Dtype(#[from] crate::dtype::DtypeError),
+    Dtype(#[from] crate::model::dtype::DtypeError),
 
     /// A chunk is corrupt or inconsistent with the array.
     #[error("{source_name}: chunk {chunk}: {reason}")]

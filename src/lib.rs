@@ -97,41 +97,33 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+// The layers, bottom up: `ffi` (c-blosc2), `format` (frame, chunk and metalayer bytes, .npy
+// headers), `model` (dtype, geometry, attributes, element types), `codec` (codecs and filters
+// done in Rust), then `array`, `read` and `write`; `parallel` chooses where work runs.
 mod array;
-pub mod attrs;
-mod cells;
-mod chunk;
-mod chunk_iter;
-mod codecs;
-pub mod dtype;
-mod element;
+mod codec;
 mod error;
 mod ffi;
-mod filters;
-pub mod frame;
-mod geometry;
-mod kernels;
-pub mod meta;
-mod ndlz;
-pub mod npy;
+mod format;
+mod model;
 mod parallel;
 mod read;
-mod slice;
-mod typed;
 pub mod write;
-mod zfp;
+
+pub use format::{frame, meta, npy};
+pub use model::{attrs, dtype};
 
 pub use array::{Array, MAX_ATTR_BYTES};
-pub use attrs::Value;
-pub use chunk_iter::{ChunkData, ChunkIter};
-pub use dtype::{ByteOrder, Dtype};
-pub use element::Element;
 pub use error::{Error, Result};
-pub use frame::Storage;
-pub use geometry::{Geometry, GeometryError};
-pub use meta::Format;
+pub use format::frame::Storage;
+pub use format::meta::Format;
+pub use model::attrs::Value;
+pub use model::dtype::{ByteOrder, Dtype};
+pub use model::element::Element;
+pub use model::geometry::{Geometry, GeometryError};
 pub use parallel::Threads;
-pub use slice::{Slice, SliceItem, SliceSlabs};
+pub use read::chunk_iter::{ChunkData, ChunkIter};
+pub use read::slice::{Slice, SliceItem, SliceSlabs};
 pub use write::{ArrayBuilder, Codec, Filter, Target, Writer};
 
 /// The README's examples, compiled and run as doctests.

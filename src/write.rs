@@ -15,16 +15,16 @@ use std::str::FromStr;
 
 use rayon::prelude::*;
 
-use crate::attrs::Value;
-use crate::codecs::RustCodec;
-use crate::dtype::{ByteOrder, Dtype};
-use crate::element::Element;
+use crate::codec::filters;
+use crate::codec::RustCodec;
 use crate::error::{Error, Result};
 use crate::ffi::{Cctx, CompressParams, Schunk};
-use crate::filters;
-use crate::frame::Frame;
-use crate::geometry::Geometry;
-use crate::meta::{self, Format};
+use crate::format::frame::Frame;
+use crate::format::meta::{self, Format};
+use crate::model::attrs::Value;
+use crate::model::dtype::{ByteOrder, Dtype};
+use crate::model::element::Element;
+use crate::model::geometry::Geometry;
 
 /// Codecs a new array can use (the ones compiled into the linked c-blosc2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,8 +92,8 @@ impl Codec {
     }
 
     /// The ZFP mode and meta, for the ZFP codecs.
-    fn zfp(self) -> Option<(crate::zfp::Mode, u8)> {
-        crate::zfp::Mode::from_id(self.id()).map(|m| (m, self.meta()))
+    fn zfp(self) -> Option<(crate::codec::zfp::Mode, u8)> {
+        crate::codec::zfp::Mode::from_id(self.id()).map(|m| (m, self.meta()))
     }
 }
 
@@ -1272,7 +1272,7 @@ fn pack_chunk(
     if let Some((codec, clevel)) = p.rust_codec {
         let headers = (fslots, fmeta);
         let block_shape: Vec<usize> = g.blocks().iter().map(|&b| b as usize).collect();
-        return crate::chunk::encode_in_rust(
+        return crate::format::chunk::encode_in_rust(
             codec,
             clevel,
             data,

@@ -8,9 +8,9 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::chunk::ChunkHeader;
 use crate::error::{Error, Result};
 use crate::ffi::{ChunkBytes, Schunk, SchunkParams, EXTENDED_HEADER_LEN};
+use crate::format::chunk::ChunkHeader;
 
 /// Bytes of the frame header this crate checks.
 const HEADER_PREFIX: usize = 0x30;
@@ -342,7 +342,7 @@ impl Frame {
     /// on disk: the chunk header, block offsets (and dictionary), and those blocks' bytes (plus
     /// block 0 when the chunk has DELTA), each at its place in a chunk-sized buffer whose other
     /// bytes are unspecified. Such a chunk must be decoded with the same mask
-    /// ([`crate::chunk::Decoder::decode_blocks`]), which never reads the blocks left out.
+    /// ([`crate::format::chunk::Decoder::decode_blocks`]), which never reads the blocks left out.
     ///
     /// Returns `false`, with `out` unspecified, when this does not apply or would not save
     /// much (in-memory frames, special or uncompressed chunks, most blocks wanted, anything

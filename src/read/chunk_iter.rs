@@ -5,10 +5,10 @@
 use rayon::prelude::*;
 
 use crate::array::Array;
-use crate::chunk::{Decoded, Decoder};
-use crate::dtype::Dtype;
-use crate::element::{self, Element};
 use crate::error::{Error, Result};
+use crate::format::chunk::{Decoded, Decoder};
+use crate::model::dtype::Dtype;
+use crate::model::element::{self, Element};
 
 /// One decoded chunk: the region of the array it covers and that region's items.
 ///

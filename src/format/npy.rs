@@ -2,7 +2,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::dtype::Dtype;
+use crate::model::dtype::Dtype;
 
 /// The `.npy` header (magic, version, length, dict, padding) for a C-order array of `dtype`
 /// and `shape`, laid out as NumPy writes it (total header length a multiple of 64).

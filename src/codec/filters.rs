@@ -80,8 +80,8 @@
 
 use std::fmt;
 
-use crate::cells::Cells;
-use crate::kernels;
+use crate::codec::cells::Cells;
+use crate::codec::kernels;
 
 /// No filter.
 pub(crate) const NOFILTER: u8 = 0;

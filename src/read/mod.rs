@@ -1,5 +1,6 @@
-//! Reading: whole arrays and boxes, decoded chunk by chunk, in parallel, straight into one
-//! C-order output.
+//! The read layer: [`slice`] (selections and their engine, streaming), [`chunk_iter`]
+//! (chunk by chunk), [`typed`] (strings and structured fields), and here whole arrays and
+//! boxes, decoded chunk by chunk, in parallel, straight into one C-order output.
 //!
 //! The output is cut into contiguous slabs along the first dimension longer than 1, one slab per
 //! chunk row; slabs are filled in parallel (one c-blosc2 context and scratch buffer per
@@ -8,13 +9,17 @@
 
 #![forbid(unsafe_code)]
 
+pub(crate) mod chunk_iter;
+pub(crate) mod slice;
+pub(crate) mod typed;
+
 use rayon::prelude::*;
 
 use crate::array::Array;
-use crate::chunk::{ChunkError, Decoded, Decoder};
-use crate::element::{self, Element};
 use crate::error::{Error, Result};
-use crate::geometry::unravel;
+use crate::format::chunk::{ChunkError, Decoded, Decoder};
+use crate::model::element::{self, Element};
+use crate::model::geometry::unravel;
 
 /// Outputs at least this large are backed by transparent huge pages when the kernel allows.
 const HUGE_PAGE_MIN: usize = 8 << 20;
@@ -361,7 +366,7 @@ impl Array {
                         // The block is still shuffled: unshuffle the run's items into place.
                         Some(w) => {
                             if off % w != 0
-                                || !crate::kernels::unshuffle_items_into(
+                                || !crate::codec::kernels::unshuffle_items_into(
                                     block,
                                     w,
                                     off / w,

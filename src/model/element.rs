@@ -2,7 +2,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::dtype::{ByteOrder, Dtype};
+use crate::model::dtype::{ByteOrder, Dtype};
 
 /// Native byte order, for the dtypes of multi-byte element types.
 const N: ByteOrder = if cfg!(target_endian = "little") {

@@ -7,9 +7,9 @@
 
 #![forbid(unsafe_code)]
 
-use crate::codecs::RustCodec;
+use crate::codec::filters;
+use crate::codec::RustCodec;
 use crate::ffi::{codec_name, BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
-use crate::filters;
 
 /// Largest dictionary a chunk may carry (c-blosc2's `BLOSC2_MAXDICTSIZE`).
 const MAX_DICT_SIZE: usize = 128 * 1024;
@@ -289,8 +289,8 @@ fn plan(
         3 => Some(RustCodec::Zlib),
         2 => return Err(ChunkError::Unsupported("codec", "snappy (id 3)".into())),
         6 if h.udcodec == 32 => Some(RustCodec::Ndlz(h.codec_meta)),
-        6 if crate::zfp::Mode::from_id(h.udcodec).is_some() => {
-            let mode = crate::zfp::Mode::from_id(h.udcodec).expect("checked");
+        6 if crate::codec::zfp::Mode::from_id(h.udcodec).is_some() => {
+            let mode = crate::codec::zfp::Mode::from_id(h.udcodec).expect("checked");
             Some(RustCodec::Zfp(mode, h.codec_meta))
         }
         6 => {
@@ -897,7 +897,10 @@ mod tests {
         let z = ChunkHeader::parse(&u).unwrap();
         assert!(matches!(
             plan(&z, 400, 4, 80),
-            Ok(Path::Rust(RustCodec::Zfp(crate::zfp::Mode::Precision, 8)))
+            Ok(Path::Rust(RustCodec::Zfp(
+                crate::codec::zfp::Mode::Precision,
+                8
+            )))
         ));
         u[22] = 36;
         let o = ChunkHeader::parse(&u).unwrap();

@@ -4,9 +4,9 @@
 #![forbid(unsafe_code)]
 
 use crate::array::Array;
-use crate::dtype::{ByteOrder, Dtype, Field};
-use crate::element::{self, Element};
 use crate::error::{Error, Result};
+use crate::model::dtype::{ByteOrder, Dtype, Field};
+use crate::model::element::{self, Element};
 
 /// NumPy's rule for fixed-length strings: trailing NULs are padding.
 fn trim_nuls(b: &[u8], unit: usize) -> &[u8] {

@@ -1,5 +1,11 @@
-//! Blosc2 codecs decoded (and encoded) in Rust: the ones the linked c-blosc2 2.15 lacks (ZLIB)
-//! or decodes wrongly (LZ4 / LZ4HC streams compressed against a chunk dictionary).
+//! The codec layer: what turns a Blosc stream or block back into items, done in Rust where the
+//! linked c-blosc2 2.15 lacks it or does it differently from 3.x. Submodules: [`filters`]
+//! (every filter, forward and backward, per block), [`kernels`] (their SIMD inner loops),
+//! [`cells`] (NDCELL / NDMEAN cell order), [`ndlz`] and [`zfp`] (plugin codecs).
+//!
+//! This module: Blosc2 codecs decoded (and encoded) in Rust: the ones the linked c-blosc2 2.15
+//! lacks (ZLIB, NDLZ, ZFP) or decodes wrongly (LZ4 / LZ4HC streams compressed against a chunk
+//! dictionary).
 //!
 //! A codec here works on one Blosc *stream* (a block, or one of its `typesize` byte streams
 //! when the block is split): c-blosc2 3.x's `zlib_wrap_decompress` is zlib's `uncompress` (a
@@ -8,9 +14,15 @@
 //! through [`crate::ffi`]: the LZ4 library compiled into the linked c-blosc2 has it, only
 //! c-blosc2 2.15's wrapper does not use it). Both must produce exactly the stream's size, else
 //! the chunk is corrupt.
-//! The chunk layout around the streams is walked in [`crate::chunk`].
+//! The chunk layout around the streams is walked in [`crate::format::chunk`].
 
 #![forbid(unsafe_code)]
+
+pub(crate) mod cells;
+pub(crate) mod filters;
+pub(crate) mod kernels;
+pub(crate) mod ndlz;
+pub(crate) mod zfp;
 
 /// A codec whose streams Rust decodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,10 +31,10 @@ pub(crate) enum RustCodec {
     Zlib,
     /// LZ4 or LZ4HC (ids 1 and 2, format 1): one LZ4 block format, with or without dictionary.
     Lz4,
-    /// NDLZ (user codec 32) with this cell side (the codec meta, 4 or 8): [`crate::ndlz`].
+    /// NDLZ (user codec 32) with this cell side (the codec meta, 4 or 8): [`crate::codec::ndlz`].
     Ndlz(u8),
-    /// ZFP (user codecs 33-35) with its codec meta: [`crate::zfp`].
-    Zfp(crate::zfp::Mode, u8),
+    /// ZFP (user codecs 33-35) with its codec meta: [`crate::codec::zfp`].
+    Zfp(crate::codec::zfp::Mode, u8),
 }
 
 impl RustCodec {
@@ -32,9 +44,9 @@ impl RustCodec {
             RustCodec::Zlib => "zlib",
             RustCodec::Lz4 => "lz4",
             RustCodec::Ndlz(_) => "ndlz",
-            RustCodec::Zfp(crate::zfp::Mode::Accuracy, _) => "zfp_acc",
-            RustCodec::Zfp(crate::zfp::Mode::Precision, _) => "zfp_prec",
-            RustCodec::Zfp(crate::zfp::Mode::Rate, _) => "zfp_rate",
+            RustCodec::Zfp(crate::codec::zfp::Mode::Accuracy, _) => "zfp_acc",
+            RustCodec::Zfp(crate::codec::zfp::Mode::Precision, _) => "zfp_prec",
+            RustCodec::Zfp(crate::codec::zfp::Mode::Rate, _) => "zfp_rate",
         }
     }
 
@@ -68,13 +80,13 @@ impl RustCodec {
                 if dict.is_some() {
                     return Err("ndlz with a dictionary".into());
                 }
-                crate::ndlz::decode(src, dst, usize::from(cell))?
+                crate::codec::ndlz::decode(src, dst, usize::from(cell))?
             }
             RustCodec::Zfp(mode, meta) => {
                 if dict.is_some() {
                     return Err("zfp with a dictionary".into());
                 }
-                crate::zfp::decode(mode, meta, src, dst, block, typesize)?;
+                crate::codec::zfp::decode(mode, meta, src, dst, block, typesize)?;
                 dst.len()
             }
         };
@@ -107,7 +119,9 @@ impl RustCodec {
                 let out = e.finish().map_err(|e| format!("zlib: {e}"))?;
                 Ok((out.len() < src.len()).then_some(out))
             }
-            RustCodec::Zfp(mode, meta) => crate::zfp::encode(mode, meta, src, block, typesize),
+            RustCodec::Zfp(mode, meta) => {
+                crate::codec::zfp::encode(mode, meta, src, block, typesize)
+            }
             other => Err(format!("{} streams are written by c-blosc2", other.name())),
         }
     }

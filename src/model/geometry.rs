@@ -9,7 +9,7 @@
 // Geometry loops walk several per-dimension arrays in step; indexing reads clearest.
 #![allow(clippy::needless_range_loop)]
 
-use crate::meta::MAX_DIM;
+use crate::format::meta::MAX_DIM;
 
 /// Largest decoded chunk c-blosc2 can hold (its buffers are sized by `int32_t`).
 pub const MAX_CHUNK_BYTES: u64 = i32::MAX as u64 - 32;

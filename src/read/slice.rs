@@ -22,10 +22,10 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use crate::array::Array;
-use crate::chunk::{BlockMask, Decoded, Decoder};
-use crate::element::{self, Element};
 use crate::error::{Error, Result};
-use crate::meta::MAX_DIM;
+use crate::format::chunk::{BlockMask, Decoded, Decoder};
+use crate::format::meta::MAX_DIM;
+use crate::model::element::{self, Element};
 
 /// How one dimension is indexed, as in NumPy basic indexing.
 ///

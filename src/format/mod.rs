@@ -1,0 +1,9 @@
+//! The format layer: the bytes on disk and what they say, parsed and written by one type
+//! each: [`frame`] (CFrame / SFrame containers, read through c-blosc2 after Rust checks),
+//! [`chunk`] (the 32-byte chunk header and the decode plan), [`meta`] (the `b2nd` and
+//! `caterva` metalayers) and [`npy`] (NumPy `.npy` headers).
+
+pub(crate) mod chunk;
+pub mod frame;
+pub mod meta;
+pub mod npy;
