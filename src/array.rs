@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::codec::filters::filter_name;
 use crate::error::{Error, Result};
-use crate::ffi::codec_name;
 use crate::format::frame::{Frame, Storage};
+use crate::format::ids::codec_name;
 use crate::format::meta::{self, Format, NdMeta};
 use crate::model::attrs::Value;
 use crate::model::dtype::Dtype;
@@ -449,17 +449,17 @@ impl Array {
         let Some(raw) = self.frame.lock().vlmeta_raw(name) else {
             return Ok(None);
         };
-        let mut d = crate::format::chunk::Decoder::new(1);
+        let mut d = crate::codec::chunk::Decoder::new(1);
         d.decode_standalone(&raw, MAX_ATTR_BYTES)
             .map(Some)
             .map_err(|e| Error::Attr {
                 source_name: self.frame.source.clone(),
                 name: name.into(),
                 reason: match e {
-                    crate::format::chunk::ChunkError::Corrupt(r) => {
+                    crate::codec::chunk::ChunkError::Corrupt(r) => {
                         format!("corrupt stored value: {r}")
                     }
-                    crate::format::chunk::ChunkError::Unsupported(what, n) => {
+                    crate::codec::chunk::ChunkError::Unsupported(what, n) => {
                         format!("unsupported {what}: {n}")
                     }
                 },

@@ -102,26 +102,6 @@ pub(crate) fn init() {
     });
 }
 
-/// The lowercase c-blosc2 name of a codec id (`compcode`).
-pub(crate) fn codec_name(code: u8) -> String {
-    match code {
-        0 => "blosclz".into(),
-        1 => "lz4".into(),
-        2 => "lz4hc".into(),
-        3 => "snappy".into(),
-        4 => "zlib".into(),
-        5 => "zstd".into(),
-        32 => "ndlz".into(),
-        33 => "zfp_acc".into(),
-        34 => "zfp_prec".into(),
-        35 => "zfp_rate".into(),
-        36 => "openhtj2k".into(),
-        37 => "grok".into(),
-        38 => "openzl".into(),
-        other => format!("codec {other}"),
-    }
-}
-
 /// Compression parameters as c-blosc2 reports them for a super-chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SchunkParams {

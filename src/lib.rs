@@ -97,9 +97,11 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-// The layers, bottom up: `ffi` (c-blosc2), `format` (frame, chunk and metalayer bytes, .npy
-// headers), `model` (dtype, geometry, attributes, element types), `codec` (codecs and filters
-// done in Rust), then `array`, `read` and `write`; `parallel` chooses where work runs.
+// The layers, bottom up (dependencies point down): `ffi` (c-blosc2); `model` (dtype,
+// geometry, attributes, element types); `format` (the bytes: codec/filter ids, chunk header,
+// frames, metalayers, .npy headers); `codec` (the decode and encode pipeline of a chunk, with
+// the codecs and filters done in Rust); then `array`, `read` and `write`; `parallel` chooses
+// where work runs.
 mod array;
 mod codec;
 mod error;

@@ -1272,7 +1272,7 @@ fn pack_chunk(
     if let Some((codec, clevel)) = p.rust_codec {
         let headers = (fslots, fmeta);
         let block_shape: Vec<usize> = g.blocks().iter().map(|&b| b as usize).collect();
-        return crate::format::chunk::encode_in_rust(
+        return crate::codec::chunk::encode_in_rust(
             codec,
             clevel,
             data,

@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod cells;
+pub(crate) mod chunk;
 pub(crate) mod filters;
 pub(crate) mod kernels;
 pub(crate) mod ndlz;

@@ -342,7 +342,7 @@ impl Frame {
     /// on disk: the chunk header, block offsets (and dictionary), and those blocks' bytes (plus
     /// block 0 when the chunk has DELTA), each at its place in a chunk-sized buffer whose other
     /// bytes are unspecified. Such a chunk must be decoded with the same mask
-    /// ([`crate::format::chunk::Decoder::decode_blocks`]), which never reads the blocks left out.
+    /// ([`crate::codec::chunk::Decoder::decode_blocks`]), which never reads the blocks left out.
     ///
     /// Returns `false`, with `out` unspecified, when this does not apply or would not save
     /// much (in-memory frames, special or uncompressed chunks, most blocks wanted, anything

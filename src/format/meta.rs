@@ -11,7 +11,7 @@
 use std::fmt;
 
 /// The most dimensions a metalayer may declare (python-blosc2's limit).
-pub const MAX_DIM: usize = 16;
+pub use crate::model::geometry::MAX_DIM;
 
 /// Which metalayer described the array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

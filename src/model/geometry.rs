@@ -9,7 +9,8 @@
 // Geometry loops walk several per-dimension arrays in step; indexing reads clearest.
 #![allow(clippy::needless_range_loop)]
 
-use crate::format::meta::MAX_DIM;
+/// Most dimensions an array can have (c-blosc2's `B2ND_MAX_DIM`).
+pub const MAX_DIM: usize = 16;
 
 /// Largest decoded chunk c-blosc2 can hold (its buffers are sized by `int32_t`).
 pub const MAX_CHUNK_BYTES: u64 = i32::MAX as u64 - 32;

@@ -5,8 +5,8 @@
 use rayon::prelude::*;
 
 use crate::array::Array;
+use crate::codec::chunk::{Decoded, Decoder};
 use crate::error::{Error, Result};
-use crate::format::chunk::{Decoded, Decoder};
 use crate::model::dtype::Dtype;
 use crate::model::element::{self, Element};
 

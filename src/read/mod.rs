@@ -16,8 +16,8 @@ pub(crate) mod typed;
 use rayon::prelude::*;
 
 use crate::array::Array;
+use crate::codec::chunk::{ChunkError, Decoded, Decoder};
 use crate::error::{Error, Result};
-use crate::format::chunk::{ChunkError, Decoded, Decoder};
 use crate::model::element::{self, Element};
 use crate::model::geometry::unravel;
 

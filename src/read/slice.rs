@@ -22,8 +22,8 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use crate::array::Array;
+use crate::codec::chunk::{BlockMask, Decoded, Decoder};
 use crate::error::{Error, Result};
-use crate::format::chunk::{BlockMask, Decoded, Decoder};
 use crate::format::meta::MAX_DIM;
 use crate::model::element::{self, Element};
 

@@ -1,0 +1,790 @@
+//! Blosc2 chunks decoded (and, for the codecs done in Rust, encoded): the decode plan made
+//! from the header ([`crate::format::chunk::ChunkHeader`]), with the filters and codecs the
+//! linked c-blosc2 lacks done in Rust.
+//!
+//! Every chunk is checked from its header before c-blosc2 sees it: sizes against the array
+//! geometry, chunk format, codec, dictionary flag and filter pipeline. What neither C nor Rust
+//! can decode is refused by name, never decoded wrongly.
+
+#![forbid(unsafe_code)]
+
+use crate::codec::filters;
+use crate::codec::RustCodec;
+use crate::ffi::{BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
+use crate::format::chunk::{ChunkHeader, Special, MAX_DICT_SIZE, MIN_HEADER_LEN};
+use crate::format::ids::codec_name;
+
+/// Why a chunk could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ChunkError {
+    /// Corrupt or inconsistent with the array.
+    Corrupt(String),
+    /// Uses something this build cannot decode: (`what`, name).
+    Unsupported(&'static str, String),
+}
+
+/// What decoding produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decoded {
+    /// `dst` holds the decoded chunk.
+    Data,
+    /// All items are zero (a zero or uninitialised special chunk); `dst` was not written.
+    Zeros,
+}
+
+/// How a chunk's filters get undone.
+enum Path {
+    /// Nothing to decode: zeros.
+    Zeros,
+    /// A repeated-value special chunk: the item after the header, repeated (done in Rust, since
+    /// c-blosc2 2.15 repeats the first byte of items over 255 bytes).
+    Repeat,
+    /// c-blosc2 decodes everything.
+    C,
+    /// c-blosc2 decodes the codec with the filter bytes cleared; Rust undoes the filters.
+    RustFilters,
+    /// Rust decodes the codec streams of each block, then undoes the filters.
+    Rust(RustCodec),
+}
+
+/// Decide how to decode a chunk, refusing what cannot be decoded.
+fn plan(
+    h: &ChunkHeader,
+    expected_nbytes: usize,
+    typesize: usize,
+    len: usize,
+) -> Result<Path, ChunkError> {
+    let corrupt = |s: String| Err(ChunkError::Corrupt(s));
+    if h.version > 5 {
+        return Err(ChunkError::Unsupported(
+            "chunk format",
+            format!(
+                "version {} (variable-length blocks, c-blosc2 3.x only)",
+                h.version
+            ),
+        ));
+    }
+    if h.version == 0 {
+        return corrupt("chunk format version 0".into());
+    }
+    if h.nbytes != expected_nbytes {
+        return corrupt(format!(
+            "holds {} bytes decoded, the array geometry needs {expected_nbytes}",
+            h.nbytes
+        ));
+    }
+    if h.cbytes != len {
+        return corrupt(format!(
+            "header says {} compressed bytes, the frame holds {len}",
+            h.cbytes
+        ));
+    }
+    if h.flags2 & 0x01 != 0 {
+        return Err(ChunkError::Unsupported(
+            "chunk format",
+            "variable-length blocks".into(),
+        ));
+    }
+    match h.special() {
+        Special::Zeros | Special::Uninit => return Ok(Path::Zeros),
+        Special::Nan => {
+            if typesize != 4 && typesize != 8 {
+                return corrupt(format!("NaN special chunk for items of {typesize} bytes"));
+            }
+            return Ok(Path::C);
+        }
+        Special::Value => {
+            // The payload is one whole item: c-blosc2 derives the item size from cbytes (the
+            // header's typesize byte is 1 for items over 255 bytes).
+            if typesize == 0 || len != EXTENDED_HEADER_LEN + typesize {
+                return corrupt(format!(
+                    "repeated-value chunk of {len} bytes, items of {typesize} bytes need {}",
+                    EXTENDED_HEADER_LEN + typesize
+                ));
+            }
+            if h.nbytes % typesize != 0 {
+                return corrupt(format!(
+                    "repeated-value chunk of {} bytes is not whole items of {typesize} bytes",
+                    h.nbytes
+                ));
+            }
+            return Ok(Path::Repeat);
+        }
+        Special::None => {}
+    }
+    if h.nbytes > 0 && (h.blocksize == 0 || h.blocksize > h.nbytes) {
+        return corrupt(format!(
+            "block size {} for a chunk of {} bytes",
+            h.blocksize, h.nbytes
+        ));
+    }
+    let header_typesize = filters::c_typesize(typesize.max(1));
+    if h.extended && usize::from(h.typesize) != header_typesize {
+        return corrupt(format!(
+            "header typesize {} for items of {typesize} bytes (c-blosc2 records {header_typesize})",
+            h.typesize
+        ));
+    }
+    if h.memcpyed() {
+        if len
+            < h.nbytes
+                + if h.extended {
+                    EXTENDED_HEADER_LEN
+                } else {
+                    MIN_HEADER_LEN
+                }
+        {
+            return corrupt("uncompressed chunk shorter than its data".into());
+        }
+        return Ok(Path::C);
+    }
+    // ZSTD dictionaries are decoded by c-blosc2 2.15; LZ4 dictionaries are not (error -3),
+    // nor is ZLIB compiled in: Rust decodes those streams.
+    let rust = match h.codec_format() {
+        0 | 4 => None,              // blosclz, zstd: compiled in
+        1 if !h.has_dict() => None, // lz4 / lz4hc
+        1 => Some(RustCodec::Lz4),  // lz4 / lz4hc with a dictionary
+        3 if h.has_dict() => {
+            return Err(ChunkError::Unsupported(
+                "codec",
+                "zlib (id 4) with a dictionary".into(),
+            ))
+        }
+        3 => Some(RustCodec::Zlib),
+        2 => return Err(ChunkError::Unsupported("codec", "snappy (id 3)".into())),
+        6 if h.udcodec == 32 => Some(RustCodec::Ndlz(h.codec_meta)),
+        6 if crate::codec::zfp::Mode::from_id(h.udcodec).is_some() => {
+            let mode = crate::codec::zfp::Mode::from_id(h.udcodec).expect("checked");
+            Some(RustCodec::Zfp(mode, h.codec_meta))
+        }
+        6 => {
+            return Err(ChunkError::Unsupported(
+                "codec",
+                format!("{} (id {})", codec_name(h.udcodec), h.udcodec),
+            ))
+        }
+        other => return corrupt(format!("unknown codec format {other}")),
+    };
+    if let Some(codec) = rust {
+        return match filters::rust_can_undo(&h.filters, &h.filters_meta) {
+            Ok(()) => Ok(Path::Rust(codec)),
+            Err(e) => Err(unfilter_error(e)),
+        };
+    }
+    if h.has_dict() && h.codec_format() == 0 {
+        return Err(ChunkError::Unsupported(
+            "codec",
+            "blosclz with a dictionary".into(),
+        ));
+    }
+    if filters::c_can_undo(&h.filters, &h.filters_meta, typesize) {
+        return Ok(Path::C);
+    }
+    match filters::rust_can_undo(&h.filters, &h.filters_meta) {
+        Ok(()) => Ok(Path::RustFilters),
+        Err(e) => Err(unfilter_error(e)),
+    }
+}
+
+/// Encode `data` (whole blocks of `block_bytes`, items of `typesize` bytes) as a chunk whose
+/// codec Rust runs (ZLIB), each block filtered by `forward` first and stored as one stream
+/// (the header's "not split" flag set); `filters`/`filters_meta` are the header bytes that
+/// record the pipeline. A block of zeros is stored as a zero run, a block the codec does not
+/// shrink as is; a chunk that would not shrink is stored uncompressed (memcpyed, unfiltered).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn encode_in_rust(
+    codec: RustCodec,
+    clevel: u8,
+    data: &[u8],
+    block_bytes: usize,
+    block_shape: &[usize],
+    typesize: usize,
+    forward: &filters::ForwardPipeline,
+    header_filters: (&[u8; 6], &[u8; 6]),
+    scratch: &mut Vec<u8>,
+) -> Result<Vec<u8>, String> {
+    let nbytes = i32::try_from(data.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
+    if block_bytes == 0 || data.len() % block_bytes != 0 {
+        return Err(format!(
+            "{} bytes are not whole blocks of {block_bytes}",
+            data.len()
+        ));
+    }
+    let nblocks = data.len() / block_bytes;
+    // (header codec format, user codec id, codec meta)
+    let (codec_format, udcodec, codec_meta): (u8, u8, u8) = match codec {
+        RustCodec::Zlib => (3, 0, 0),
+        RustCodec::Zfp(mode, meta) => (6, mode.id(), meta),
+        other => return Err(format!("{} is not written here", other.name())),
+    };
+    let mut out = vec![0u8; EXTENDED_HEADER_LEN + 4 * nblocks];
+    let mut filtered = vec![0u8; block_bytes];
+    for (j, block) in data.chunks(block_bytes).enumerate() {
+        let start = i32::try_from(out.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
+        out[EXTENDED_HEADER_LEN + 4 * j..EXTENDED_HEADER_LEN + 4 * j + 4]
+            .copy_from_slice(&start.to_le_bytes());
+        forward.apply_block(block, &mut filtered, scratch)?;
+        if filtered.iter().all(|&b| b == 0) {
+            out.extend_from_slice(&0i32.to_le_bytes());
+            continue;
+        }
+        match codec.encode_stream(&filtered, clevel, block_shape, typesize)? {
+            Some(c) => {
+                out.extend_from_slice(&(c.len() as i32).to_le_bytes());
+                out.extend_from_slice(&c);
+            }
+            None => {
+                out.extend_from_slice(&(block_bytes as i32).to_le_bytes());
+                out.extend_from_slice(&filtered);
+            }
+        }
+    }
+    let header_typesize = filters::c_typesize(typesize.max(1)) as u8;
+    let mut flags = 0x01 | 0x04 | 0x10 | (codec_format << 5);
+    let (fs, fm) = header_filters;
+    // c-blosc2 stores a chunk under 32 bytes (BLOSC_MIN_BUFFERSIZE) as is, and one whose
+    // streams outgrow the data plus a header.
+    let (fs, fm) = if data.len() < 32 || out.len() > EXTENDED_HEADER_LEN + data.len() {
+        out.truncate(EXTENDED_HEADER_LEN);
+        out.extend_from_slice(data);
+        // As c-blosc2 writes it: a chunk under 32 bytes is memcpyed before any header flag
+        // but "extended" is set; a larger one keeps its codec and split bits.
+        flags = if data.len() < 32 { 0x07 } else { flags | 0x02 };
+        (&[0u8; 6], &[0u8; 6])
+    } else {
+        (fs, fm)
+    };
+    let cbytes = i32::try_from(out.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
+    out[0] = 5; // chunk format version
+    out[1] = 1; // codec format version (BLOSC_ZLIB_VERSION_FORMAT)
+    out[2] = flags;
+    out[3] = header_typesize;
+    out[4..8].copy_from_slice(&nbytes.to_le_bytes());
+    out[8..12].copy_from_slice(&(block_bytes as i32).to_le_bytes());
+    out[12..16].copy_from_slice(&cbytes.to_le_bytes());
+    out[16..22].copy_from_slice(fs);
+    out[22] = udcodec;
+    out[23] = codec_meta;
+    out[24..30].copy_from_slice(fm);
+    Ok(out)
+}
+
+/// Fill `dst` with the item stored after the header of a repeated-value chunk (checked by
+/// [`plan`]: `src` is the header plus exactly one item of `typesize` bytes).
+fn fill_repeated(src: &[u8], dst: &mut [u8], typesize: usize) {
+    let item = &src[EXTENDED_HEADER_LEN..EXTENDED_HEADER_LEN + typesize];
+    for d in dst.chunks_exact_mut(typesize) {
+        d.copy_from_slice(item);
+    }
+}
+
+/// Read a little-endian i32 at `at`, if there.
+fn le_i32(b: &[u8], at: usize) -> Option<i32> {
+    let s = b.get(at..at.checked_add(4)?)?;
+    Some(i32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+/// Decode a chunk whose codec streams Rust decodes ([`Path::Rust`]): walk the block offsets
+/// (and dictionary), decode each wanted block's streams into its place in `dst`, then undo the
+/// filters in Rust. Blocks with `skip[j]` are left alone (block 0 is decoded anyway when the
+/// pipeline has DELTA). Every offset and size is checked against `src`.
+#[allow(clippy::too_many_arguments)]
+fn decode_in_rust(
+    h: &ChunkHeader,
+    codec: RustCodec,
+    src: &[u8],
+    dst: &mut [u8],
+    typesize: usize,
+    blocks: &[usize],
+    skip: Option<&[bool]>,
+    scratch: &mut Vec<u8>,
+) -> Result<(), ChunkError> {
+    let corrupt = |s: String| ChunkError::Corrupt(s);
+    if h.nbytes == 0 {
+        return Ok(());
+    }
+    let nblocks = h.nbytes.div_ceil(h.blocksize);
+    let bstarts_end = nblocks
+        .checked_mul(4)
+        .and_then(|n| n.checked_add(EXTENDED_HEADER_LEN))
+        .filter(|&e| e <= src.len())
+        .ok_or_else(|| corrupt(format!("{nblocks} block offsets do not fit in the chunk")))?;
+    let (dict, data_start) = if h.has_dict() {
+        let size = le_i32(src, bstarts_end)
+            .and_then(|s| usize::try_from(s).ok())
+            .filter(|&s| s > 0 && s <= MAX_DICT_SIZE)
+            .ok_or_else(|| corrupt("dictionary size missing or out of range".into()))?;
+        let start = bstarts_end + 4;
+        let dict = src
+            .get(start..start + size)
+            .ok_or_else(|| corrupt(format!("dictionary of {size} bytes overruns the chunk")))?;
+        (Some(dict), start + size)
+    } else {
+        (None, bstarts_end)
+    };
+    let has_delta = h.has_delta();
+    let leftover = h.nbytes % h.blocksize;
+    for j in 0..nblocks {
+        if skip.is_some_and(|m| m.get(j) == Some(&true)) && !(j == 0 && has_delta) {
+            continue;
+        }
+        let block_err = |s: String| corrupt(format!("block {j}: {s}"));
+        let start = j * h.blocksize;
+        let last_short = j == nblocks - 1 && leftover != 0;
+        let bsize = if last_short { leftover } else { h.blocksize };
+        let offset = le_i32(src, EXTENDED_HEADER_LEN + 4 * j)
+            .and_then(|o| usize::try_from(o).ok())
+            .filter(|&o| o >= data_start && o < src.len())
+            .ok_or_else(|| block_err("offset outside the chunk".into()))?;
+        let nstreams = if h.dont_split() || last_short {
+            1
+        } else {
+            usize::from(h.typesize).max(1)
+        };
+        if bsize % nstreams != 0 {
+            return Err(block_err(format!(
+                "{bsize} bytes do not split into {nstreams} streams"
+            )));
+        }
+        let neblock = bsize / nstreams;
+        let mut at = offset;
+        for s in 0..nstreams {
+            let out = &mut dst[start + s * neblock..start + (s + 1) * neblock];
+            let csize =
+                le_i32(src, at).ok_or_else(|| block_err(format!("stream {s} size missing")))?;
+            at += 4;
+            if csize == 0 {
+                out.fill(0); // a run of zeros
+            } else if csize < 0 {
+                // A run of one byte value, flagged by a token byte.
+                let token = *src
+                    .get(at)
+                    .ok_or_else(|| block_err(format!("stream {s} token missing")))?;
+                at += 1;
+                if token & 0x01 == 0 || csize < -255 {
+                    return Err(block_err(format!(
+                        "stream {s}: unknown run encoding (size {csize}, token {token})"
+                    )));
+                }
+                out.fill((-csize) as u8);
+            } else {
+                let n = csize as usize;
+                let stream = src
+                    .get(at..at + n)
+                    .ok_or_else(|| block_err(format!("stream {s} of {n} bytes overruns")))?;
+                at += n;
+                if n == neblock {
+                    out.copy_from_slice(stream);
+                } else {
+                    codec
+                        .decode_stream(stream, out, dict, blocks, typesize)
+                        .map_err(|e| block_err(format!("stream {s}: {e}")))?;
+                }
+            }
+        }
+    }
+    filters::undo_blocks(
+        &h.filters,
+        &h.filters_meta,
+        typesize,
+        blocks,
+        h.blocksize,
+        dst,
+        scratch,
+        skip,
+    )
+    .map_err(unfilter_error)
+}
+
+/// A filter error as a chunk error.
+fn unfilter_error(e: filters::UnfilterError) -> ChunkError {
+    match e {
+        filters::UnfilterError::Unsupported { id, meta } => ChunkError::Unsupported(
+            "filter",
+            format!("{} (id {id}, meta {meta})", filters::filter_name(id)),
+        ),
+        filters::UnfilterError::Corrupt(s) => ChunkError::Corrupt(s),
+    }
+}
+
+/// Which blocks of a chunk a caller needs: one flag per block of `block_bytes` bytes, in the
+/// chunk's block order (for b2nd chunks, the C-order block grid of the extended chunk).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BlockMask<'a> {
+    /// `wanted[j]`: block `j` must be decoded.
+    pub wanted: &'a [bool],
+    /// Bytes per block (the last block of a chunk may be shorter).
+    pub block_bytes: usize,
+}
+
+/// The Rust filter inverse c-blosc2 runs on each block of a chunk it decoded with the filter
+/// bytes cleared (see [`HookedDctx`]): the filters are undone while the block is in cache and
+/// the block is written to the output once.
+struct FilterHook {
+    /// The pipeline and the (filters, meta, typesize) it was built for.
+    pipeline: Option<(filters::Pipeline, [u8; 6], [u8; 6], usize)>,
+}
+
+impl BlockHook for FilterHook {
+    fn finish_block(&self, input: &mut [u8], output: &mut [u8]) -> bool {
+        match &self.pipeline {
+            Some((p, ..)) => p.undo_block_into(input, output).is_ok(),
+            None => false,
+        }
+    }
+}
+
+/// Per-thread decoding state: c-blosc2 contexts and scratch buffers.
+pub(crate) struct Decoder {
+    nthreads: usize,
+    dctx: Dctx,
+    /// For chunks whose filters Rust undoes block by block (created when first needed).
+    hooked: Option<HookedDctx<FilterHook>>,
+    filter_scratch: Vec<u8>,
+    /// c-blosc2 maskout (`true` = skip the block), rebuilt per masked decode.
+    maskout: Vec<bool>,
+    /// The b2nd block shape, for filters that need it (NDCELL, NDMEAN); empty if unknown.
+    blocks: Vec<usize>,
+}
+
+impl Decoder {
+    /// A decoder whose c-blosc2 context uses `nthreads` block-level threads.
+    pub(crate) fn new(nthreads: usize) -> Decoder {
+        Decoder {
+            nthreads,
+            dctx: Dctx::new(nthreads),
+            hooked: None,
+            filter_scratch: Vec::new(),
+            maskout: Vec::new(),
+            blocks: Vec::new(),
+        }
+    }
+
+    /// The same decoder for chunks of b2nd blocks of this shape (NDCELL and NDMEAN need it).
+    pub(crate) fn with_blocks(mut self, blocks: &[u64]) -> Decoder {
+        self.blocks = blocks.iter().map(|&b| b as usize).collect();
+        self
+    }
+
+    /// Decode a standalone chunk (e.g. a vlmeta value) whose decoded size comes from its own
+    /// header, at most `max_nbytes`.
+    pub(crate) fn decode_standalone(
+        &mut self,
+        src: &[u8],
+        max_nbytes: usize,
+    ) -> Result<Vec<u8>, ChunkError> {
+        let h = ChunkHeader::parse(src).map_err(ChunkError::Corrupt)?;
+        if h.nbytes > max_nbytes {
+            return Err(ChunkError::Corrupt(format!(
+                "declares {} decoded bytes, more than the {max_nbytes} allowed",
+                h.nbytes
+            )));
+        }
+        let typesize = usize::from(src[3]).max(1);
+        let mut out = vec![0u8; h.nbytes];
+        match self.decode(&mut src.to_vec(), &mut out, typesize)? {
+            Decoded::Data => {}
+            Decoded::Zeros => out.fill(0),
+        }
+        Ok(out)
+    }
+
+    /// Decode chunk `src` (compressed bytes) into `dst` (exactly `dst.len()` decoded bytes
+    /// expected), for items of `typesize` bytes. `src` is mutable because filters Rust undoes
+    /// are hidden from C by clearing the header's filter bytes during the call; they are put
+    /// back before returning.
+    pub(crate) fn decode(
+        &mut self,
+        src: &mut [u8],
+        dst: &mut [u8],
+        typesize: usize,
+    ) -> Result<Decoded, ChunkError> {
+        self.decode_blocks(src, dst, typesize, None)
+    }
+
+    /// Like [`Decoder::decode`], but with `mask` only the wanted blocks are sure to be decoded:
+    /// the bytes of the other blocks of `dst` are unspecified (usually left as they were).
+    ///
+    /// The mask is used (c-blosc2's block maskout, and the Rust filters skip the same blocks)
+    /// only for ordinary data chunks whose Blosc blocks are exactly the mask's blocks; other
+    /// chunks are decoded whole. Block 0 is always decoded when the chunk has a DELTA filter,
+    /// since every other block is decoded against it.
+    pub(crate) fn decode_blocks(
+        &mut self,
+        src: &mut [u8],
+        dst: &mut [u8],
+        typesize: usize,
+        mask: Option<BlockMask<'_>>,
+    ) -> Result<Decoded, ChunkError> {
+        let h = ChunkHeader::parse(src).map_err(ChunkError::Corrupt)?;
+        let path = plan(&h, dst.len(), typesize, src.len())?;
+        let masked = !matches!(path, Path::Zeros) && mask.is_some_and(|m| self.set_maskout(&h, m));
+        let decoded = match path {
+            Path::Zeros => return Ok(Decoded::Zeros),
+            Path::Repeat => {
+                fill_repeated(src, dst, typesize);
+                return Ok(Decoded::Data);
+            }
+            Path::Rust(codec) => {
+                let skip = masked.then_some(self.maskout.as_slice());
+                let scratch = &mut self.filter_scratch;
+                decode_in_rust(&h, codec, src, dst, typesize, &self.blocks, skip, scratch)?;
+                return Ok(Decoded::Data);
+            }
+            Path::C => {
+                if masked {
+                    self.dctx.decompress_masked(src, dst, &self.maskout)
+                } else {
+                    self.dctx.decompress(src, dst)
+                }
+            }
+            Path::RustFilters => {
+                // C decodes the codec only: the filter bytes are cleared for the call and put
+                // back afterwards (the caller's chunk is left as it was).
+                src[16..22].fill(0);
+                src[24..30].fill(0);
+                let result = self.decode_rust_filters(&h, src, dst, typesize, masked);
+                src[16..22].copy_from_slice(&h.filters);
+                src[24..30].copy_from_slice(&h.filters_meta);
+                result?
+            }
+        };
+        let n = decoded.map_err(|code| {
+            ChunkError::Corrupt(format!("c-blosc2 could not decompress it (error {code})"))
+        })?;
+        if n != dst.len() {
+            return Err(ChunkError::Corrupt(format!(
+                "decoded {n} bytes, expected {}",
+                dst.len()
+            )));
+        }
+        Ok(Decoded::Data)
+    }
+
+    /// The [`Path::RustFilters`] part of [`Decoder::decode_blocks`], for `src` with its filter
+    /// bytes cleared: C's result (bytes or error code), or a filter error.
+    fn decode_rust_filters(
+        &mut self,
+        h: &ChunkHeader,
+        src: &[u8],
+        dst: &mut [u8],
+        typesize: usize,
+        masked: bool,
+    ) -> Result<Result<usize, i64>, ChunkError> {
+        let key = (h.filters, h.filters_meta, typesize);
+        let nthreads = self.nthreads;
+        let hooked = self
+            .hooked
+            .get_or_insert_with(|| HookedDctx::new(nthreads, FilterHook { pipeline: None }));
+        let hook = hooked.hook_mut();
+        if !matches!(&hook.pipeline, Some((_, f, m, t)) if (*f, *m, *t) == key) {
+            let p = filters::Pipeline::new(&key.0, &key.1, key.2, &self.blocks)
+                .map_err(unfilter_error)?;
+            hook.pipeline = Some((p, key.0, key.1, key.2));
+        }
+        let by_block = hook.pipeline.as_ref().is_some_and(|(p, ..)| !p.has_delta());
+        if by_block {
+            // c-blosc2 decodes each block's codec and the hook undoes its filters.
+            Ok(if masked {
+                hooked.decompress_masked(src, dst, &self.maskout)
+            } else {
+                hooked.decompress(src, dst)
+            })
+        } else {
+            // DELTA: blocks depend on block 0, undone in order after the whole chunk.
+            let n = if masked {
+                self.dctx.decompress_masked(src, dst, &self.maskout)
+            } else {
+                self.dctx.decompress(src, dst)
+            };
+            if n.is_ok_and(|n| n == dst.len()) {
+                let (f, m, bs) = (&h.filters, &h.filters_meta, h.blocksize);
+                let scratch = &mut self.filter_scratch;
+                let skip = masked.then_some(self.maskout.as_slice());
+                filters::undo_blocks(f, m, typesize, &self.blocks, bs, dst, scratch, skip)
+                    .map_err(unfilter_error)?;
+            }
+            Ok(n)
+        }
+    }
+
+    /// Decode chunk `src` into `dst` one Blosc block at a time, handing each decoded block to
+    /// `each(j, block, unshuffle)` while it is still in cache; only the blocks `touched` flags
+    /// are decoded. Used for chunks that are scattered into the output rather than decoded in
+    /// place: the scatter then reads cache-hot blocks instead of the whole decoded chunk.
+    ///
+    /// When the chunk's only filter is a plain SHUFFLE (by item size), c-blosc2 runs just the
+    /// codec and `unshuffle` is `Some(width)`: the block is still shuffled, and the caller
+    /// unshuffles the items it needs straight into their destination (one pass instead of
+    /// C's unshuffle plus a copy). Otherwise `unshuffle` is `None` and the block is final.
+    ///
+    /// Returns `None` (nothing decoded) when block by block does not apply: a context with
+    /// block threads, blocks under 64 KiB, a single block, or a chunk a mask cannot select
+    /// blocks of (special, uncompressed, DELTA). The caller then decodes the chunk whole.
+    pub(crate) fn decode_by_block(
+        &mut self,
+        src: &mut [u8],
+        dst: &mut [u8],
+        typesize: usize,
+        block_bytes: usize,
+        touched: &[bool],
+        mut each: impl FnMut(usize, &[u8], Option<usize>) -> Result<(), String>,
+    ) -> Option<Result<(), ChunkError>> {
+        let nblocks = touched.len();
+        if self.nthreads != 1 || block_bytes < (64 << 10) || nblocks < 2 {
+            return None;
+        }
+        let h = ChunkHeader::parse(src).ok()?;
+        if !h.maskable(nblocks, block_bytes) || h.memcpyed() || h.has_delta() {
+            return None;
+        }
+        // A lone SHUFFLE by item size (what c-blosc2 2.15 undoes itself) is left to the caller.
+        let active: Vec<usize> = (0..6)
+            .filter(|&i| h.filters[i] != filters::NOFILTER)
+            .collect();
+        let unshuffle = match active.as_slice() {
+            [i] if h.filters[*i] == filters::SHUFFLE
+                && (2..=255).contains(&typesize)
+                && (h.filters_meta[*i] == 0 || usize::from(h.filters_meta[*i]) == typesize) =>
+            {
+                Some(typesize)
+            }
+            _ => None,
+        };
+        if unshuffle.is_some() {
+            src[16..22].fill(0);
+            src[24..30].fill(0);
+        }
+        let mut one = vec![false; nblocks];
+        let mut result = Ok(());
+        for j in (0..nblocks).filter(|&j| touched[j]) {
+            one[j] = true;
+            let mask = BlockMask {
+                wanted: &one,
+                block_bytes,
+            };
+            match self.decode_blocks(src, dst, typesize, Some(mask)) {
+                Ok(Decoded::Data) => {}
+                // Maskable chunks are never special.
+                Ok(Decoded::Zeros) => {
+                    result = Err(ChunkError::Corrupt("inconsistent special chunk".into()));
+                    break;
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+            one[j] = false;
+            let block = &dst[j * block_bytes..((j + 1) * block_bytes).min(dst.len())];
+            if let Err(e) = each(j, block, unshuffle) {
+                result = Err(ChunkError::Corrupt(e));
+                break;
+            }
+        }
+        if unshuffle.is_some() {
+            src[16..22].copy_from_slice(&h.filters);
+            src[24..30].copy_from_slice(&h.filters_meta);
+        }
+        Some(result)
+    }
+
+    /// Build `self.maskout` for `mask` if it applies to the chunk with header `h` (already
+    /// planned); `false` when the chunk must be decoded whole.
+    fn set_maskout(&mut self, h: &ChunkHeader, mask: BlockMask<'_>) -> bool {
+        // Special chunks (NaN, repeated value) are cheap and laid out by C: decode whole.
+        if !h.maskable(mask.wanted.len(), mask.block_bytes) || mask.wanted.iter().all(|&w| w) {
+            return false;
+        }
+        self.maskout.clear();
+        self.maskout.extend(mask.wanted.iter().map(|&w| !w));
+        if h.has_delta() {
+            self.maskout[0] = false;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(flags: u8, nbytes: i32, blocksize: i32, cbytes: i32) -> Vec<u8> {
+        let mut h = vec![0u8; 32];
+        h[0] = 5;
+        h[1] = 1;
+        h[2] = flags;
+        h[3] = 4;
+        h[4..8].copy_from_slice(&nbytes.to_le_bytes());
+        h[8..12].copy_from_slice(&blocksize.to_le_bytes());
+        h[12..16].copy_from_slice(&cbytes.to_le_bytes());
+        h
+    }
+
+    #[test]
+    fn plans() {
+        // zstd (format 4), extended header, shuffle.
+        let mut h = header(0x05 | (4 << 5), 400, 100, 80);
+        h[21] = filters::SHUFFLE;
+        let p = ChunkHeader::parse(&h).unwrap();
+        assert!(matches!(plan(&p, 400, 4, 80), Ok(Path::C)));
+        assert!(matches!(plan(&p, 404, 4, 80), Err(ChunkError::Corrupt(_))));
+        assert!(matches!(plan(&p, 400, 4, 81), Err(ChunkError::Corrupt(_))));
+        // zlib: decoded in Rust; lz4 with a dictionary too, lz4 without one by C.
+        let z = ChunkHeader::parse(&header(0x05 | (3 << 5), 400, 100, 80)).unwrap();
+        assert!(matches!(
+            plan(&z, 400, 4, 80),
+            Ok(Path::Rust(RustCodec::Zlib))
+        ));
+        let mut l = header(0x05 | (1 << 5), 400, 100, 80);
+        assert!(matches!(
+            plan(&ChunkHeader::parse(&l).unwrap(), 400, 4, 80),
+            Ok(Path::C)
+        ));
+        l[31] = 0x01;
+        assert!(matches!(
+            plan(&ChunkHeader::parse(&l).unwrap(), 400, 4, 80),
+            Ok(Path::Rust(RustCodec::Lz4))
+        ));
+        // The header typesize byte must be the one c-blosc2 records for the items.
+        assert!(matches!(plan(&p, 400, 8, 80), Err(ChunkError::Corrupt(_))));
+        // user codecs ndlz (cell side in the codec meta) and zfp: Rust; others refused by name.
+        let mut u = header(0x05 | (6 << 5), 400, 100, 80);
+        u[22] = 32;
+        u[23] = 8;
+        let nd = ChunkHeader::parse(&u).unwrap();
+        assert!(matches!(
+            plan(&nd, 400, 4, 80),
+            Ok(Path::Rust(RustCodec::Ndlz(8)))
+        ));
+        u[22] = 34;
+        let z = ChunkHeader::parse(&u).unwrap();
+        assert!(matches!(
+            plan(&z, 400, 4, 80),
+            Ok(Path::Rust(RustCodec::Zfp(
+                crate::codec::zfp::Mode::Precision,
+                8
+            )))
+        ));
+        u[22] = 36;
+        let o = ChunkHeader::parse(&u).unwrap();
+        assert_eq!(
+            plan(&o, 400, 4, 80).err(),
+            Some(ChunkError::Unsupported("codec", "openhtj2k (id 36)".into()))
+        );
+        // zero special: no decoding.
+        let mut s = header(0x05, 400, 400, 32);
+        s[31] = 1 << 4;
+        let s = ChunkHeader::parse(&s).unwrap();
+        assert!(matches!(plan(&s, 400, 4, 32), Ok(Path::Zeros)));
+        // VL blocks version
+        let mut v = header(0x05 | (4 << 5), 400, 100, 80);
+        v[0] = 6;
+        assert!(matches!(
+            plan(&ChunkHeader::parse(&v).unwrap(), 400, 4, 80),
+            Err(ChunkError::Unsupported("chunk format", _))
+        ));
+        assert!(ChunkHeader::parse(&h[..10]).is_err());
+        assert!(ChunkHeader::parse(&h[..20]).is_err());
+    }
+}
