@@ -1303,8 +1303,7 @@ fn pack_chunk(
         p.cctx.compress(data, &mut out).map_err(blosc)?;
         return Ok(out);
     }
-    out[16..22].copy_from_slice(fslots);
-    out[24..30].copy_from_slice(fmeta);
+    crate::format::chunk::set_filters(&mut out, fslots, fmeta);
     Ok(out)
 }
 

@@ -11,7 +11,9 @@
 use crate::codec::filters;
 use crate::codec::RustCodec;
 use crate::ffi::{BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
-use crate::format::chunk::{ChunkHeader, Special, MAX_DICT_SIZE, MIN_HEADER_LEN};
+use crate::format::chunk::{
+    set_filters, ChunkHeader, FiltersCleared, Special, MAX_DICT_SIZE, MIN_HEADER_LEN,
+};
 use crate::format::ids::codec_name;
 
 /// Why a chunk could not be decoded.
@@ -262,10 +264,9 @@ pub(crate) fn encode_in_rust(
     out[4..8].copy_from_slice(&nbytes.to_le_bytes());
     out[8..12].copy_from_slice(&(block_bytes as i32).to_le_bytes());
     out[12..16].copy_from_slice(&cbytes.to_le_bytes());
-    out[16..22].copy_from_slice(fs);
+    set_filters(&mut out, fs, fm);
     out[22] = udcodec;
     out[23] = codec_meta;
-    out[24..30].copy_from_slice(fm);
     Ok(out)
 }
 
@@ -541,12 +542,8 @@ impl Decoder {
             Path::RustFilters => {
                 // C decodes the codec only: the filter bytes are cleared for the call and put
                 // back afterwards (the caller's chunk is left as it was).
-                src[16..22].fill(0);
-                src[24..30].fill(0);
-                let result = self.decode_rust_filters(&h, src, dst, typesize, masked);
-                src[16..22].copy_from_slice(&h.filters);
-                src[24..30].copy_from_slice(&h.filters_meta);
-                result?
+                let mut cleared = FiltersCleared::new(src);
+                self.decode_rust_filters(&h, cleared.chunk(), dst, typesize, masked)?
             }
         };
         let n = decoded.map_err(|code| {
@@ -651,10 +648,14 @@ impl Decoder {
             }
             _ => None,
         };
-        if unshuffle.is_some() {
-            src[16..22].fill(0);
-            src[24..30].fill(0);
-        }
+        // C then runs the codec only (filter bytes cleared until `cleared` drops).
+        let mut cleared: FiltersCleared;
+        let src: &mut [u8] = if unshuffle.is_some() {
+            cleared = FiltersCleared::new(src);
+            cleared.chunk()
+        } else {
+            src
+        };
         let mut one = vec![false; nblocks];
         let mut result = Ok(());
         for j in (0..nblocks).filter(|&j| touched[j]) {
@@ -681,10 +682,6 @@ impl Decoder {
                 result = Err(ChunkError::Corrupt(e));
                 break;
             }
-        }
-        if unshuffle.is_some() {
-            src[16..22].copy_from_slice(&h.filters);
-            src[24..30].copy_from_slice(&h.filters_meta);
         }
         Some(result)
     }

@@ -144,3 +144,69 @@ impl ChunkHeader {
         self.flags >> 5
     }
 }
+
+/// Put filter ids and metas into a chunk header (`[16..22]` and `[24..30]`).
+pub(crate) fn set_filters(header: &mut [u8], filters: &[u8; 6], meta: &[u8; 6]) {
+    header[16..22].copy_from_slice(filters);
+    header[24..30].copy_from_slice(meta);
+}
+
+/// A chunk whose header filter bytes are cleared while this guard lives, and put back when it
+/// drops (a panic included): c-blosc2 then decodes the codec only, and Rust the filters.
+pub(crate) struct FiltersCleared<'a> {
+    chunk: &'a mut [u8],
+    filters: [u8; 6],
+    meta: [u8; 6],
+}
+
+impl<'a> FiltersCleared<'a> {
+    /// Clear the filter bytes of `chunk`, an extended-header chunk (checked by the caller's
+    /// [`ChunkHeader::parse`]).
+    pub(crate) fn new(chunk: &'a mut [u8]) -> FiltersCleared<'a> {
+        let mut filters = [0u8; 6];
+        let mut meta = [0u8; 6];
+        filters.copy_from_slice(&chunk[16..22]);
+        meta.copy_from_slice(&chunk[24..30]);
+        set_filters(chunk, &[0; 6], &[0; 6]);
+        FiltersCleared {
+            chunk,
+            filters,
+            meta,
+        }
+    }
+
+    /// The chunk, filter bytes cleared.
+    pub(crate) fn chunk(&mut self) -> &mut [u8] {
+        self.chunk
+    }
+}
+
+impl Drop for FiltersCleared<'_> {
+    fn drop(&mut self) {
+        set_filters(self.chunk, &self.filters, &self.meta);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cleared_filters_come_back_even_on_panic() {
+        let mut chunk = vec![0u8; 40];
+        set_filters(&mut chunk, &[1, 2, 3, 0, 0, 35], &[4, 0, 0, 0, 0, 8]);
+        let before = chunk.clone();
+        {
+            let mut g = FiltersCleared::new(&mut chunk);
+            assert!(g.chunk()[16..22].iter().all(|&b| b == 0));
+            assert!(g.chunk()[24..30].iter().all(|&b| b == 0));
+        }
+        assert_eq!(chunk, before);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _g = FiltersCleared::new(&mut chunk);
+            panic!("a decode that fails");
+        }));
+        assert!(r.is_err());
+        assert_eq!(chunk, before);
+    }
+}
