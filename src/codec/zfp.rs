@@ -322,109 +322,68 @@ fn scale_f64(mut x: f64, mut e: i32) -> f64 {
     x * f64::from_bits(((e + 1023) as u64) << 52)
 }
 
-impl Real for f32 {
-    type I = i32;
-    const SIZE: usize = 4;
-    const EBITS: u32 = 8;
-    const EBIAS: i32 = 127;
-    fn load(b: &[u8]) -> Self {
-        f32::from_le_bytes([b[0], b[1], b[2], b[3]])
-    }
-    fn store(self, b: &mut [u8]) {
-        b.copy_from_slice(&self.to_le_bytes());
-    }
-    fn scale(emax: i32) -> Self {
-        let e = emax - 30;
-        if e > 127 {
-            f32::INFINITY
-        } else if e >= -126 {
-            f32::from_bits(((e + 127) as u32) << 23)
-        } else if e >= -149 {
-            f32::from_bits(1 << (e + 149))
-        } else {
-            0.0 // 2^-150 rounds to even, below that to zero
+/// `Real` for an IEEE type: `$t` with `$bits` bits (`$u` its bit pattern, `$i` the transform
+/// integer), `$ebits` exponent bits and `$mant` mantissa bits.
+macro_rules! real {
+    ($t:ty, $i:ty, $u:ty, $bits:expr, $ebits:expr, $mant:expr) => {
+        impl Real for $t {
+            type I = $i;
+            const SIZE: usize = $bits / 8;
+            const EBITS: u32 = $ebits;
+            const EBIAS: i32 = (1 << ($ebits - 1)) - 1;
+            fn load(b: &[u8]) -> Self {
+                let mut a = [0u8; $bits / 8];
+                a.copy_from_slice(&b[..$bits / 8]);
+                <$t>::from_le_bytes(a)
+            }
+            fn store(self, b: &mut [u8]) {
+                b.copy_from_slice(&self.to_le_bytes());
+            }
+            fn scale(emax: i32) -> Self {
+                let e = emax - ($bits - 2);
+                let min_normal = 1 - Self::EBIAS;
+                if e > Self::EBIAS {
+                    <$t>::INFINITY
+                } else if e >= min_normal {
+                    <$t>::from_bits(((e + Self::EBIAS) as $u) << $mant)
+                } else if e >= min_normal - $mant {
+                    <$t>::from_bits(1 << (e - (min_normal - $mant)))
+                } else {
+                    0.0 // half the smallest subnormal rounds to even: zero
+                }
+            }
+            fn times(s: Self, i: $i) -> Self {
+                s * i as $t
+            }
+            fn exponent(self) -> i32 {
+                if self == 0.0 {
+                    return -Self::EBIAS;
+                }
+                let be = ((self.to_bits() >> $mant) & ((1 << $ebits) - 1)) as i32;
+                if be == 0 {
+                    1 - Self::EBIAS
+                } else {
+                    be - (Self::EBIAS - 1)
+                }
+            }
+            fn magnitude(self) -> Self {
+                self.abs()
+            }
+            fn larger(self, o: Self) -> bool {
+                self > o
+            }
+            fn finite(self) -> bool {
+                self.is_finite()
+            }
+            fn quantize(self, emax: i32) -> $i {
+                scale_f64(f64::from(self), ($bits - 2) - emax) as $i
+            }
         }
-    }
-    fn times(s: Self, i: i32) -> Self {
-        s * i as f32
-    }
-    fn exponent(self) -> i32 {
-        if self == 0.0 {
-            return -Self::EBIAS;
-        }
-        let be = ((self.to_bits() >> 23) & 0xff) as i32;
-        if be == 0 {
-            1 - Self::EBIAS
-        } else {
-            be - 126
-        }
-    }
-    fn magnitude(self) -> Self {
-        self.abs()
-    }
-    fn larger(self, o: Self) -> bool {
-        self > o
-    }
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-    fn quantize(self, emax: i32) -> i32 {
-        scale_f64(f64::from(self), 30 - emax) as i32
-    }
+    };
 }
 
-impl Real for f64 {
-    type I = i64;
-    const SIZE: usize = 8;
-    const EBITS: u32 = 11;
-    const EBIAS: i32 = 1023;
-    fn load(b: &[u8]) -> Self {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(&b[..8]);
-        f64::from_le_bytes(a)
-    }
-    fn store(self, b: &mut [u8]) {
-        b.copy_from_slice(&self.to_le_bytes());
-    }
-    fn scale(emax: i32) -> Self {
-        let e = emax - 62;
-        if e > 1023 {
-            f64::INFINITY
-        } else if e >= -1022 {
-            f64::from_bits(((e + 1023) as u64) << 52)
-        } else if e >= -1074 {
-            f64::from_bits(1 << (e + 1074))
-        } else {
-            0.0
-        }
-    }
-    fn times(s: Self, i: i64) -> Self {
-        s * i as f64
-    }
-    fn exponent(self) -> i32 {
-        if self == 0.0 {
-            return -Self::EBIAS;
-        }
-        let be = ((self.to_bits() >> 52) & 0x7ff) as i32;
-        if be == 0 {
-            1 - Self::EBIAS
-        } else {
-            be - 1022
-        }
-    }
-    fn magnitude(self) -> Self {
-        self.abs()
-    }
-    fn larger(self, o: Self) -> bool {
-        self > o
-    }
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-    fn quantize(self, emax: i32) -> i64 {
-        scale_f64(self, 62 - emax) as i64
-    }
-}
+real!(f32, i32, u32, 32, 8, 23);
+real!(f64, i64, u64, 64, 11, 52);
 
 /// The coefficient order for `dims` dimensions.
 fn perm(dims: usize) -> &'static [u8] {
