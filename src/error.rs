@@ -158,7 +158,7 @@ pub enum Error {
     },
 
     /// c-blosc2 reported an error code.
-    #[error("{context}: c-blosc2 error {code}")]
+    #[error("{context}: c-blosc2 {}", crate::ffi::describe_code(*code))]
     Blosc {
         /// What was being done.
         context: String,

@@ -102,6 +102,52 @@ pub(crate) fn init() {
     });
 }
 
+/// A c-blosc2 return code as text: `error -5 (not enough space to read)`. The one place the
+/// codes (`BLOSC2_ERROR_*` in `blosc2.h`) are decoded.
+pub(crate) fn describe_code(code: i64) -> String {
+    let what = match code {
+        -1 => "generic failure",
+        -2 => "bad stream",
+        -3 => "invalid data",
+        -4 => "memory allocation failure",
+        -5 => "not enough space to read",
+        -6 => "not enough space to write",
+        -7 => "codec not supported",
+        -8 => "invalid codec parameter",
+        -9 => "codec dictionary error",
+        -10 => "version not supported",
+        -11 => "invalid value in header",
+        -12 => "invalid parameter",
+        -13 => "file read failure",
+        -14 => "file write failure",
+        -15 => "file open failure",
+        -16 => "not found",
+        -17 => "bad run-length encoding",
+        -18 => "filter pipeline error",
+        -19 => "chunk insert failure",
+        -20 => "chunk append failure",
+        -21 => "chunk update failure",
+        -22 => "sizes over 2 GB not supported",
+        -23 => "super-chunk copy failure",
+        -24 => "wrong frame type",
+        -25 => "file truncate failure",
+        -26 => "thread creation failure",
+        -27 => "postfilter failure",
+        -28 => "special frame failure",
+        -29 => "special super-chunk failure",
+        -30 => "I/O plugin error",
+        -31 => "file remove failure",
+        -32 => "null pointer",
+        -33 => "invalid index",
+        -34 => "metalayer not found",
+        -35 => "maximum buffer size exceeded",
+        -36 => "tuner failure",
+        -37 => "frame lock failure",
+        _ => return format!("error {code}"),
+    };
+    format!("error {code} ({what})")
+}
+
 /// Compression parameters as c-blosc2 reports them for a super-chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SchunkParams {
@@ -1007,4 +1053,16 @@ pub(crate) fn advise_huge_pages(buf: &mut [u8]) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = buf;
+}
+
+#[cfg(test)]
+mod code_tests {
+    use super::describe_code;
+
+    #[test]
+    fn codes_are_named() {
+        assert_eq!(describe_code(-5), "error -5 (not enough space to read)");
+        assert_eq!(describe_code(-37), "error -37 (frame lock failure)");
+        assert_eq!(describe_code(-99), "error -99");
+    }
 }

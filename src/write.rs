@@ -662,7 +662,10 @@ impl ArrayBuilder {
         schunk
             .meta_add(plan.format.name(), &plan.meta_bytes)
             .map_err(|code| {
-                staging.error(format!("cannot add the metalayer (c-blosc2 error {code})"))
+                staging.error(format!(
+                    "cannot add the metalayer (c-blosc2 {})",
+                    crate::ffi::describe_code(code)
+                ))
             })?;
         let g = &plan.geom;
         let row_bytes = if g.ndim() == 0 {
@@ -1212,7 +1215,10 @@ impl Writer {
                 .map_err(|code| Error::Attr {
                     source_name: self.staging.name(),
                     name: name.clone(),
-                    reason: format!("c-blosc2 could not store it (error {code})"),
+                    reason: format!(
+                        "c-blosc2 could not store it ({})",
+                        crate::ffi::describe_code(code)
+                    ),
                 })?;
         }
         let bytes = if matches!(self.target, Target::Memory) {
@@ -1316,7 +1322,10 @@ pub fn set_attrs(path: impl AsRef<Path>, attrs: &[(&str, Value)]) -> Result<()> 
             s.vlmeta_set(k, &v.encode()).map_err(|code| Error::Attr {
                 source_name: name.into(),
                 name: (*k).into(),
-                reason: format!("c-blosc2 could not store it (error {code})"),
+                reason: format!(
+                    "c-blosc2 could not store it ({})",
+                    crate::ffi::describe_code(code)
+                ),
             })?;
         }
         Ok(())
@@ -1338,7 +1347,10 @@ pub fn delete_attrs(path: impl AsRef<Path>, names: &[&str]) -> Result<()> {
             s.vlmeta_delete(k).map_err(|code| Error::Attr {
                 source_name: src.into(),
                 name: (*k).into(),
-                reason: format!("c-blosc2 could not delete it (error {code})"),
+                reason: format!(
+                    "c-blosc2 could not delete it ({})",
+                    crate::ffi::describe_code(code)
+                ),
             })?;
         }
         Ok(())

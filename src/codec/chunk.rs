@@ -547,7 +547,10 @@ impl Decoder {
             }
         };
         let n = decoded.map_err(|code| {
-            ChunkError::Corrupt(format!("c-blosc2 could not decompress it (error {code})"))
+            ChunkError::Corrupt(format!(
+                "c-blosc2 could not decompress it ({})",
+                crate::ffi::describe_code(code)
+            ))
         })?;
         if n != dst.len() {
             return Err(ChunkError::Corrupt(format!(

@@ -331,7 +331,8 @@ impl Frame {
             source_name: self.source.clone(),
             chunk: n,
             reason: format!(
-                "c-blosc2 could not fetch it (error {code}): missing or corrupt chunk data"
+                "c-blosc2 could not fetch it ({}): missing or corrupt chunk data",
+                crate::ffi::describe_code(code)
             ),
         })
     }
