@@ -1,0 +1,40 @@
+//! Writing arrays python-blosc2 opens as its own: [`ArrayBuilder`], the streaming [`Writer`],
+//! and attribute edits on existing files.
+//!
+//! Every write goes through one mechanism: data arrives in C order and is cut into *slabs*
+//! of whole chunk rows along the first dimension; each slab's chunks are gathered into the
+//! extended-chunk block layout (padding zeroed), compressed in parallel (all-zero chunks
+//! become zero special chunks, as python-blosc2 writes them) and appended in order. Files
+//! are written to a temporary path in the target directory and renamed on success, so an
+//! error leaves nothing at the target.
+
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use rayon::prelude::*;
+
+use crate::codec::filters;
+use crate::codec::RustCodec;
+use crate::error::{Error, Result};
+use crate::ffi::{Cctx, CompressParams, Schunk};
+use crate::format::frame::Frame;
+use crate::format::meta::{self, Format};
+use crate::model::attrs::Value;
+use crate::model::dtype::{ByteOrder, Dtype};
+use crate::model::element::Element;
+use crate::model::geometry::Geometry;
+
+mod builder;
+mod edit;
+mod options;
+mod staging;
+mod writer;
+
+pub use builder::ArrayBuilder;
+use builder::Plan;
+pub use edit::{delete_attrs, set_attrs};
+pub use options::{default_chunks_blocks, Codec, Filter, Target};
+use staging::{parent_dir, Staging};
+pub use writer::Writer;

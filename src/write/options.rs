@@ -1,0 +1,269 @@
+//! What a new array is made with: codecs, filters, targets and the default chunk shapes.
+
+#![forbid(unsafe_code)]
+
+use super::*;
+
+/// Codecs a new array can use (the ones compiled into the linked c-blosc2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Codec {
+    /// BloscLZ.
+    BloscLz,
+    /// LZ4.
+    Lz4,
+    /// LZ4 HC.
+    Lz4hc,
+    /// Zstandard (python-blosc2's default).
+    Zstd,
+    /// Zlib (encoded in Rust: the linked c-blosc2 2.15 has no zlib). Blocks are stored as one
+    /// stream each; filters: `shuffle`, `shuffle:N`, `bytedelta`.
+    Zlib,
+    /// ZFP, fixed accuracy (lossy, encoded in Rust): absolute error at most about
+    /// `10^exponent`. For `<f4`/`<f8` arrays of 1 to 4 dimensions with block sides of 4 or
+    /// more, no filters, finite values.
+    ZfpAccuracy(i8),
+    /// ZFP, fixed precision (lossy): `bits + 5, 7, 9, 11` bit planes for 1 to 4 dimensions.
+    /// Same conditions as [`Codec::ZfpAccuracy`].
+    ZfpPrecision(u8),
+    /// ZFP, fixed rate (lossy): each block compressed to this percentage (1 to 100) of its
+    /// size. Same conditions as [`Codec::ZfpAccuracy`].
+    ZfpRate(u8),
+}
+
+impl Codec {
+    pub(super) fn id(self) -> u8 {
+        match self {
+            Codec::BloscLz => 0,
+            Codec::Lz4 => 1,
+            Codec::Lz4hc => 2,
+            Codec::Zlib => 4,
+            Codec::Zstd => 5,
+            Codec::ZfpAccuracy(_) => 33,
+            Codec::ZfpPrecision(_) => 34,
+            Codec::ZfpRate(_) => 35,
+        }
+    }
+
+    /// The writable codec of a Blosc codec id and meta, if any.
+    pub(super) fn from_id(id: u8, meta: u8) -> Option<Codec> {
+        Some(match id {
+            0 => Codec::BloscLz,
+            1 => Codec::Lz4,
+            2 => Codec::Lz4hc,
+            4 => Codec::Zlib,
+            5 => Codec::Zstd,
+            33 => Codec::ZfpAccuracy(meta as i8),
+            34 => Codec::ZfpPrecision(meta),
+            35 => Codec::ZfpRate(meta),
+            _ => return None,
+        })
+    }
+
+    /// The codec meta byte.
+    pub(super) fn meta(self) -> u8 {
+        match self {
+            Codec::ZfpAccuracy(e) => e as u8,
+            Codec::ZfpPrecision(m) | Codec::ZfpRate(m) => m,
+            _ => 0,
+        }
+    }
+
+    /// The ZFP mode and meta, for the ZFP codecs.
+    pub(super) fn zfp(self) -> Option<(crate::codec::zfp::Mode, u8)> {
+        crate::codec::zfp::Mode::from_id(self.id()).map(|m| (m, self.meta()))
+    }
+}
+
+impl FromStr for Codec {
+    type Err = Error;
+    /// `blosclz`, `lz4`, `lz4hc`, `zlib`, `zstd`, `zfp_acc:EXPONENT`, `zfp_prec:BITS` or
+    /// `zfp_rate:PERCENT` (case-insensitive).
+    fn from_str(s: &str) -> Result<Codec> {
+        let l = s.to_ascii_lowercase();
+        let num = |v: &str| Error::InvalidArgument(format!("bad number {v:?} in codec {s:?}"));
+        if let Some(v) = l.strip_prefix("zfp_acc:") {
+            return v.parse().map(Codec::ZfpAccuracy).map_err(|_| num(v));
+        }
+        if let Some(v) = l.strip_prefix("zfp_prec:") {
+            return v.parse().map(Codec::ZfpPrecision).map_err(|_| num(v));
+        }
+        if let Some(v) = l.strip_prefix("zfp_rate:") {
+            return v.parse().map(Codec::ZfpRate).map_err(|_| num(v));
+        }
+        match l.as_str() {
+            "blosclz" => Ok(Codec::BloscLz),
+            "lz4" => Ok(Codec::Lz4),
+            "lz4hc" => Ok(Codec::Lz4hc),
+            "zstd" => Ok(Codec::Zstd),
+            "zlib" => Ok(Codec::Zlib),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown codec {s:?} (writable: blosclz, lz4, lz4hc, zlib, zstd, zfp_acc:EXPONENT, zfp_prec:BITS, zfp_rate:PERCENT)"
+            ))),
+        }
+    }
+}
+
+/// Filters a new array can use (the ones the linked c-blosc2 encodes as python-blosc2 4.x
+/// decodes them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Filter {
+    /// Byte shuffle by item size.
+    Shuffle,
+    /// Bit shuffle by item size.
+    Bitshuffle,
+    /// XOR delta against the chunk's first block. Must come first in the pipeline: c-blosc2
+    /// 2.15 and 3.x disagree on it after other filters.
+    Delta,
+    /// Truncate float mantissas to the given number of bits (lossy; `<f4`/`<f8` only).
+    TruncPrec(u8),
+    /// Byte shuffle in groups of this many bytes, whatever the item size (SHUFFLE with
+    /// `filters_meta`, as c-blosc2 3.x defines it). python-blosc2 uses groups of 4 for `<U`
+    /// arrays, and so does [`ArrayBuilder`] by default. When the width differs from the item
+    /// size the linked c-blosc2 2.15 cannot encode it, so it is done in Rust; then it must be
+    /// the only filter.
+    ShuffleBytes(u8),
+    /// BYTEDELTA (c-blosc2 3.x): each byte becomes its difference from the previous byte of
+    /// its byte stream, one stream per item byte; put it after a shuffle, as python-blosc2
+    /// does (`[SHUFFLE, BYTEDELTA]`). Done in Rust; combines with shuffles only.
+    Bytedelta,
+    /// NDCELL (c-blosc2 plugin 32): each block written cell by cell, cells of this side over
+    /// every dimension (1 to 8 dimensions). Done in Rust.
+    NdCell(u8),
+    /// NDMEAN (c-blosc2 plugin 33, lossy): like [`Filter::NdCell`], every item of a cell
+    /// replaced by the cell's mean; `<f4`/`<f8` only, side at most every block dimension.
+    /// Done in Rust.
+    NdMean(u8),
+}
+
+impl Filter {
+    /// The writable filter of a Blosc filter id and meta (`Ok(None)` for an empty slot).
+    pub(super) fn from_id(id: u8, meta: u8) -> std::result::Result<Option<Filter>, ()> {
+        Ok(Some(match id {
+            0 => return Ok(None),
+            1 if meta == 0 => Filter::Shuffle,
+            1 => Filter::ShuffleBytes(meta),
+            2 => Filter::Bitshuffle,
+            3 => Filter::Delta,
+            4 => Filter::TruncPrec(meta),
+            32 => Filter::NdCell(meta),
+            33 => Filter::NdMean(meta),
+            35 => Filter::Bytedelta,
+            _ => return Err(()),
+        }))
+    }
+
+    /// Filter id and meta; BYTEDELTA's meta (the item size) is set by the builder.
+    pub(super) fn id_meta(self) -> (u8, u8) {
+        match self {
+            Filter::Shuffle => (1, 0),
+            Filter::ShuffleBytes(w) => (1, w),
+            Filter::Bytedelta => (35, 0),
+            Filter::Bitshuffle => (2, 0),
+            Filter::Delta => (3, 0),
+            Filter::TruncPrec(bits) => (4, bits),
+            Filter::NdCell(side) => (32, side),
+            Filter::NdMean(side) => (33, side),
+        }
+    }
+}
+
+impl FromStr for Filter {
+    type Err = Error;
+    /// `shuffle`, `shuffle:BYTES`, `bitshuffle`, `bytedelta`, `delta`, `trunc_prec:BITS`,
+    /// `ndcell:SIDE` or `ndmean:SIDE`.
+    fn from_str(s: &str) -> Result<Filter> {
+        let l = s.to_ascii_lowercase();
+        match l.as_str() {
+            "shuffle" => Ok(Filter::Shuffle),
+            "bitshuffle" => Ok(Filter::Bitshuffle),
+            "bytedelta" => Ok(Filter::Bytedelta),
+            "delta" => Ok(Filter::Delta),
+            _ => {
+                if let Some(w) = l.strip_prefix("shuffle:") {
+                    let w: u8 = w.parse().map_err(|_| {
+                        Error::InvalidArgument(format!("bad shuffle group width in {s:?}"))
+                    })?;
+                    if w == 0 {
+                        return Err(Error::InvalidArgument(format!(
+                            "shuffle group width 0 in {s:?}"
+                        )));
+                    }
+                    return Ok(Filter::ShuffleBytes(w));
+                }
+                for (prefix, make) in [
+                    ("ndcell:", Filter::NdCell as fn(u8) -> Filter),
+                    ("ndmean:", Filter::NdMean as fn(u8) -> Filter),
+                ] {
+                    if let Some(side) = l.strip_prefix(prefix) {
+                        let n: u8 = side.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                            Error::InvalidArgument(format!("bad cell side in {s:?}"))
+                        })?;
+                        return Ok(make(n));
+                    }
+                }
+                if let Some(bits) = l.strip_prefix("trunc_prec:") {
+                    let b: u8 = bits.parse().map_err(|_| {
+                        Error::InvalidArgument(format!("bad trunc_prec bits in {s:?}"))
+                    })?;
+                    return Ok(Filter::TruncPrec(b));
+                }
+                Err(Error::InvalidArgument(format!(
+                    "unknown filter {s:?} (writable: shuffle, shuffle:BYTES, bitshuffle, bytedelta, delta, trunc_prec:BITS, ndcell:SIDE, ndmean:SIDE)"
+                )))
+            }
+        }
+    }
+}
+
+/// Where a new array goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Target {
+    /// A contiguous frame file (`.b2nd`).
+    File(PathBuf),
+    /// A sparse frame: a directory with `chunks.b2frame` and one file per chunk.
+    Sparse(PathBuf),
+    /// Contiguous frame bytes returned by [`Writer::finish`].
+    Memory,
+}
+
+/// Target size of a default block (bytes).
+pub(super) const BLOCK_TARGET: u64 = 256 << 10;
+/// Target size of a default chunk (bytes).
+pub(super) const CHUNK_TARGET: u64 = 4 << 20;
+
+/// The default chunk and block shapes for `shape` and `itemsize`.
+///
+/// Deterministic, in the spirit of python-blosc2's: a block starts as the whole shape and
+/// its leading dimensions are halved until it holds at most 256 KiB (so blocks keep whole
+/// trailing rows where possible); a chunk then grows from the block by whole multiples,
+/// trailing dimensions first, up to the shape and about 4 MiB. Dimensions of size 0 get 1.
+///
+/// ```
+/// let (c, b) = b2nd::write::default_chunks_blocks(&[1000, 1000], 8);
+/// assert_eq!(b, vec![32, 1000]);       // 250 KiB
+/// assert_eq!(c, vec![512, 1000]);      // 3.9 MiB
+/// ```
+pub fn default_chunks_blocks(shape: &[u64], itemsize: usize) -> (Vec<u64>, Vec<u64>) {
+    let isz = itemsize.max(1) as u64;
+    let bytes = |v: &[u64]| v.iter().fold(isz, |a, &d| a.saturating_mul(d));
+    let mut block: Vec<u64> = shape.iter().map(|&s| s.max(1)).collect();
+    let mut i = 0;
+    while bytes(&block) > BLOCK_TARGET && i < block.len() {
+        if block[i] > 1 {
+            block[i] = block[i].div_ceil(2);
+        } else {
+            i += 1;
+        }
+    }
+    let mut chunk = block.clone();
+    for i in (0..chunk.len()).rev() {
+        let max_mult = shape[i].max(1) / block[i];
+        let room = CHUNK_TARGET / bytes(&chunk).max(1);
+        let k = max_mult.min(room).max(1);
+        chunk[i] = block[i] * k;
+    }
+    (chunk, block)
+}

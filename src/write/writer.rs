@@ -1,0 +1,383 @@
+//! The streaming [`Writer`]: slabs of chunk rows gathered, compressed in parallel, appended.
+
+#![forbid(unsafe_code)]
+
+use super::*;
+
+/// A streaming writer: push the array's bytes in C order (any amount at a time), then
+/// [`Writer::finish`]. Memory use is about one slab of chunk rows along the first dimension.
+///
+/// ```no_run
+/// use b2nd::write::{ArrayBuilder, Target};
+/// let mut w = ArrayBuilder::for_type::<u16>(&[1_000_000, 64]).create(Target::File("big.b2nd".into()))?;
+/// for _ in 0..1000 {
+///     let rows = vec![7u16; 1000 * 64];
+///     w.push(bytemuck::cast_slice(&rows))?;
+/// }
+/// w.finish()?;
+/// # Ok::<(), b2nd::Error>(())
+/// ```
+pub struct Writer {
+    pub(super) plan: Plan,
+    pub(super) schunk: Schunk,
+    pub(super) staging: Staging,
+    pub(super) target: Target,
+    pub(super) threads: usize,
+    /// Where compression runs.
+    pub(super) exec: crate::parallel::Threads,
+    pub(super) attrs: Vec<(String, Value)>,
+    pub(super) row_bytes: usize,
+    pub(super) slab: Vec<u8>,
+    pub(super) next_slab: u64,
+    pub(super) pushed: u64,
+    /// Chunks appended through [`Writer::push_chunk`] (the two push styles do not mix).
+    pub(super) next_chunk: u64,
+    pub(super) packer: Option<Packer>,
+    /// Idle per-worker compression states, and the c-blosc2 thread count they were made for.
+    pub(super) spare: std::sync::Mutex<Vec<Packer>>,
+    pub(super) spare_threads: i16,
+}
+
+/// Per-worker compression state.
+pub(super) struct Packer {
+    pub(super) cctx: Cctx,
+    pub(super) chunk: Vec<u8>,
+    /// Filters done in Rust, if any (with the header bytes to record), their output and
+    /// working memory.
+    pub(super) forward: Option<(filters::ForwardPipeline, [u8; 6], [u8; 6])>,
+    /// A codec encoded in Rust (with its clevel), if any.
+    pub(super) rust_codec: Option<(RustCodec, u8)>,
+    pub(super) filtered: Vec<u8>,
+    pub(super) scratch: Vec<u8>,
+}
+
+impl Writer {
+    pub(super) fn nbytes(&self) -> u64 {
+        self.plan.geom.nbytes()
+    }
+
+    /// Bytes of slab `k` (chunk row `k` along dim 0, clipped to the shape).
+    pub(super) fn slab_bytes(&self, k: u64) -> usize {
+        let g = &self.plan.geom;
+        if g.ndim() == 0 {
+            return g.itemsize();
+        }
+        let c0 = g.chunks()[0];
+        let rows = c0.min(g.shape()[0] - k * c0);
+        rows as usize * self.row_bytes
+    }
+
+    pub(super) fn nslabs(&self) -> u64 {
+        let g = &self.plan.geom;
+        if g.nitems() == 0 {
+            0
+        } else if g.ndim() == 0 {
+            1
+        } else {
+            g.chunk_grid()[0]
+        }
+    }
+
+    /// Push the next whole chunk, in chunk order (C order over the chunk grid): the data of
+    /// the region the chunk covers, in C order of that region, without padding. Cannot be
+    /// mixed with [`Writer::push`].
+    pub fn push_chunk(&mut self, data: &[u8]) -> Result<()> {
+        if self.pushed > 0 && self.next_chunk == 0 {
+            return Err(Error::InvalidArgument(
+                "push_chunk after push: the two styles do not mix".into(),
+            ));
+        }
+        let g = &self.plan.geom;
+        let idx = self.next_chunk;
+        let total = if g.nitems() == 0 { 0 } else { g.nchunks() };
+        if idx >= total {
+            return Err(Error::InvalidArgument(format!(
+                "all {total} chunks were already pushed"
+            )));
+        }
+        let (start, shape) = g.chunk_region(idx);
+        let want = shape.iter().product::<u64>() as usize * g.itemsize();
+        if data.len() != want {
+            return Err(Error::InvalidArgument(format!(
+                "chunk {idx} covers {want} bytes, {} given",
+                data.len()
+            )));
+        }
+        if self.packer.is_none() {
+            let params = self.plan.cctx_params(self.threads);
+            self.packer = Some(Packer {
+                cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
+                chunk: Vec::new(),
+                forward: self.plan.forward_state(),
+                rust_codec: self.plan.rust_codec,
+                filtered: Vec::new(),
+                scratch: Vec::new(),
+            });
+        }
+        let p = self.packer.as_mut().expect("set above");
+        let out = pack_chunk(g, p, idx, data, &start, &shape)?;
+        self.schunk
+            .append_chunk(&out)
+            .map_err(|code| Error::Blosc {
+                context: format!("{}: appending chunk {idx}", self.staging.name()),
+                code,
+            })?;
+        self.next_chunk += 1;
+        self.pushed += data.len() as u64;
+        if self.next_chunk == total {
+            self.next_slab = self.nslabs();
+        }
+        Ok(())
+    }
+
+    /// Push the next bytes of the array (C order, the dtype's byte order).
+    pub fn push(&mut self, mut data: &[u8]) -> Result<()> {
+        if self.next_chunk > 0 {
+            return Err(Error::InvalidArgument(
+                "push after push_chunk: the two styles do not mix".into(),
+            ));
+        }
+        let left = self.nbytes() - self.pushed;
+        if data.len() as u64 > left {
+            return Err(Error::InvalidArgument(format!(
+                "{} bytes pushed beyond the array's {} bytes",
+                data.len() as u64 - left,
+                self.nbytes()
+            )));
+        }
+        while !data.is_empty() {
+            let want = self.slab_bytes(self.next_slab);
+            if self.slab.is_empty() && data.len() >= want {
+                // A whole slab straight from the caller's memory.
+                let (slab, rest) = data.split_at(want);
+                self.write_slab(slab)?;
+                data = rest;
+            } else {
+                let take = (want - self.slab.len()).min(data.len());
+                self.slab.extend_from_slice(&data[..take]);
+                data = &data[take..];
+                if self.slab.len() == want {
+                    let slab = std::mem::take(&mut self.slab);
+                    self.write_slab(&slab)?;
+                    self.slab = slab;
+                    self.slab.clear();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Compress and append the chunks of the next slab.
+    pub(super) fn write_slab(&mut self, slab: &[u8]) -> Result<()> {
+        let k = self.next_slab;
+        let g = &self.plan.geom;
+        let nd = g.ndim();
+        let (first, count, start, shape) = if nd == 0 {
+            (0u64, 1u64, vec![], vec![])
+        } else {
+            let per_row: u64 = g.chunk_grid()[1..].iter().product();
+            let mut start = vec![0u64; nd];
+            let mut shape = g.shape().to_vec();
+            start[0] = k * g.chunks()[0];
+            shape[0] = (slab.len() / self.row_bytes) as u64;
+            (k * per_row, per_row, start, shape)
+        };
+        let outer = (count as usize).min(self.threads).max(1);
+        let params = self.plan.cctx_params((self.threads / outer).max(1));
+        if self.spare_threads != params.nthreads {
+            // Contexts carry their thread count: rebuild when it changes.
+            self.spare.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            self.spare_threads = params.nthreads;
+        }
+        let g = &self.plan.geom;
+        let plan = &self.plan;
+        let spare = &self.spare;
+        // One compression context and gather buffer per worker, reused across slabs.
+        let pack = |idx: u64| -> Result<Vec<u8>> {
+            let p = spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let mut p = match p {
+                Some(p) => p,
+                None => Packer {
+                    cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
+                    chunk: Vec::new(),
+                    forward: plan.forward_state(),
+                    rust_codec: plan.rust_codec,
+                    filtered: Vec::new(),
+                    scratch: Vec::new(),
+                },
+            };
+            let r = pack_chunk(g, &mut p, idx, slab, &start, &shape);
+            spare.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+            r
+        };
+        let compressed: Vec<Vec<u8>> = match outer > 1 {
+            true => self.exec.install(|| {
+                (first..first + count)
+                    .into_par_iter()
+                    .map(pack)
+                    .collect::<Result<Vec<_>>>()
+            })?,
+            false => (first..first + count)
+                .map(pack)
+                .collect::<Result<Vec<_>>>()?,
+        };
+        for (j, c) in compressed.iter().enumerate() {
+            self.schunk.append_chunk(c).map_err(|code| Error::Blosc {
+                context: format!(
+                    "{}: appending chunk {}",
+                    self.staging.name(),
+                    first + j as u64
+                ),
+                code,
+            })?;
+        }
+        self.pushed += slab.len() as u64;
+        self.next_slab += 1;
+        Ok(())
+    }
+
+    /// Push typed items (C order, continuing where the last push stopped); `T` must be the
+    /// array's dtype.
+    pub fn push_items<T: Element>(&mut self, items: &[T]) -> Result<()> {
+        if *self.plan.dtype() != T::dtype() {
+            return Err(Error::TypeMismatch {
+                dtype: self.plan.dtype().to_numpy_str(),
+                requested: T::NAME,
+            });
+        }
+        self.push(&T::as_bytes(items))
+    }
+
+    /// Check that the whole array was pushed, add the attributes, and move the result into
+    /// place. For [`Target::Memory`] use [`Writer::finish_to_vec`].
+    pub fn finish(self) -> Result<()> {
+        if matches!(self.target, Target::Memory) {
+            return Err(Error::InvalidArgument(
+                "an in-memory array is finished with finish_to_vec".into(),
+            ));
+        }
+        self.complete().map(|_| ())
+    }
+
+    /// Like [`Writer::finish`], for [`Target::Memory`]: the contiguous frame's bytes.
+    pub fn finish_to_vec(self) -> Result<Vec<u8>> {
+        if !matches!(self.target, Target::Memory) {
+            return Err(Error::InvalidArgument(
+                "finish_to_vec is for Target::Memory; files are finished with finish".into(),
+            ));
+        }
+        self.complete()?
+            .ok_or_else(|| Error::InvalidArgument("no in-memory frame".into()))
+    }
+
+    pub(super) fn complete(mut self) -> Result<Option<Vec<u8>>> {
+        if self.pushed != self.nbytes() || self.next_slab != self.nslabs() {
+            return Err(Error::InvalidArgument(format!(
+                "only {} of the array's {} bytes were pushed",
+                self.pushed + self.slab.len() as u64,
+                self.nbytes()
+            )));
+        }
+        for (name, v) in std::mem::take(&mut self.attrs) {
+            self.schunk
+                .vlmeta_set(&name, &v.encode())
+                .map_err(|code| Error::Attr {
+                    source_name: self.staging.name(),
+                    name: name.clone(),
+                    reason: format!(
+                        "c-blosc2 could not store it ({})",
+                        crate::ffi::describe_code(code)
+                    ),
+                })?;
+        }
+        let bytes = if matches!(self.target, Target::Memory) {
+            Some(
+                self.schunk
+                    .serialize_cframe()
+                    .map_err(|code| Error::Blosc {
+                        context: "serialising the in-memory frame".into(),
+                        code,
+                    })?,
+            )
+        } else {
+            None
+        };
+        drop(self.schunk); // flush and close before the rename
+        self.staging.commit()?;
+        Ok(bytes)
+    }
+}
+
+/// Gather chunk `idx` from the box `src` covers into the extended layout (padding zeroed) and
+/// compress it; an all-zero chunk becomes a zero special chunk.
+pub(super) fn pack_chunk(
+    g: &Geometry,
+    p: &mut Packer,
+    idx: u64,
+    src: &[u8],
+    start: &[u64],
+    shape: &[u64],
+) -> Result<Vec<u8>> {
+    let chunk_bytes = g.chunk_bytes();
+    // A chunk whose bytes are one run of the source (no padding, blocks in C order) is
+    // compressed from there; otherwise it is gathered into the padded chunk layout.
+    let data: &[u8] = match g.direct_range(idx, start, shape) {
+        Some(r) if r.len() == chunk_bytes && r.end <= src.len() => &src[r],
+        _ => {
+            p.chunk.clear();
+            p.chunk.resize(chunk_bytes, 0);
+            g.copy_box_to_chunk(idx, src, &mut p.chunk, start, shape)
+                .map_err(Error::InvalidArgument)?;
+            &p.chunk
+        }
+    };
+    let mut out = Vec::new();
+    let blosc = |code| Error::Blosc {
+        context: format!("compressing chunk {idx}"),
+        code,
+    };
+    if data.iter().all(|&b| b == 0) {
+        p.cctx.zeros_chunk(chunk_bytes, &mut out).map_err(blosc)?;
+        return Ok(out);
+    }
+    let Some((forward, fslots, fmeta)) = &p.forward else {
+        p.cctx.compress(data, &mut out).map_err(blosc)?;
+        return Ok(out);
+    };
+    if let Some((codec, clevel)) = p.rust_codec {
+        let headers = (fslots, fmeta);
+        let block_shape: Vec<usize> = g.blocks().iter().map(|&b| b as usize).collect();
+        return crate::codec::chunk::encode_in_rust(
+            codec,
+            clevel,
+            data,
+            g.block_bytes(),
+            &block_shape,
+            g.itemsize(),
+            forward,
+            headers,
+            &mut p.scratch,
+        )
+        .map_err(|e| Error::InvalidArgument(format!("compressing chunk {idx}: {e}")));
+    }
+    // Filter each block (the padded chunk is whole blocks), compress with no filters, and
+    // record the filters in the header. A chunk C stores uncompressed (memcpyed) keeps its
+    // data unfiltered instead: readers ignore the filters of such chunks.
+    p.filtered.resize(chunk_bytes, 0);
+    for (b, f) in data
+        .chunks(g.block_bytes())
+        .zip(p.filtered.chunks_mut(g.block_bytes()))
+    {
+        forward
+            .apply_block(b, f, &mut p.scratch)
+            .map_err(|e| Error::InvalidArgument(format!("filtering chunk {idx}: {e}")))?;
+    }
+    p.cctx.compress(&p.filtered, &mut out).map_err(blosc)?;
+    let extended = out.len() >= 32 && out[2] & 0x05 == 0x05;
+    if !extended || out[2] & 0x02 != 0 {
+        p.cctx.compress(data, &mut out).map_err(blosc)?;
+        return Ok(out);
+    }
+    crate::format::chunk::set_filters(&mut out, fslots, fmeta);
+    Ok(out)
+}
