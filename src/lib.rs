@@ -123,9 +123,10 @@ pub use model::attrs::Value;
 pub use model::dtype::{ByteOrder, Dtype};
 pub use model::element::Element;
 pub use model::geometry::{Geometry, GeometryError};
+pub use model::selection::{Slice, SliceItem};
 pub use parallel::Threads;
 pub use read::chunk_iter::{ChunkData, ChunkIter};
-pub use read::slice::{Slice, SliceItem, SliceSlabs};
+pub use read::slice::SliceSlabs;
 pub use write::{ArrayBuilder, Codec, Filter, Target, Writer};
 
 /// The README's examples, compiled and run as doctests.
