@@ -246,47 +246,35 @@ trait Int: Copy + Default {
     fn from_nega(u: u64) -> Self;
 }
 
-impl Int for i32 {
-    const BITS: u32 = 32;
-    fn add(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    fn sub(self, o: Self) -> Self {
-        self.wrapping_sub(o)
-    }
-    fn half(self) -> Self {
-        self >> 1
-    }
-    fn to_nega(self) -> u64 {
-        const NB: u32 = 0xaaaa_aaaa;
-        u64::from((self as u32).wrapping_add(NB) ^ NB)
-    }
-    fn from_nega(u: u64) -> Self {
-        const NB: u32 = 0xaaaa_aaaa;
-        ((u as u32 ^ NB).wrapping_sub(NB)) as i32
-    }
+/// `Int` for `$i` (`$u` its unsigned twin): wrapping arithmetic, negabinary with the
+/// `0xaa..aa` mask of its width.
+macro_rules! int {
+    ($i:ty, $u:ty) => {
+        impl Int for $i {
+            const BITS: u32 = <$i>::BITS;
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            fn half(self) -> Self {
+                self >> 1
+            }
+            fn to_nega(self) -> u64 {
+                const NB: $u = <$u>::MAX / 3 * 2; // 0xaa..aa
+                u64::from((self as $u).wrapping_add(NB) ^ NB)
+            }
+            fn from_nega(u: u64) -> Self {
+                const NB: $u = <$u>::MAX / 3 * 2;
+                ((u as $u ^ NB).wrapping_sub(NB)) as $i
+            }
+        }
+    };
 }
 
-impl Int for i64 {
-    const BITS: u32 = 64;
-    fn add(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    fn sub(self, o: Self) -> Self {
-        self.wrapping_sub(o)
-    }
-    fn half(self) -> Self {
-        self >> 1
-    }
-    fn to_nega(self) -> u64 {
-        const NB: u64 = 0xaaaa_aaaa_aaaa_aaaa;
-        (self as u64).wrapping_add(NB) ^ NB
-    }
-    fn from_nega(u: u64) -> Self {
-        const NB: u64 = 0xaaaa_aaaa_aaaa_aaaa;
-        (u ^ NB).wrapping_sub(NB) as i64
-    }
-}
+int!(i32, u32);
+int!(i64, u64);
 
 /// The item types: `f32` and `f64`.
 trait Real: Copy + Default {
