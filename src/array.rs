@@ -39,9 +39,9 @@ pub struct Array {
     pub(crate) exec: crate::parallel::Threads,
     /// Slice-reading workers kept between calls (decoders and buffers), so that small
     /// slices do not pay for new contexts and freshly faulted chunk buffers each time.
-    pub(crate) slice_workers: KeptWorkers<crate::read::slice::Worker>,
+    pub(crate) slice_workers: KeptWorkers<crate::read::worker::Worker>,
     /// The same for whole-array and box reads.
-    pub(crate) read_workers: KeptWorkers<crate::read::Worker>,
+    pub(crate) read_workers: KeptWorkers<crate::read::worker::Worker>,
 }
 
 /// Largest decoded chunk whose buffer an [`Array`] keeps between reads (per worker).

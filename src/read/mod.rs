@@ -12,49 +12,19 @@
 pub(crate) mod chunk_iter;
 pub(crate) mod slice;
 pub(crate) mod typed;
+pub(crate) mod worker;
 
 use rayon::prelude::*;
 
 use crate::array::Array;
-use crate::codec::chunk::{ChunkError, Decoded, Decoder};
+use crate::codec::chunk::{ChunkError, Decoded};
 use crate::error::{Error, Result};
 use crate::model::element::{self, Element};
 use crate::model::geometry::unravel;
+use worker::Worker;
 
 /// Outputs at least this large are backed by transparent huge pages when the kernel allows.
 const HUGE_PAGE_MIN: usize = 8 << 20;
-
-/// Per-worker decoder and buffers.
-pub(crate) struct Worker {
-    decoder: Decoder,
-    /// Block-level threads of the decoder's context.
-    inner: usize,
-    compressed: crate::ffi::ChunkBytes,
-    decoded: Vec<u8>,
-    /// The current chunk's copy runs and the blocks they touch (scattered chunks).
-    runs: Vec<(usize, usize, usize)>,
-    touched: Vec<bool>,
-}
-
-impl crate::array::ChunkBuffers for Worker {
-    fn drop_buffers(&mut self) {
-        self.decoded = Vec::new();
-        self.compressed = Default::default();
-    }
-}
-
-impl Worker {
-    fn new(inner_threads: usize, blocks: &[u64]) -> Worker {
-        Worker {
-            decoder: Decoder::new(inner_threads).with_blocks(blocks),
-            inner: inner_threads,
-            compressed: Default::default(),
-            decoded: Vec::new(),
-            runs: Vec::new(),
-            touched: Vec::new(),
-        }
-    }
-}
 
 /// One contiguous part of the output: the box rows `[lo, hi)` along `dim`.
 struct Slab<'a> {

@@ -19,13 +19,14 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use crate::array::Array;
-use crate::codec::chunk::{BlockMask, Decoded, Decoder};
+use crate::codec::chunk::{BlockMask, Decoded};
 use crate::error::{Error, Result};
 use crate::format::meta::MAX_DIM;
 use crate::model::element::{self, Element};
 #[cfg(test)]
 use crate::model::selection::Slice;
 use crate::model::selection::SliceItem;
+use crate::read::worker::{workers_for, Worker};
 
 /// A resolved selection, one entry per array dimension: positions `start + k * step` for
 /// `k < count`; `keep` is false for integer-indexed dimensions (dropped from the output).
@@ -153,61 +154,6 @@ struct SelBox<'a> {
     out: &'a mut [u8],
     lo: Vec<u64>,
     len: Vec<u64>,
-}
-
-/// Per-worker state, kept across the parts of a streamed selection: a decoder (with its
-/// c-blosc2 context) and buffers that keep their size from chunk to chunk.
-pub(crate) struct Worker {
-    decoder: Decoder,
-    /// Block-level threads of the decoder's context.
-    inner: usize,
-    compressed: crate::ffi::ChunkBytes,
-    decoded: Vec<u8>,
-    wanted: Vec<bool>,
-}
-
-impl crate::array::ChunkBuffers for Worker {
-    fn drop_buffers(&mut self) {
-        self.decoded = Vec::new();
-        self.compressed = Default::default();
-    }
-}
-
-impl Worker {
-    fn new(inner: usize, blocks: &[u64]) -> Worker {
-        Worker {
-            decoder: Decoder::new(inner).with_blocks(blocks),
-            inner,
-            compressed: Default::default(),
-            decoded: Vec::new(),
-            wanted: Vec::new(),
-        }
-    }
-
-    /// Use `inner` block-level threads from now on.
-    fn set_inner(&mut self, inner: usize, blocks: &[u64]) {
-        if self.inner != inner {
-            self.decoder = Decoder::new(inner).with_blocks(blocks);
-            self.inner = inner;
-        }
-    }
-}
-
-/// At least `n` workers with `inner` block-level threads each (decoding blocks of shape
-/// `blocks`), reusing those in `workers`.
-fn workers_for<'w>(
-    workers: &'w mut Vec<Worker>,
-    n: usize,
-    inner: usize,
-    blocks: &[u64],
-) -> &'w mut [Worker] {
-    for w in workers.iter_mut().take(n) {
-        w.set_inner(inner, blocks);
-    }
-    while workers.len() < n {
-        workers.push(Worker::new(inner, blocks));
-    }
-    &mut workers[..n]
 }
 
 /// The selected positions of one dimension inside one chunk, as item offsets into the decoded
@@ -841,6 +787,7 @@ impl Iterator for SliceSlabs<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::chunk::Decoder;
 
     fn r(start: Option<i64>, stop: Option<i64>, step: u64) -> SliceItem {
         SliceItem::Range { start, stop, step }
