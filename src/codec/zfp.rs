@@ -605,12 +605,15 @@ fn encode_block<F: Real>(w: &mut BitWriter, p: &Params, dims: usize, block: &[F]
 
 /// The zfp blocks of a field of shape `shape` (1 to 4 dims, last fastest), in zfp's order:
 /// for each, the origin and the extent (1 to 4) along each dimension.
-fn tiles(shape: &[usize]) -> Vec<([usize; 4], [usize; 4])> {
+fn tiles(shape: &[usize]) -> impl Iterator<Item = ([usize; 4], [usize; 4])> + '_ {
+    // An iterator, not a list: the tile count follows the block shape a file declares.
     let d = shape.len();
-    let grid: Vec<usize> = shape.iter().map(|&n| n.div_ceil(4)).collect();
-    let total: usize = grid.iter().product();
-    let mut out = Vec::with_capacity(total);
-    for mut t in 0..total {
+    let mut grid = [1usize; 4];
+    for (g, &n) in grid.iter_mut().zip(shape) {
+        *g = n.div_ceil(4);
+    }
+    let total: usize = grid[..d].iter().product();
+    (0..total).map(move |mut t| {
         let mut origin = [0usize; 4];
         let mut extent = [1usize; 4];
         for a in (0..d).rev() {
@@ -618,9 +621,8 @@ fn tiles(shape: &[usize]) -> Vec<([usize; 4], [usize; 4])> {
             extent[a] = (shape[a] - origin[a]).min(4);
             t /= grid[a];
         }
-        out.push((origin, extent));
-    }
-    out
+        (origin, extent)
+    })
 }
 
 /// For a tile, each position of the 4^d block inside the field: (block index, field index).
