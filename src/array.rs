@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::codec::filters::filter_name;
+use crate::codec::worker::KeptWorkers;
 use crate::error::{Error, Result};
 use crate::format::frame::{Frame, Storage};
 use crate::format::ids::codec_name;
@@ -37,54 +38,9 @@ pub struct Array {
     pub(crate) threads: usize,
     /// Where parallel reads run.
     pub(crate) exec: crate::parallel::Threads,
-    /// Slice-reading workers kept between calls (decoders and buffers), so that small
-    /// slices do not pay for new contexts and freshly faulted chunk buffers each time.
-    pub(crate) slice_workers: KeptWorkers<crate::read::worker::Worker>,
-    /// The same for whole-array and box reads.
-    pub(crate) read_workers: KeptWorkers<crate::read::worker::Worker>,
-}
-
-/// Largest decoded chunk whose buffer an [`Array`] keeps between reads (per worker).
-const KEPT_CHUNK_BUFFER_MAX: usize = 64 << 20;
-
-/// A reading worker whose chunk buffers can be dropped while its decoder is kept.
-pub(crate) trait ChunkBuffers {
-    /// Free the decoded- and compressed-chunk buffers.
-    fn drop_buffers(&mut self);
-}
-
-/// Workers (decoders and chunk buffers) an [`Array`] keeps between reads, so that reading
-/// part by part, or many small slices, does not rebuild them each time. Concurrent reads
-/// each take the kept workers or start with new ones.
-pub(crate) struct KeptWorkers<W>(std::sync::Mutex<Vec<W>>);
-
-impl<W> Default for KeptWorkers<W> {
-    fn default() -> Self {
-        KeptWorkers(Default::default())
-    }
-}
-
-impl<W: ChunkBuffers> KeptWorkers<W> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<W>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Take the kept workers (possibly none).
-    pub(crate) fn take(&self) -> Vec<W> {
-        std::mem::take(&mut *self.lock())
-    }
-
-    /// Keep `workers` for the next read, unless more are kept already; chunk buffers over
-    /// 64 MiB are dropped first (`chunk_bytes` is the decoded chunk size).
-    pub(crate) fn give_back(&self, mut workers: Vec<W>, chunk_bytes: usize) {
-        if chunk_bytes > KEPT_CHUNK_BUFFER_MAX {
-            workers.iter_mut().for_each(ChunkBuffers::drop_buffers);
-        }
-        let mut kept = self.lock();
-        if kept.len() < workers.len() {
-            *kept = workers;
-        }
-    }
+    /// Decoders and chunk buffers kept between reads, so that small reads do not pay for
+    /// new contexts and freshly faulted chunk buffers each time.
+    pub(crate) workers: KeptWorkers,
 }
 
 impl std::fmt::Debug for Array {
@@ -294,8 +250,7 @@ impl Array {
             geom,
             threads: crate::parallel::Threads::Global.len(),
             exec: crate::parallel::Threads::Global,
-            slice_workers: Default::default(),
-            read_workers: Default::default(),
+            workers: Default::default(),
         })
     }
 

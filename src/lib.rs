@@ -123,6 +123,7 @@ pub use model::attrs::Value;
 pub use model::dtype::{ByteOrder, Dtype};
 pub use model::element::Element;
 pub use model::geometry::{Geometry, GeometryError};
+pub use model::region::Region;
 pub use model::selection::{Slice, SliceItem};
 pub use parallel::Threads;
 pub use read::chunk_iter::{ChunkData, ChunkIter};

@@ -371,10 +371,11 @@ fn chunk_iteration_reassembles_every_array() {
         };
         let place = |out: &mut [u8], seen: &mut [bool], c: &b2nd::ChunkData| {
             assert_eq!(c.data().len() as u64, c.nitems() * isz as u64, "{}", f.name);
-            let (origin, ext) = a.geometry().chunk_region(c.index());
+            let region = a.geometry().chunk_region(c.index());
+            assert_eq!(c.region(), &region, "{}", f.name);
             assert_eq!(
                 (c.origin(), c.shape()),
-                (&origin[..], &ext[..]),
+                (region.start(), region.shape()),
                 "{}",
                 f.name
             );

@@ -656,7 +656,8 @@ fn streaming_whole_chunks() {
     let dst = dir.path().join("dst.b2nd");
     let mut w = b.create(Target::File(dst.clone())).unwrap();
     for c in 0..g.nchunks() {
-        let (o, e) = g.chunk_region(c);
+        let region = g.chunk_region(c);
+        let (o, e) = (region.start(), region.shape());
         let mut part = Vec::new();
         for r in o[0]..o[0] + e[0] {
             for k in o[1]..o[1] + e[1] {

@@ -1,7 +1,8 @@
 //! The codec layer: what turns a Blosc stream or block back into items, done in Rust where the
 //! linked c-blosc2 2.15 lacks it or does it differently from 3.x. Submodules: [`filters`]
 //! (every filter, forward and backward, per block), [`kernels`] (their SIMD inner loops),
-//! [`cells`] (NDCELL / NDMEAN cell order), [`ndlz`] and [`zfp`] (plugin codecs).
+//! [`cells`] (NDCELL / NDMEAN cell order), [`ndlz`] and [`zfp`] (plugin codecs), [`worker`]
+//! (one decoding lane: a decoder and its chunk buffers).
 //!
 //! This module: Blosc2 codecs decoded (and encoded) in Rust: the ones the linked c-blosc2 2.15
 //! lacks (ZLIB, NDLZ, ZFP) or decodes wrongly (LZ4 / LZ4HC streams compressed against a chunk
@@ -23,6 +24,7 @@ pub(crate) mod chunk;
 pub(crate) mod filters;
 pub(crate) mod kernels;
 pub(crate) mod ndlz;
+pub(crate) mod worker;
 pub(crate) mod zfp;
 
 /// A codec whose streams Rust decodes.

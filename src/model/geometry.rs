@@ -24,6 +24,23 @@ pub struct GeometryError {
     pub reason: String,
 }
 
+impl GeometryError {
+    pub(crate) fn new(field: &str, reason: impl Into<String>) -> GeometryError {
+        GeometryError {
+            field: field.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for GeometryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.reason)
+    }
+}
+
+impl std::error::Error for GeometryError {}
+
 /// Validated geometry of an N-d array. All products are overflow-checked at construction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Geometry {
@@ -40,9 +57,7 @@ pub struct Geometry {
     block_items: u64,
 }
 
-fn prod(v: &[u64]) -> Option<u64> {
-    v.iter().try_fold(1u64, |a, &b| a.checked_mul(b))
-}
+use super::region::{product as prod, step, strides, unravel, Region};
 
 fn div_ceil(a: u64, b: u64) -> u64 {
     if b == 0 {
@@ -254,79 +269,86 @@ impl Geometry {
         unravel(idx, &self.grid)
     }
 
-    /// The region of the array chunk `idx` covers: (origin, extent), padding excluded.
-    pub fn chunk_region(&self, idx: u64) -> (Vec<u64>, Vec<u64>) {
+    /// The region of the array chunk `idx` covers, padding excluded.
+    ///
+    /// ```
+    /// let g = b2nd::Geometry::new(&[7, 5], &[4, 5], &[3, 2], 4).unwrap();
+    /// let r = g.chunk_region(1);
+    /// assert_eq!((r.start(), r.shape()), (&[4, 0][..], &[3, 5][..]));
+    /// ```
+    pub fn chunk_region(&self, idx: u64) -> Region {
         let cc = self.chunk_coords(idx);
         let origin: Vec<u64> = cc.iter().zip(&self.chunks).map(|(&c, &n)| c * n).collect();
         let extent: Vec<u64> = (0..self.ndim())
-            .map(|i| self.chunks[i].min(self.shape[i] - origin[i]))
+            .map(|i| self.chunks[i].min(self.shape[i].saturating_sub(origin[i])))
             .collect();
-        (origin, extent)
+        Region::new(origin, extent)
     }
 
-    /// Copy the part of decoded chunk `idx` (`src`, extended-chunk layout) that lies inside the
-    /// box `[box_start, box_start + box_shape)` into `dst`, a C-order buffer of that box.
+    /// The chunks `region` touches, as a region of the chunk grid.
+    pub fn chunks_touched(&self, region: &Region) -> Region {
+        region.cells_touched(&self.chunks)
+    }
+
+    /// Copy the part of decoded chunk `idx` (`src`, extended-chunk layout) that lies inside
+    /// `region` into `dst`, a C-order buffer of that region.
     ///
     /// Only data items are copied; padding never is. `src` must hold [`Self::chunk_bytes`]
-    /// bytes and `dst` `prod(box_shape) * itemsize` bytes (checked).
-    pub fn copy_chunk_to_box(
+    /// bytes and `dst` `region.nitems() * itemsize` bytes (checked).
+    pub fn copy_chunk_to_region(
         &self,
         idx: u64,
         src: &[u8],
         dst: &mut [u8],
-        box_start: &[u64],
-        box_shape: &[u64],
-    ) -> Result<(), String> {
-        self.for_each_run(idx, box_start, box_shape, dst.len(), |s, d, n| {
-            let s = src
-                .get(s..s + n)
-                .ok_or("decoded chunk shorter than its geometry")?;
-            dst[d..d + n].copy_from_slice(s);
-            Ok(())
+        region: &Region,
+    ) -> Result<(), GeometryError> {
+        if src.len() < self.chunk_bytes() {
+            return Err(GeometryError::new(
+                "chunk",
+                format!(
+                    "decoded chunk has {} bytes, its geometry {}",
+                    src.len(),
+                    self.chunk_bytes()
+                ),
+            ));
+        }
+        self.for_each_run(idx, region, dst.len(), |s, d, n| {
+            dst[d..d + n].copy_from_slice(&src[s..s + n])
         })
     }
 
-    /// The runs [`Geometry::copy_chunk_to_box`] copies, appended to `runs` as
-    /// `(offset in the decoded chunk, offset in the box buffer, bytes)`, grouped by block in
-    /// block order (a run never spans two blocks). `box_bytes` is the box buffer's length.
+    /// The runs [`Geometry::copy_chunk_to_region`] copies, appended to `runs` as
+    /// `(offset in the decoded chunk, offset in the region's buffer, bytes)`, grouped by block
+    /// in block order (a run never spans two blocks). `region_bytes` is the buffer's length.
     pub(crate) fn chunk_runs(
         &self,
         idx: u64,
-        box_start: &[u64],
-        box_shape: &[u64],
-        box_bytes: usize,
+        region: &Region,
+        region_bytes: usize,
         runs: &mut Vec<(usize, usize, usize)>,
-    ) -> Result<(), String> {
-        self.for_each_run(idx, box_start, box_shape, box_bytes, |s, d, n| {
-            runs.push((s, d, n));
-            Ok(())
-        })
+    ) -> Result<(), GeometryError> {
+        self.for_each_run(idx, region, region_bytes, |s, d, n| runs.push((s, d, n)))
     }
 
-    /// When decoded chunk `idx` is, byte for byte, one contiguous run of the box's C-order
-    /// buffer, that run's byte range: the chunk can then be decoded straight into the output.
+    /// When decoded chunk `idx` is, byte for byte, one contiguous run of the C-order buffer
+    /// of `region`, that run's byte range: the chunk can then be decoded straight into it.
     ///
     /// That holds when the chunk has no padding (its extended shape is its extent), its blocks
     /// tile it in plain C order (with `k` the first dimension split into several blocks, blocks
     /// span every dimension after `k` and every dimension before `k` is one item), and its
-    /// region is a contiguous run of the box.
-    pub fn direct_range(
-        &self,
-        idx: u64,
-        box_start: &[u64],
-        box_shape: &[u64],
-    ) -> Option<std::ops::Range<usize>> {
+    /// region is a contiguous run of `region`.
+    pub fn direct_range(&self, idx: u64, region: &Region) -> Option<std::ops::Range<usize>> {
         let nd = self.ndim();
-        if nd == 0 || idx >= self.nchunks || box_start.len() != nd || box_shape.len() != nd {
+        if nd == 0 || idx >= self.nchunks || region.ndim() != nd {
             return None;
         }
-        let (origin, extent) = self.chunk_region(idx);
+        let chunk = self.chunk_region(idx);
         // No padding, and C-order blocks.
         let mut split = false;
         // A dimension of more than one item that every block spans whole, before any split.
         let mut whole_before = false;
         for i in 0..nd {
-            if self.ext[i] != extent[i] {
+            if self.ext[i] != chunk.shape()[i] {
                 return None;
             }
             if split {
@@ -343,65 +365,55 @@ impl Geometry {
                 whole_before = true;
             }
         }
-        // Inside the box, and contiguous in it.
-        let mut wide = false;
-        for i in 0..nd {
-            if origin[i] < box_start[i] || origin[i] + extent[i] > box_start[i] + box_shape[i] {
-                return None;
-            }
-            if wide && extent[i] != box_shape[i] {
-                return None;
-            }
-            if extent[i] > 1 {
-                wide = true;
-            }
+        if !region.is_contiguous_part(&chunk) {
+            return None;
         }
-        let mut lin = 0u64;
-        for i in 0..nd {
-            lin = lin * box_shape[i] + (origin[i] - box_start[i]);
-        }
-        let start = lin as usize * self.itemsize;
+        let start = region.offset_of(chunk.start()) as usize * self.itemsize;
         Some(start..start + self.chunk_bytes())
     }
 
-    /// The reverse of [`Self::copy_chunk_to_box`]: copy the part of the box (`src`, C order of
-    /// `box_shape` starting at `box_start`) that chunk `idx` covers into `dst`, the chunk's
-    /// extended layout. Padding in `dst` is not written (zero it first).
-    pub fn copy_box_to_chunk(
+    /// The reverse of [`Self::copy_chunk_to_region`]: copy the part of `region` (`src`, its
+    /// C-order buffer) that chunk `idx` covers into `dst`, the chunk's extended layout.
+    /// Padding in `dst` is not written (zero it first).
+    pub fn copy_region_to_chunk(
         &self,
         idx: u64,
         src: &[u8],
         dst: &mut [u8],
-        box_start: &[u64],
-        box_shape: &[u64],
-    ) -> Result<(), String> {
+        region: &Region,
+    ) -> Result<(), GeometryError> {
         if dst.len() != self.chunk_bytes() {
-            return Err(format!(
-                "chunk buffer has {} bytes, {} needed",
-                dst.len(),
-                self.chunk_bytes()
+            return Err(GeometryError::new(
+                "chunk",
+                format!(
+                    "chunk buffer has {} bytes, {} needed",
+                    dst.len(),
+                    self.chunk_bytes()
+                ),
             ));
         }
-        self.for_each_run(idx, box_start, box_shape, src.len(), |c, b, n| {
-            dst[c..c + n].copy_from_slice(&src[b..b + n]);
-            Ok(())
+        self.for_each_run(idx, region, src.len(), |c, b, n| {
+            dst[c..c + n].copy_from_slice(&src[b..b + n])
         })
     }
 
-    /// Fill the part of chunk `idx` inside the box with the repeated item `value`.
-    pub fn fill_chunk_in_box(
+    /// Fill the part of chunk `idx` inside `region` (`dst`, its C-order buffer) with the
+    /// repeated item `value`.
+    pub fn fill_chunk_in_region(
         &self,
         idx: u64,
         value: &[u8],
         dst: &mut [u8],
-        box_start: &[u64],
-        box_shape: &[u64],
-    ) -> Result<(), String> {
+        region: &Region,
+    ) -> Result<(), GeometryError> {
         if value.len() != self.itemsize {
-            return Err("fill value has the wrong size".into());
+            return Err(GeometryError::new(
+                "itemsize",
+                format!("fill value of {} bytes", value.len()),
+            ));
         }
         let zero = value.iter().all(|&b| b == 0);
-        self.for_each_run(idx, box_start, box_shape, dst.len(), |_, d, n| {
+        self.for_each_run(idx, region, dst.len(), |_, d, n| {
             let run = &mut dst[d..d + n];
             if zero {
                 run.fill(0);
@@ -410,145 +422,95 @@ impl Geometry {
                     item.copy_from_slice(value);
                 }
             }
-            Ok(())
         })
     }
 
-    /// Call `f(src_offset, dst_offset, len)` (bytes) for each contiguous run of chunk `idx`'s
-    /// data inside the box, in an order that walks blocks then rows.
+    /// Call `f(chunk_offset, region_offset, len)` (bytes) for each contiguous run of chunk
+    /// `idx`'s data inside `region`, walking blocks then rows; every run lies inside the
+    /// decoded chunk and inside the region's buffer of `region_len` bytes (checked here).
     fn for_each_run(
         &self,
         idx: u64,
-        box_start: &[u64],
-        box_shape: &[u64],
-        dst_len: usize,
-        mut f: impl FnMut(usize, usize, usize) -> Result<(), String>,
-    ) -> Result<(), String> {
+        region: &Region,
+        region_len: usize,
+        mut f: impl FnMut(usize, usize, usize),
+    ) -> Result<(), GeometryError> {
         let nd = self.ndim();
-        if box_start.len() != nd || box_shape.len() != nd {
-            return Err("box rank differs from array rank".into());
+        if region.ndim() != nd {
+            return Err(GeometryError::new(
+                "ndim",
+                format!("a region of {} dimensions in {nd}", region.ndim()),
+            ));
         }
         if idx >= self.nchunks {
-            return Err(format!(
-                "chunk {idx} out of range ({} chunks)",
-                self.nchunks
+            return Err(GeometryError::new(
+                "chunk",
+                format!("chunk {idx} out of range ({} chunks)", self.nchunks),
             ));
         }
         let isz = self.itemsize;
-        let box_items = prod(box_shape).ok_or("box too large")?;
-        if box_items.checked_mul(isz as u64) != Some(dst_len as u64) {
-            return Err(format!(
-                "destination has {dst_len} bytes, box needs {}",
-                box_items.saturating_mul(isz as u64)
+        let need = region
+            .nitems()
+            .and_then(|n| n.checked_mul(isz as u64))
+            .ok_or_else(|| GeometryError::new("shape", "region too large"))?;
+        if need != region_len as u64 {
+            return Err(GeometryError::new(
+                "buffer",
+                format!("region buffer has {region_len} bytes, the region {need}"),
             ));
         }
         if nd == 0 {
-            return f(0, 0, isz);
+            f(0, 0, isz);
+            return Ok(());
         }
-        let (origin, extent) = self.chunk_region(idx);
-        // Intersection of the chunk's data region with the box, in array coordinates.
-        let mut lo = [0u64; MAX_DIM];
-        let mut hi = [0u64; MAX_DIM];
-        for i in 0..nd {
-            lo[i] = origin[i].max(box_start[i]);
-            hi[i] = (origin[i] + extent[i]).min(box_start[i] + box_shape[i]);
-            if lo[i] >= hi[i] {
-                return Ok(());
-            }
-        }
-        // Strides (in items) of the destination box and of a block.
-        let mut dst_stride = [0u64; MAX_DIM];
-        let mut blk_stride = [0u64; MAX_DIM];
-        let mut bgrid_stride = [0u64; MAX_DIM];
-        let (mut ds, mut bs, mut gs) = (1u64, 1u64, 1u64);
-        for i in (0..nd).rev() {
-            dst_stride[i] = ds;
-            ds *= box_shape[i];
-            blk_stride[i] = bs;
-            bs *= self.blocks[i];
-            bgrid_stride[i] = gs;
-            gs *= self.block_grid[i];
-        }
-        // Range of blocks (in-chunk block coordinates) touched.
-        let mut b_lo = [0u64; MAX_DIM];
-        let mut b_hi = [0u64; MAX_DIM];
-        for i in 0..nd {
-            b_lo[i] = (lo[i] - origin[i]) / self.blocks[i];
-            b_hi[i] = (hi[i] - 1 - origin[i]) / self.blocks[i] + 1;
-        }
+        let chunk = self.chunk_region(idx);
+        let origin = chunk.start();
+        // The chunk's data inside the region, in array coordinates.
+        let Some(part) = chunk.intersect(region) else {
+            return Ok(());
+        };
+        let dst_stride = strides(region.shape());
+        let blk_stride = strides(&self.blocks);
+        let bgrid_stride = strides(&self.block_grid);
+        // The blocks touched, in in-chunk block coordinates.
+        let in_chunk: Vec<u64> = (0..nd).map(|i| part.start()[i] - origin[i]).collect();
+        let blocks = Region::new(in_chunk, part.shape().to_vec()).cells_touched(&self.blocks);
+        let (b_lo, b_hi) = blocks.bounds();
         let last = nd - 1;
         let mut b = b_lo;
         loop {
-            // Block b: its region in array coordinates, clipped to [lo, hi).
+            // Block b: its region in array coordinates, clipped to the part.
             let mut r_lo = [0u64; MAX_DIM];
             let mut r_hi = [0u64; MAX_DIM];
+            let mut bo = [0u64; MAX_DIM];
             let mut block_lin = 0u64;
             for i in 0..nd {
-                let bo = origin[i] + b[i] * self.blocks[i];
-                r_lo[i] = bo.max(lo[i]);
-                r_hi[i] = (bo + self.blocks[i]).min(hi[i]);
+                bo[i] = origin[i] + b[i] * self.blocks[i];
+                r_lo[i] = bo[i].max(part.start()[i]);
+                r_hi[i] = (bo[i] + self.blocks[i]).min(part.end(i));
                 block_lin += b[i] * bgrid_stride[i];
             }
             let block_base = block_lin * self.block_items;
-            let run = r_hi[last] - r_lo[last];
-            // Walk rows of this block region (all dims but the last).
+            let run = ((r_hi[last] - r_lo[last]) as usize) * isz;
+            // Rows of this block's part (all dims but the last).
             let mut a = r_lo;
-            'rows: loop {
+            loop {
                 let mut s_items = block_base;
                 let mut d_items = 0u64;
                 for i in 0..nd {
-                    let bo = origin[i] + b[i] * self.blocks[i];
-                    s_items += (a[i] - bo) * blk_stride[i];
-                    d_items += (a[i] - box_start[i]) * dst_stride[i];
+                    s_items += (a[i] - bo[i]) * blk_stride[i];
+                    d_items += (a[i] - region.start()[i]) * dst_stride[i];
                 }
-                f(
-                    (s_items as usize) * isz,
-                    (d_items as usize) * isz,
-                    (run as usize) * isz,
-                )?;
-                // Next row: advance dims last-1 .. 0.
-                let mut i = last;
-                loop {
-                    if i == 0 {
-                        break 'rows;
-                    }
-                    i -= 1;
-                    a[i] += 1;
-                    if a[i] < r_hi[i] {
-                        break;
-                    }
-                    a[i] = r_lo[i];
-                }
-            }
-            // Next block.
-            let mut i = nd;
-            let mut done = true;
-            while i > 0 {
-                i -= 1;
-                b[i] += 1;
-                if b[i] < b_hi[i] {
-                    done = false;
+                f((s_items as usize) * isz, (d_items as usize) * isz, run);
+                if !step(&mut a[..last], &r_lo[..last], &r_hi[..last]) {
                     break;
                 }
-                b[i] = b_lo[i];
             }
-            if done {
+            if !step(&mut b[..nd], &b_lo[..nd], &b_hi[..nd]) {
                 return Ok(());
             }
         }
     }
-}
-
-/// C-order coordinates of linear index `idx` in a grid of shape `dims`.
-pub(crate) fn unravel(mut idx: u64, dims: &[u64]) -> Vec<u64> {
-    let mut out = vec![0u64; dims.len()];
-    for i in (0..dims.len()).rev() {
-        if dims[i] > 0 {
-            out[i] = idx % dims[i];
-            idx /= dims[i];
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -576,6 +538,10 @@ mod tests {
         out
     }
 
+    fn reg(start: &[u64], shape: &[u64]) -> Region {
+        Region::new(start.to_vec(), shape.to_vec())
+    }
+
     fn as_bytes(v: &[i32]) -> Vec<u8> {
         v.iter().flat_map(|x| x.to_le_bytes()).collect()
     }
@@ -593,12 +559,11 @@ mod tests {
         assert_eq!(chunks[1][14], 29);
         let mut out = vec![0u8; 35 * 4];
         for c in 0..g.nchunks() {
-            g.copy_chunk_to_box(
+            g.copy_chunk_to_region(
                 c,
                 &as_bytes(&chunks[c as usize]),
                 &mut out,
-                &[0, 0],
-                &[7, 5],
+                &Region::whole(&[7, 5]),
             )
             .unwrap();
         }
@@ -606,7 +571,7 @@ mod tests {
     }
 
     #[test]
-    fn many_geometries_roundtrip_and_boxes() {
+    fn many_geometries_roundtrip_and_regions() {
         let cases: &[(&[i64], &[i32], &[i32])] = &[
             (&[], &[], &[]),
             (&[10], &[4], &[3]),
@@ -624,24 +589,24 @@ mod tests {
             let shp = g.shape().to_vec();
             let mut out = vec![0u8; n * 4];
             for c in 0..g.nchunks() {
-                g.copy_chunk_to_box(
+                g.copy_chunk_to_region(
                     c,
                     &as_bytes(&enc[c as usize]),
                     &mut out,
-                    &vec![0; shp.len()],
-                    &shp,
+                    &Region::whole(&shp),
                 )
                 .unwrap();
             }
             assert_eq!(out, as_bytes(&data), "{shape:?} {chunks:?} {blocks:?}");
-            // A sub-box: drop the first item along each dim where possible.
+            // A sub-region: drop the first item along each dim where possible.
             if !shp.is_empty() && shp.iter().all(|&s| s >= 2) {
                 let start: Vec<u64> = shp.iter().map(|_| 1).collect();
                 let bshape: Vec<u64> = shp.iter().map(|&s| s - 1).collect();
                 let m: u64 = bshape.iter().product();
                 let mut sub = vec![0u8; m as usize * 4];
                 for c in 0..g.nchunks() {
-                    g.copy_chunk_to_box(c, &as_bytes(&enc[c as usize]), &mut sub, &start, &bshape)
+                    let r = Region::new(start.clone(), bshape.clone());
+                    g.copy_chunk_to_region(c, &as_bytes(&enc[c as usize]), &mut sub, &r)
                         .unwrap();
                 }
                 let expect: Vec<i32> = (0..m)
@@ -654,7 +619,7 @@ mod tests {
                         lin as i32
                     })
                     .collect();
-                assert_eq!(sub, as_bytes(&expect), "sub-box of {shape:?}");
+                assert_eq!(sub, as_bytes(&expect), "sub-region of {shape:?}");
             }
         }
     }
@@ -663,33 +628,33 @@ mod tests {
     fn direct_ranges() {
         // 1-d, blocks divide chunks: every full chunk is direct, the ragged last one is not.
         let g = Geometry::new(&[100], &[20], &[5], 8).unwrap();
-        assert_eq!(g.direct_range(1, &[0], &[100]), Some(160..320));
+        assert_eq!(g.direct_range(1, &reg(&[0], &[100])), Some(160..320));
         let g = Geometry::new(&[90], &[20], &[5], 8).unwrap();
-        assert_eq!(g.direct_range(4, &[0], &[90]), None);
+        assert_eq!(g.direct_range(4, &reg(&[0], &[90])), None);
         // 2-d, chunks and blocks span whole rows.
         let g = Geometry::new(&[10, 6], &[4, 6], &[2, 6], 4).unwrap();
-        assert_eq!(g.direct_range(1, &[0, 0], &[10, 6]), Some(96..192));
-        assert_eq!(g.direct_range(1, &[4, 0], &[4, 6]), Some(0..96));
+        assert_eq!(g.direct_range(1, &reg(&[0, 0], &[10, 6])), Some(96..192));
+        assert_eq!(g.direct_range(1, &reg(&[4, 0], &[4, 6])), Some(0..96));
         // Blocks split the trailing dimension: not plain C order.
         let g = Geometry::new(&[10, 6], &[4, 6], &[2, 3], 4).unwrap();
-        assert_eq!(g.direct_range(0, &[0, 0], &[10, 6]), None);
+        assert_eq!(g.direct_range(0, &reg(&[0, 0], &[10, 6])), None);
         // Chunks split the trailing dimension: not contiguous in the output.
         let g = Geometry::new(&[10, 6], &[4, 3], &[4, 3], 4).unwrap();
-        assert_eq!(g.direct_range(0, &[0, 0], &[10, 6]), None);
+        assert_eq!(g.direct_range(0, &reg(&[0, 0], &[10, 6])), None);
         // Blocks split the trailing dimension below a whole leading one: blocks are (2,2)
         // tiles, not rows (found by the differential test: shape (2,8), chunks (2,8)).
         let g = Geometry::new(&[2, 8], &[2, 8], &[2, 2], 4).unwrap();
-        assert_eq!(g.direct_range(0, &[0, 0], &[2, 8]), None);
+        assert_eq!(g.direct_range(0, &reg(&[0, 0], &[2, 8])), None);
         let g = Geometry::new(&[3, 3, 2, 1, 8], &[1, 3, 2, 1, 8], &[1, 3, 2, 1, 2], 4).unwrap();
-        assert_eq!(g.direct_range(1, &[0; 5], &[3, 3, 2, 1, 8]), None);
+        assert_eq!(g.direct_range(1, &reg(&[0; 5], &[3, 3, 2, 1, 8])), None);
         // Leading dimensions of one item are fine.
         let g = Geometry::new(&[3, 1, 8], &[3, 1, 8], &[1, 1, 2], 4).unwrap();
-        assert_eq!(g.direct_range(0, &[0; 3], &[3, 1, 8]), None);
+        assert_eq!(g.direct_range(0, &reg(&[0; 3], &[3, 1, 8])), None);
         let g = Geometry::new(&[1, 1, 8], &[1, 1, 8], &[1, 1, 2], 4).unwrap();
-        assert_eq!(g.direct_range(0, &[0; 3], &[1, 1, 8]), Some(0..32));
+        assert_eq!(g.direct_range(0, &reg(&[0; 3], &[1, 1, 8])), Some(0..32));
         // ... unless the chunk is one row.
         let g = Geometry::new(&[10, 6], &[1, 3], &[1, 3], 4).unwrap();
-        assert_eq!(g.direct_range(3, &[0, 0], &[10, 6]), Some(36..48));
+        assert_eq!(g.direct_range(3, &reg(&[0, 0], &[10, 6])), Some(36..48));
     }
 
     #[test]

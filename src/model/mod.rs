@@ -1,5 +1,6 @@
 //! The model layer: what an array is, independent of its bytes on disk: [`dtype`] (NumPy
-//! dtypes), [`geometry`] (shape, chunks, blocks and the index arithmetic between them),
+//! dtypes), [`geometry`] (shape, chunks, blocks and the layout of items in chunks), `region` (regions
+//! of grids and all index arithmetic: strides, ravel, the odometer),
 //! [`attrs`] (vlmeta values with python-blosc2's conventions), [`element`] (the Rust types
 //! typed reads produce) and `selection` (NumPy basic indexing: [`crate::Slice`]).
 
@@ -7,4 +8,5 @@ pub mod attrs;
 pub mod dtype;
 pub(crate) mod element;
 pub(crate) mod geometry;
+pub(crate) mod region;
 pub(crate) mod selection;

@@ -2,13 +2,13 @@
 
 #![forbid(unsafe_code)]
 
-use rayon::prelude::*;
-
 use crate::array::Array;
-use crate::codec::chunk::{Decoded, Decoder};
+use crate::codec::chunk::Decoded;
+use crate::codec::worker::{workers_for, Worker};
 use crate::error::{Error, Result};
 use crate::model::dtype::Dtype;
 use crate::model::element::{self, Element};
+use crate::model::region::Region;
 
 /// One decoded chunk: the region of the array it covers and that region's items.
 ///
@@ -18,8 +18,7 @@ use crate::model::element::{self, Element};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkData {
     index: u64,
-    origin: Vec<u64>,
-    shape: Vec<u64>,
+    region: Region,
     data: Vec<u8>,
 }
 
@@ -29,14 +28,19 @@ impl ChunkData {
         self.index
     }
 
+    /// The region of the array the chunk covers (padding excluded).
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+
     /// Array coordinates of the region's first item.
     pub fn origin(&self) -> &[u64] {
-        &self.origin
+        self.region.start()
     }
 
     /// The region's shape.
     pub fn shape(&self) -> &[u64] {
-        &self.shape
+        self.region.shape()
     }
 
     /// The region's items as raw bytes, C order, in the dtype's byte order.
@@ -51,7 +55,7 @@ impl ChunkData {
 
     /// Number of items in the region.
     pub fn nitems(&self) -> u64 {
-        self.shape.iter().product()
+        self.region.shape().iter().product()
     }
 
     /// The region's items as `T`, checked against `dtype` (the array's, see
@@ -89,9 +93,7 @@ pub struct ChunkIter<'a> {
     array: &'a Array,
     next: u64,
     end: u64,
-    decoder: Decoder,
-    compressed: crate::ffi::ChunkBytes,
-    decoded: Vec<u8>,
+    worker: Worker,
 }
 
 impl std::fmt::Debug for ChunkIter<'_> {
@@ -112,12 +114,7 @@ impl Iterator for ChunkIter<'_> {
         }
         let idx = self.next;
         self.next += 1;
-        Some(self.array.chunk_data(
-            idx,
-            &mut self.decoder,
-            &mut self.compressed,
-            &mut self.decoded,
-        ))
+        Some(self.array.chunk_data(idx, &mut self.worker))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -157,9 +154,7 @@ impl Array {
             array: self,
             next: 0,
             end: self.data_chunks(),
-            decoder: Decoder::new(self.threads).with_blocks(self.geom.blocks()),
-            compressed: Default::default(),
-            decoded: Vec::new(),
+            worker: Worker::new(self.threads, self.geom.blocks()),
         }
     }
 
@@ -171,12 +166,10 @@ impl Array {
                 self.data_chunks()
             )));
         }
-        self.chunk_data(
-            index,
-            &mut Decoder::new(self.threads).with_blocks(self.geom.blocks()),
-            &mut Default::default(),
-            &mut Vec::new(),
-        )
+        self.workers.with(self.geom.chunk_bytes(), |ws| {
+            let w = &mut workers_for(ws, 1, self.threads, self.geom.blocks())[0];
+            self.chunk_data(index, w)
+        })
     }
 
     /// Call `f` on every chunk, decoding chunks in parallel on [`Array::threads`] threads
@@ -200,61 +193,37 @@ impl Array {
         F: Fn(ChunkData) -> Result<(), E> + Sync + Send,
     {
         let n = self.data_chunks();
-        let run = |(d, c, x): &mut (Decoder, crate::ffi::ChunkBytes, Vec<u8>), idx: u64| {
-            let chunk = self.chunk_data(idx, d, c, x).map_err(E::from)?;
-            f(chunk)
-        };
-        let init = || {
-            (
-                Decoder::new(1).with_blocks(self.geom.blocks()),
-                crate::ffi::ChunkBytes::default(),
-                Vec::new(),
-            )
-        };
-        match (n > 1).then(|| self.pool()).flatten() {
-            Some(pool) if n > 1 => {
-                pool.install(|| (0..n).into_par_iter().try_for_each_init(init, run))
-            }
-            _ => {
-                let mut w = (
-                    Decoder::new(self.threads).with_blocks(self.geom.blocks()),
-                    crate::ffi::ChunkBytes::default(),
-                    Vec::new(),
-                );
-                (0..n).try_for_each(|i| run(&mut w, i))
-            }
-        }
+        // One lane per thread, each decoding whole chunks; a single lane uses the block-level
+        // threads instead.
+        let outer = (n.min(self.threads as u64) as usize).max(1);
+        let inner = (self.threads / outer).max(1);
+        self.workers.with(self.geom.chunk_bytes(), |ws| {
+            let lanes = workers_for(ws, outer, inner, self.geom.blocks());
+            self.exec.for_each_lane(lanes, 0..n, |w, idx| {
+                f(self.chunk_data(idx, w).map_err(E::from)?)
+            })
+        })
     }
 
     /// Fetch and decode chunk `idx` into its region's C-order bytes.
-    fn chunk_data(
-        &self,
-        idx: u64,
-        decoder: &mut Decoder,
-        compressed: &mut crate::ffi::ChunkBytes,
-        decoded: &mut Vec<u8>,
-    ) -> Result<ChunkData> {
+    fn chunk_data(&self, idx: u64, w: &mut Worker) -> Result<ChunkData> {
         let g = &self.geom;
-        let (origin, shape) = g.chunk_region(idx);
-        let bytes = shape.iter().product::<u64>() as usize * g.itemsize();
+        let region = g.chunk_region(idx);
+        let bytes = region.shape().iter().product::<u64>() as usize * g.itemsize();
         let mut data = vec![0u8; bytes];
-        self.frame.chunk_into(idx, compressed)?;
-        decoded.resize(g.chunk_bytes(), 0);
-        let kind = decoder
-            .decode(compressed, decoded, g.itemsize())
+        self.frame.chunk_into(idx, &mut w.compressed)?;
+        w.decoded.resize(g.chunk_bytes(), 0);
+        let kind = w
+            .decoder
+            .decode(&mut w.compressed, &mut w.decoded, g.itemsize())
             .map_err(|e| self.chunk_error(idx, e))?;
         if kind == Decoded::Data {
-            g.copy_chunk_to_box(idx, decoded, &mut data, &origin, &shape)
-                .map_err(|reason| Error::Chunk {
-                    source_name: self.frame.source.clone(),
-                    chunk: idx as i64,
-                    reason,
-                })?;
+            g.copy_chunk_to_region(idx, &w.decoded, &mut data, &region)
+                .map_err(|e| self.layout_error(idx, e))?;
         }
         Ok(ChunkData {
             index: idx,
-            origin,
-            shape,
+            region,
             data,
         })
     }

@@ -1,6 +1,6 @@
 //! The read layer: [`slice`] (selections and their engine, streaming), [`chunk_iter`]
 //! (chunk by chunk), [`typed`] (strings and structured fields), and here whole arrays and
-//! boxes, decoded chunk by chunk, in parallel, straight into one C-order output.
+//! regions, decoded chunk by chunk, in parallel, straight into one C-order output.
 //!
 //! The output is cut into contiguous slabs along the first dimension longer than 1, one slab per
 //! chunk row; slabs are filled in parallel (one c-blosc2 context and scratch buffer per
@@ -12,25 +12,22 @@
 pub(crate) mod chunk_iter;
 pub(crate) mod slice;
 pub(crate) mod typed;
-pub(crate) mod worker;
-
-use rayon::prelude::*;
 
 use crate::array::Array;
 use crate::codec::chunk::{ChunkError, Decoded};
+use crate::codec::worker::{workers_for, Worker};
 use crate::error::{Error, Result};
 use crate::model::element::{self, Element};
-use crate::model::geometry::unravel;
-use worker::Worker;
+use crate::model::geometry::GeometryError;
+use crate::model::region::{ravel, step, Region};
 
 /// Outputs at least this large are backed by transparent huge pages when the kernel allows.
 const HUGE_PAGE_MIN: usize = 8 << 20;
 
-/// One contiguous part of the output: the box rows `[lo, hi)` along `dim`.
+/// One contiguous part of the output and the region of the array it holds.
 struct Slab<'a> {
     out: &'a mut [u8],
-    start: Vec<u64>,
-    shape: Vec<u64>,
+    region: Region,
 }
 
 impl Array {
@@ -52,9 +49,7 @@ impl Array {
 
     /// Read the whole array as raw bytes into `out` (exactly [`Array::nbytes`] long).
     pub fn read_bytes_into(&self, out: &mut [u8]) -> Result<()> {
-        let start = vec![0; self.ndim()];
-        let shape = self.shape().to_vec();
-        self.read_box_bytes_into(&start, &shape, out)
+        self.read_region_into(&Region::whole(self.shape()), out)
     }
 
     /// Read the whole array as `T` (checked against the dtype; big-endian data converted).
@@ -94,11 +89,6 @@ impl Array {
             .map_err(|e| Error::InvalidArgument(format!("ndarray shape: {e}")))
     }
 
-    /// The threads parallel reads run on, or `None` for one thread.
-    pub(crate) fn pool(&self) -> Option<&crate::parallel::Threads> {
-        (self.threads > 1).then_some(&self.exec)
-    }
-
     pub(crate) fn chunk_error(&self, chunk: u64, e: ChunkError) -> Error {
         let source_name = self.frame.source.clone();
         let chunk = chunk as i64;
@@ -117,34 +107,45 @@ impl Array {
         }
     }
 
-    /// Read the box `[start, start + shape)` of the array as raw bytes in the box's C order
-    /// into `out` (exactly `prod(shape) * itemsize` bytes). Only the chunks the box touches
-    /// are fetched and decoded. (Public as a step-1 slice: [`Array::read_slice_bytes_into`].)
-    pub(crate) fn read_box_bytes_into(
+    /// A chunk whose decoded layout disagrees with the geometry.
+    pub(crate) fn layout_error(&self, chunk: u64, e: GeometryError) -> Error {
+        Error::Chunk {
+            source_name: self.frame.source.clone(),
+            chunk: chunk as i64,
+            reason: e.to_string(),
+        }
+    }
+
+    /// Read `region` of the array as raw bytes in the region's C order into `out` (exactly
+    /// `region.nitems() * itemsize` bytes), with the array's kept workers. Only the chunks
+    /// the region touches are fetched and decoded. (Public as a step-1 slice:
+    /// [`Array::read_slice_bytes_into`].)
+    pub(crate) fn read_region_into(&self, region: &Region, out: &mut [u8]) -> Result<()> {
+        self.workers.with(self.geom.chunk_bytes(), |ws| {
+            self.fill_region(region, out, ws)
+        })
+    }
+
+    /// Read `region` into `out` with (and into) `workers`: the output is cut into slabs, one
+    /// per chunk row along the region's first dimension longer than 1, filled in parallel.
+    pub(crate) fn fill_region(
         &self,
-        start: &[u64],
-        shape: &[u64],
+        region: &Region,
         out: &mut [u8],
+        workers: &mut Vec<Worker>,
     ) -> Result<()> {
         let g = &self.geom;
         let nd = g.ndim();
         let isz = g.itemsize();
-        if start.len() != nd || shape.len() != nd {
-            return Err(Error::InvalidArgument(
-                "box rank differs from the array's".into(),
-            ));
+        if !region.fits_in(g.shape()) {
+            return Err(Error::InvalidArgument(format!(
+                "region {:?} + {:?} exceeds the array's shape {:?}",
+                region.start(),
+                region.shape(),
+                g.shape()
+            )));
         }
-        for i in 0..nd {
-            if start[i]
-                .checked_add(shape[i])
-                .is_none_or(|e| e > g.shape()[i])
-            {
-                return Err(Error::InvalidArgument(format!(
-                    "box exceeds the array along dim {i}"
-                )));
-            }
-        }
-        let items: u64 = shape.iter().product();
+        let items = region.nitems().unwrap_or(0);
         let need = (items as usize).saturating_mul(isz);
         if out.len() != need {
             return Err(Error::BufferSize {
@@ -159,16 +160,17 @@ impl Array {
             crate::ffi::advise_huge_pages(out);
         }
         if nd == 0 {
-            let mut w = Worker::new(self.threads, self.geom.blocks());
-            return self.decode_chunk_into_box(&mut w, 0, out, start, shape);
+            let w = &mut workers_for(workers, 1, self.threads, g.blocks())[0];
+            return self.decode_chunk_into_region(w, 0, out, region);
         }
-        // Split along the first box dimension longer than 1: everything before it is a single
-        // index, so each chunk row along it is one contiguous run of the output.
+        // Split along the first region dimension longer than 1: everything before it is a
+        // single index, so each chunk row along it is one contiguous run of the output.
+        let shape = region.shape();
         let d = shape.iter().position(|&s| s > 1).unwrap_or(0);
         let row_bytes: usize = shape[d + 1..].iter().product::<u64>() as usize * isz;
         let c = g.chunks()[d].max(1);
         let b = g.blocks()[d].max(1);
-        let (lo, hi) = (start[d], start[d] + shape[d]);
+        let (lo, hi) = (region.start()[d], region.end(d));
         // With fewer chunk rows than threads, rows are also cut at block boundaries so that
         // every thread has a part: a part decodes only the blocks it touches (block by
         // block), so the cuts cost no extra decoding.
@@ -198,95 +200,44 @@ impl Array {
         for (r_lo, r_hi) in ranges {
             let (head, tail) = rest.split_at_mut(((r_hi - r_lo) as usize) * row_bytes);
             rest = tail;
-            let mut s_start = start.to_vec();
-            let mut s_shape = shape.to_vec();
-            s_start[d] = r_lo;
-            s_shape[d] = r_hi - r_lo;
             slabs.push(Slab {
                 out: head,
-                start: s_start,
-                shape: s_shape,
+                region: region.with_dim(d, r_lo, r_hi - r_lo),
             });
         }
         let outer = slabs.len().min(self.threads).max(1);
         let inner = (self.threads / outer).max(1);
-        let run = |w: &mut Worker, slab: Slab<'_>| self.fill_slab(w, slab);
-        // Workers (decoders and chunk buffers) kept by the array from earlier reads with the
-        // same thread split, so that reading an array part by part does not rebuild them.
-        let kept: Vec<Worker> = self
-            .read_workers
-            .take()
-            .into_iter()
-            .filter(|w| w.inner == inner)
-            .collect();
-        let spare = std::sync::Mutex::new(kept);
-        let take = || {
-            spare
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .pop()
-                .unwrap_or_else(|| Worker::new(inner, self.geom.blocks()))
-        };
-        let give = |w: Worker| spare.lock().unwrap_or_else(|e| e.into_inner()).push(w);
-        let result = match (outer > 1).then(|| self.pool()).flatten() {
-            Some(pool) if outer > 1 => pool.install(|| {
-                slabs.into_par_iter().with_max_len(1).try_for_each(|slab| {
-                    let mut w = take();
-                    let r = run(&mut w, slab);
-                    give(w);
-                    r
-                })
-            }),
-            _ => {
-                let mut w = take();
-                let r = slabs.into_iter().try_for_each(|s| run(&mut w, s));
-                give(w);
-                r
-            }
-        };
-        let back = spare.into_inner().unwrap_or_else(|e| e.into_inner());
-        self.read_workers.give_back(back, g.chunk_bytes());
-        result
+        let lanes = workers_for(workers, outer, inner, g.blocks());
+        self.exec
+            .for_each_lane(lanes, slabs, |w, slab| self.fill_slab(w, slab))
     }
 
     /// Decode every chunk intersecting the slab and copy its data into it.
     fn fill_slab(&self, w: &mut Worker, slab: Slab<'_>) -> Result<()> {
         let g = &self.geom;
         let nd = g.ndim();
-        // Chunk-grid ranges intersecting the slab.
-        let mut c_lo = Vec::with_capacity(nd);
-        let mut c_ext = Vec::with_capacity(nd);
-        for i in 0..nd {
-            let c = g.chunks()[i];
-            let a = slab.start[i] / c;
-            let b = (slab.start[i] + slab.shape[i] - 1) / c + 1;
-            c_lo.push(a);
-            c_ext.push(b - a);
-        }
-        let count: u64 = c_ext.iter().product();
-        for j in 0..count {
-            let rel = unravel(j, &c_ext);
-            let mut idx = 0u64;
-            for i in 0..nd {
-                idx = idx * g.chunk_grid()[i] + c_lo[i] + rel[i];
+        let (lo, hi) = g.chunks_touched(&slab.region).bounds();
+        let mut c = lo;
+        loop {
+            let idx = ravel(&c[..nd], g.chunk_grid());
+            self.decode_chunk_into_region(w, idx, slab.out, &slab.region)?;
+            if !step(&mut c[..nd], &lo[..nd], &hi[..nd]) {
+                return Ok(());
             }
-            self.decode_chunk_into_box(w, idx, slab.out, &slab.start, &slab.shape)?;
         }
-        Ok(())
     }
 
-    /// Fetch and decode chunk `idx`, then copy its part of the box into `out`.
-    fn decode_chunk_into_box(
+    /// Fetch and decode chunk `idx`, then copy its part of `region` into `out`.
+    fn decode_chunk_into_region(
         &self,
         w: &mut Worker,
         idx: u64,
         out: &mut [u8],
-        start: &[u64],
-        shape: &[u64],
+        region: &Region,
     ) -> Result<()> {
         let g = &self.geom;
         self.frame.chunk_into(idx, &mut w.compressed)?;
-        if let Some(range) = g.direct_range(idx, start, shape) {
+        if let Some(range) = g.direct_range(idx, region) {
             // The chunk's bytes are exactly this run of the output: decode in place.
             let dst = &mut out[range];
             return match w
@@ -302,16 +253,11 @@ impl Array {
             };
         }
         w.decoded.resize(g.chunk_bytes(), 0);
-        let geometry_error = |reason: String| Error::Chunk {
-            source_name: self.frame.source.clone(),
-            chunk: idx as i64,
-            reason,
-        };
         // Block by block: each block is copied out while it is in cache.
         let bb = g.block_bytes();
         w.runs.clear();
-        g.chunk_runs(idx, start, shape, out.len(), &mut w.runs)
-            .map_err(geometry_error)?;
+        g.chunk_runs(idx, region, out.len(), &mut w.runs)
+            .map_err(|e| self.layout_error(idx, e))?;
         w.touched.clear();
         w.touched.resize(g.chunk_bytes() / bb.max(1), false);
         for &(s, _, _) in &w.runs {
@@ -366,13 +312,9 @@ impl Array {
             .decode(&mut w.compressed, &mut w.decoded, g.itemsize())
             .map_err(|e| self.chunk_error(idx, e))?;
         let r = match kind {
-            Decoded::Zeros => g.fill_chunk_in_box(idx, &vec![0u8; g.itemsize()], out, start, shape),
-            Decoded::Data => g.copy_chunk_to_box(idx, &w.decoded, out, start, shape),
+            Decoded::Zeros => g.fill_chunk_in_region(idx, &vec![0u8; g.itemsize()], out, region),
+            Decoded::Data => g.copy_chunk_to_region(idx, &w.decoded, out, region),
         };
-        r.map_err(|reason| Error::Chunk {
-            source_name: self.frame.source.clone(),
-            chunk: idx as i64,
-            reason,
-        })
+        r.map_err(|e| self.layout_error(idx, e))
     }
 }

@@ -13,20 +13,16 @@
 // Selection loops walk several per-dimension arrays in step; indexing reads clearest.
 #![allow(clippy::needless_range_loop)]
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
-
-use rayon::prelude::*;
-
 use crate::array::Array;
 use crate::codec::chunk::{BlockMask, Decoded};
+use crate::codec::worker::{workers_for, Worker};
 use crate::error::{Error, Result};
 use crate::format::meta::MAX_DIM;
 use crate::model::element::{self, Element};
+use crate::model::region::{ravel, step, strides, Region, ZEROS};
 #[cfg(test)]
 use crate::model::selection::Slice;
 use crate::model::selection::SliceItem;
-use crate::read::worker::{workers_for, Worker};
 
 /// A resolved selection, one entry per array dimension: positions `start + k * step` for
 /// `k < count`; `keep` is false for integer-indexed dimensions (dropped from the output).
@@ -149,15 +145,15 @@ impl Selection {
     }
 }
 
-/// A box of the selection, in selection coordinates (`k` per dimension): `[lo, lo + len)`.
-struct SelBox<'a> {
+/// A part of the selection and its C-order output: `region` is in selection coordinates
+/// (`k` per dimension, the `k`-th selected position).
+struct SelPart<'a> {
     out: &'a mut [u8],
-    lo: Vec<u64>,
-    len: Vec<u64>,
+    region: Region,
 }
 
 /// The selected positions of one dimension inside one chunk, as item offsets into the decoded
-/// chunk (`src`) and into the output box (`dst`), and the in-chunk blocks they fall in.
+/// chunk (`src`) and into the output part (`dst`), and the in-chunk blocks they fall in.
 #[derive(Default)]
 struct DimPart {
     src: Vec<u64>,
@@ -313,26 +309,26 @@ impl Array {
 
     /// Read the whole selection into `out`, with the array's kept workers.
     fn fill_selection(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
-        let lo = vec![0; sel.ndim()];
-        let b = SelBox {
+        let b = SelPart {
             out,
-            lo,
-            len: sel.count.clone(),
+            region: Region::whole(&sel.count),
         };
-        let mut workers = self.slice_workers.take();
-        let result = self.fill_box(sel, b, &mut workers);
-        self.slice_workers
-            .give_back(workers, self.geom.chunk_bytes());
-        result
+        self.workers
+            .with(self.geom.chunk_bytes(), |ws| self.fill_sel_part(sel, b, ws))
     }
 
-    /// Read a box of the selection into its C-order buffer, in parallel over chunk rows
-    /// along the box's first dimension longer than 1, with (and into) `workers`.
-    fn fill_box(&self, sel: &Selection, b: SelBox<'_>, workers: &mut Vec<Worker>) -> Result<()> {
+    /// Read a part of the selection into its C-order buffer, in parallel over chunk rows
+    /// along the part's first dimension longer than 1, with (and into) `workers`.
+    fn fill_sel_part(
+        &self,
+        sel: &Selection,
+        b: SelPart<'_>,
+        workers: &mut Vec<Worker>,
+    ) -> Result<()> {
         let g = &self.geom;
         let nd = g.ndim();
         let isz = g.itemsize();
-        let items: u64 = b.len.iter().product();
+        let items = b.region.nitems().unwrap_or(u64::MAX);
         let need = usize::try_from(items)
             .ok()
             .and_then(|n| n.checked_mul(isz))
@@ -352,25 +348,28 @@ impl Array {
             let w = &mut workers_for(workers, 1, self.threads, self.geom.blocks())[0];
             return self.fill_part(w, sel, b);
         }
+        let len = b.region.shape();
         if sel.step.iter().all(|&s| s == 1) && b.out.len() >= g.chunk_bytes() {
-            // A box of the array at least a chunk large: most of every chunk it touches is
-            // wanted, so block masks would save little; the whole-array reader decodes
-            // chunks straight into the output where their layout allows.
-            let start: Vec<u64> = (0..nd).map(|i| sel.start[i] + b.lo[i]).collect();
-            return self.read_box_bytes_into(&start, &b.len, b.out);
+            // A region of the array at least a chunk large: most of every chunk it touches
+            // is wanted, so block masks would save little; the region reader decodes chunks
+            // straight into the output where their layout allows.
+            let start: Vec<u64> = (0..nd)
+                .map(|i| sel.start[i] + b.region.start()[i])
+                .collect();
+            return self.fill_region(&Region::new(start, len.to_vec()), b.out, workers);
         }
-        let d = b.len.iter().position(|&s| s > 1).unwrap_or(0);
-        let row_bytes = b.len[d + 1..].iter().product::<u64>() as usize * isz;
+        let d = len.iter().position(|&s| s > 1).unwrap_or(0);
+        let row_bytes = len[d + 1..].iter().product::<u64>() as usize * isz;
         let mut parts = Vec::new();
         let mut rest = b.out;
-        for (_, k0, k1) in sel.chunk_groups(d, g.chunks()[d], b.lo[d], b.lo[d] + b.len[d]) {
+        let (lo_d, hi_d) = (b.region.start()[d], b.region.end(d));
+        for (_, k0, k1) in sel.chunk_groups(d, g.chunks()[d], lo_d, hi_d) {
             let (head, tail) = rest.split_at_mut((k1 - k0) as usize * row_bytes);
             rest = tail;
-            let mut lo = b.lo.clone();
-            let mut len = b.len.clone();
-            lo[d] = k0;
-            len[d] = k1 - k0;
-            parts.push(SelBox { out: head, lo, len });
+            parts.push(SelPart {
+                out: head,
+                region: b.region.with_dim(d, k0, k1 - k0),
+            });
         }
         let outer = parts.len().min(self.threads).max(1);
         // Block-level threads only pay off when a chunk has much to decode: a selection
@@ -381,39 +380,13 @@ impl Array {
         } else {
             (self.threads / outer).max(1)
         };
-        let ws = workers_for(workers, outer, inner, self.geom.blocks());
-        match (outer > 1).then(|| self.pool()).flatten() {
-            Some(pool) if outer > 1 => {
-                // Each worker takes the next part until none is left (or one failed).
-                let queue = Mutex::new(parts.into_iter());
-                let failed = AtomicBool::new(false);
-                pool.install(|| {
-                    ws.par_iter_mut().try_for_each(|w| loop {
-                        if failed.load(Ordering::Relaxed) {
-                            return Ok(());
-                        }
-                        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
-                        let Some(part) = next else {
-                            return Ok(());
-                        };
-                        if let Err(e) = self.fill_part(w, sel, part) {
-                            failed.store(true, Ordering::Relaxed);
-                            return Err(e);
-                        }
-                    })
-                })
-            }
-            _ => {
-                let w = &mut ws[0];
-                parts
-                    .into_iter()
-                    .try_for_each(|p| self.fill_part(w, sel, p))
-            }
-        }
+        let lanes = workers_for(workers, outer, inner, self.geom.blocks());
+        self.exec
+            .for_each_lane(lanes, parts, |w, part| self.fill_part(w, sel, part))
     }
 
-    /// Decode every chunk holding selected items of the box and copy them into it.
-    fn fill_part(&self, w: &mut Worker, sel: &Selection, b: SelBox<'_>) -> Result<()> {
+    /// Decode every chunk holding selected items of the part and copy them into it.
+    fn fill_part(&self, w: &mut Worker, sel: &Selection, b: SelPart<'_>) -> Result<()> {
         let g = &self.geom;
         let nd = g.ndim();
         if nd == 0 {
@@ -430,32 +403,24 @@ impl Array {
                 }
             };
         }
-        // Per dimension: the chunks along it holding selected positions of the box.
+        // Per dimension: the chunks along it holding selected positions of the part.
         let groups: Vec<Vec<(u64, u64, u64)>> = (0..nd)
             .map(|i| {
-                sel.chunk_groups(i, g.chunks()[i], b.lo[i], b.lo[i] + b.len[i])
+                let r = &b.region;
+                sel.chunk_groups(i, g.chunks()[i], r.start()[i], r.end(i))
                     .collect()
             })
             .collect();
-        let mut pick = [0usize; MAX_DIM];
+        let ends = group_counts(groups.iter().map(Vec::len));
+        let mut pick = ZEROS;
         loop {
             let mut chunk = [(0u64, 0u64, 0u64); MAX_DIM];
             for i in 0..nd {
-                chunk[i] = groups[i][pick[i]];
+                chunk[i] = groups[i][pick[i] as usize];
             }
-            self.copy_chunk(w, sel, &chunk[..nd], &b.lo, &b.len, b.out)?;
-            // Next chunk (odometer over the per-dimension groups).
-            let mut i = nd;
-            loop {
-                if i == 0 {
-                    return Ok(());
-                }
-                i -= 1;
-                pick[i] += 1;
-                if pick[i] < groups[i].len() {
-                    break;
-                }
-                pick[i] = 0;
+            self.copy_chunk(w, sel, &chunk[..nd], &b.region, b.out)?;
+            if !step(&mut pick[..nd], &ZEROS[..nd], &ends[..nd]) {
+                return Ok(());
             }
         }
     }
@@ -485,37 +450,26 @@ impl Array {
             .map_err(|e| self.chunk_error(idx, e))
     }
 
-    /// Copy the selected items of one chunk into the box. `chunk[i]` is the chunk's grid
+    /// Copy the selected items of one chunk into the part. `chunk[i]` is the chunk's grid
     /// coordinate along dimension `i` and the range of selected positions it holds there.
     fn copy_chunk(
         &self,
         w: &mut Worker,
         sel: &Selection,
         chunk: &[(u64, u64, u64)],
-        lo: &[u64],
-        len: &[u64],
+        part: &Region,
         out: &mut [u8],
     ) -> Result<()> {
         let g = &self.geom;
         let nd = g.ndim();
         let isz = g.itemsize();
-        let mut idx = 0u64;
-        for i in 0..nd {
-            idx = idx * g.chunk_grid()[i] + chunk[i].0;
-        }
-        // Strides in items: of the output box, of a block, of the block grid.
-        let mut dst_stride = [0u64; MAX_DIM];
-        let mut blk_stride = [0u64; MAX_DIM];
-        let mut grid_stride = [0u64; MAX_DIM];
-        let (mut ds, mut bs, mut gs) = (1u64, 1u64, 1u64);
-        for i in (0..nd).rev() {
-            dst_stride[i] = ds;
-            ds *= len[i];
-            blk_stride[i] = bs;
-            bs *= g.blocks()[i];
-            grid_stride[i] = gs;
-            gs *= g.block_grid()[i];
-        }
+        let coords: Vec<u64> = chunk.iter().map(|c| c.0).collect();
+        let idx = ravel(&coords, g.chunk_grid());
+        // Strides in items: of the output part, of a block, of the block grid.
+        let dst_stride = strides(part.shape());
+        let blk_stride = strides(g.blocks());
+        let grid_stride = strides(g.block_grid());
+        let lo = part.start();
         // Dimensions before the last: one entry per selected position. The last dimension:
         // runs of items consecutive in both the chunk and the output (one per block touched
         // when the step is 1).
@@ -558,37 +512,30 @@ impl Array {
             parts.push(p);
         }
         // Blocks holding selected items: the product of the per-dimension block sets.
-        let nblocks = gs as usize;
+        let nblocks = g.block_grid().iter().product::<u64>() as usize;
         w.wanted.clear();
         w.wanted.resize(nblocks, false);
-        let mut pick = [0usize; MAX_DIM];
-        'blocks: loop {
+        let ends = group_counts(parts.iter().map(|p| p.blocks.len()));
+        let mut pick = ZEROS;
+        loop {
             let mut lin = 0u64;
             for i in 0..nd {
-                lin += parts[i].blocks[pick[i]] * grid_stride[i];
+                lin += parts[i].blocks[pick[i] as usize] * grid_stride[i];
             }
             w.wanted[lin as usize] = true;
-            let mut i = nd;
-            loop {
-                if i == 0 {
-                    break 'blocks;
-                }
-                i -= 1;
-                pick[i] += 1;
-                if pick[i] < parts[i].blocks.len() {
-                    break;
-                }
-                pick[i] = 0;
+            if !step(&mut pick[..nd], &ZEROS[..nd], &ends[..nd]) {
+                break;
             }
         }
         let kind = self.decode_chunk(w, idx, true)?;
         let src: &[u8] = &w.decoded;
-        let mut pick = [0usize; MAX_DIM];
+        let ends = group_counts(parts[..last].iter().map(|p| p.src.len()));
+        let mut pick = ZEROS;
         loop {
             let (mut s0, mut d0) = (0usize, 0usize);
             for i in 0..last {
-                s0 += parts[i].src[pick[i]] as usize * isz;
-                d0 += parts[i].dst[pick[i]] as usize * isz;
+                s0 += parts[i].src[pick[i] as usize] as usize * isz;
+                d0 += parts[i].dst[pick[i] as usize] as usize * isz;
             }
             for &(s, d, n) in &runs {
                 let dst = &mut out[d0 + d..d0 + d + n];
@@ -597,20 +544,20 @@ impl Array {
                     Decoded::Zeros => dst.fill(0),
                 }
             }
-            let mut i = last;
-            loop {
-                if i == 0 {
-                    return Ok(());
-                }
-                i -= 1;
-                pick[i] += 1;
-                if pick[i] < parts[i].src.len() {
-                    break;
-                }
-                pick[i] = 0;
+            if !step(&mut pick[..last], &ZEROS[..last], &ends[..last]) {
+                return Ok(());
             }
         }
     }
+}
+
+/// Per-dimension counts as odometer ends.
+fn group_counts(lens: impl Iterator<Item = usize>) -> [u64; MAX_DIM] {
+    let mut ends = ZEROS;
+    for (e, n) in ends.iter_mut().zip(lens) {
+        *e = n as u64;
+    }
+    ends
 }
 
 /// A selection streamed in consecutive C-order parts: see [`Array::slice_slabs`].
@@ -696,12 +643,11 @@ impl<'a> SliceSlabs<'a> {
             // At most one position per dimension: a single part.
             self.done = true;
             fit(buf, self.array.sel_bytes(sel)?);
-            let b = SelBox {
+            let b = SelPart {
                 out: buf.as_mut_slice(),
-                lo: vec![0; nd],
-                len: sel.count.clone(),
+                region: Region::whole(&sel.count),
             };
-            self.array.fill_box(sel, b, &mut self.workers)?;
+            self.array.fill_sel_part(sel, b, &mut self.workers)?;
             return Ok(true);
         };
         // Whole chunk runs along `d`, up to rows_max positions (a chunk run longer than
@@ -719,39 +665,29 @@ impl<'a> SliceSlabs<'a> {
                 break;
             }
         }
-        let mut lo = vec![0u64; nd];
+        let mut start = vec![0u64; nd];
         let mut len = sel.count.clone();
         for i in 0..d {
-            lo[i] = self.prefix[i];
+            start[i] = self.prefix[i];
             len[i] = 1;
         }
-        lo[d] = self.k;
+        start[d] = self.k;
         len[d] = end - self.k;
-        let items: u64 = len.iter().product();
-        fit(buf, items as usize * self.array.itemsize());
-        let b = SelBox {
+        let region = Region::new(start, len);
+        fit(
+            buf,
+            region.nitems().unwrap_or(0) as usize * self.array.itemsize(),
+        );
+        let b = SelPart {
             out: buf.as_mut_slice(),
-            lo,
-            len,
+            region,
         };
-        self.array.fill_box(sel, b, &mut self.workers)?;
+        self.array.fill_sel_part(sel, b, &mut self.workers)?;
         // Advance.
         self.k = end;
         if self.k == total {
             self.k = 0;
-            let mut i = d;
-            loop {
-                if i == 0 {
-                    self.done = true;
-                    break;
-                }
-                i -= 1;
-                self.prefix[i] += 1;
-                if self.prefix[i] < sel.count[i] {
-                    break;
-                }
-                self.prefix[i] = 0;
-            }
+            self.done = !step(&mut self.prefix, &ZEROS[..d], &sel.count[..d]);
         }
         Ok(true)
     }

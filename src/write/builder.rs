@@ -401,7 +401,7 @@ impl ArrayBuilder {
             pushed: 0,
             next_chunk: 0,
             packer: None,
-            spare: std::sync::Mutex::new(Vec::new()),
+            spare: Vec::new(),
             spare_threads: 0,
         })
     }

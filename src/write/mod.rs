@@ -13,8 +13,6 @@
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use rayon::prelude::*;
-
 use crate::codec::filters;
 use crate::codec::RustCodec;
 use crate::error::{Error, Result};
@@ -25,6 +23,7 @@ use crate::model::attrs::Value;
 use crate::model::dtype::{ByteOrder, Dtype};
 use crate::model::element::Element;
 use crate::model::geometry::Geometry;
+use crate::model::region::Region;
 
 mod builder;
 mod edit;

@@ -34,7 +34,7 @@ pub struct Writer {
     pub(super) next_chunk: u64,
     pub(super) packer: Option<Packer>,
     /// Idle per-worker compression states, and the c-blosc2 thread count they were made for.
-    pub(super) spare: std::sync::Mutex<Vec<Packer>>,
+    pub(super) spare: Vec<Packer>,
     pub(super) spare_threads: i16,
 }
 
@@ -49,6 +49,20 @@ pub(super) struct Packer {
     pub(super) rust_codec: Option<(RustCodec, u8)>,
     pub(super) filtered: Vec<u8>,
     pub(super) scratch: Vec<u8>,
+}
+
+impl Packer {
+    /// A packer compressing with `cctx` as `plan` says.
+    fn new(cctx: Cctx, plan: &Plan) -> Packer {
+        Packer {
+            cctx,
+            chunk: Vec::new(),
+            forward: plan.forward_state(),
+            rust_codec: plan.rust_codec,
+            filtered: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
 }
 
 impl Writer {
@@ -95,8 +109,8 @@ impl Writer {
                 "all {total} chunks were already pushed"
             )));
         }
-        let (start, shape) = g.chunk_region(idx);
-        let want = shape.iter().product::<u64>() as usize * g.itemsize();
+        let region = g.chunk_region(idx);
+        let want = region.nitems().unwrap_or(0) as usize * g.itemsize();
         if data.len() != want {
             return Err(Error::InvalidArgument(format!(
                 "chunk {idx} covers {want} bytes, {} given",
@@ -105,17 +119,11 @@ impl Writer {
         }
         if self.packer.is_none() {
             let params = self.plan.cctx_params(self.threads);
-            self.packer = Some(Packer {
-                cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
-                chunk: Vec::new(),
-                forward: self.plan.forward_state(),
-                rust_codec: self.plan.rust_codec,
-                filtered: Vec::new(),
-                scratch: Vec::new(),
-            });
+            let cctx = Cctx::new(&params).map_err(Error::InvalidArgument)?;
+            self.packer = Some(Packer::new(cctx, &self.plan));
         }
         let p = self.packer.as_mut().expect("set above");
-        let out = pack_chunk(g, p, idx, data, &start, &shape)?;
+        let out = pack_chunk(g, p, idx, data, &region)?;
         self.schunk
             .append_chunk(&out)
             .map_err(|code| Error::Blosc {
@@ -172,55 +180,34 @@ impl Writer {
         let k = self.next_slab;
         let g = &self.plan.geom;
         let nd = g.ndim();
-        let (first, count, start, shape) = if nd == 0 {
-            (0u64, 1u64, vec![], vec![])
+        let (first, count, region) = if nd == 0 {
+            (0u64, 1u64, Region::whole(&[]))
         } else {
             let per_row: u64 = g.chunk_grid()[1..].iter().product();
-            let mut start = vec![0u64; nd];
-            let mut shape = g.shape().to_vec();
-            start[0] = k * g.chunks()[0];
-            shape[0] = (slab.len() / self.row_bytes) as u64;
-            (k * per_row, per_row, start, shape)
+            let rows = (slab.len() / self.row_bytes) as u64;
+            let region = Region::whole(g.shape()).with_dim(0, k * g.chunks()[0], rows);
+            (k * per_row, per_row, region)
         };
         let outer = (count as usize).min(self.threads).max(1);
         let params = self.plan.cctx_params((self.threads / outer).max(1));
         if self.spare_threads != params.nthreads {
             // Contexts carry their thread count: rebuild when it changes.
-            self.spare.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            self.spare.clear();
             self.spare_threads = params.nthreads;
         }
+        // One compression context and gather buffer per lane, reused across slabs.
+        while self.spare.len() < outer {
+            let cctx = Cctx::new(&params).map_err(Error::InvalidArgument)?;
+            self.spare.push(Packer::new(cctx, &self.plan));
+        }
         let g = &self.plan.geom;
-        let plan = &self.plan;
-        let spare = &self.spare;
-        // One compression context and gather buffer per worker, reused across slabs.
-        let pack = |idx: u64| -> Result<Vec<u8>> {
-            let p = spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
-            let mut p = match p {
-                Some(p) => p,
-                None => Packer {
-                    cctx: Cctx::new(&params).map_err(Error::InvalidArgument)?,
-                    chunk: Vec::new(),
-                    forward: plan.forward_state(),
-                    rust_codec: plan.rust_codec,
-                    filtered: Vec::new(),
-                    scratch: Vec::new(),
-                },
-            };
-            let r = pack_chunk(g, &mut p, idx, slab, &start, &shape);
-            spare.lock().unwrap_or_else(|e| e.into_inner()).push(p);
-            r
-        };
-        let compressed: Vec<Vec<u8>> = match outer > 1 {
-            true => self.exec.install(|| {
-                (first..first + count)
-                    .into_par_iter()
-                    .map(pack)
-                    .collect::<Result<Vec<_>>>()
-            })?,
-            false => (first..first + count)
-                .map(pack)
-                .collect::<Result<Vec<_>>>()?,
-        };
+        let mut compressed: Vec<Vec<u8>> = vec![Vec::new(); count as usize];
+        let work = (first..first + count).zip(compressed.iter_mut());
+        self.exec
+            .for_each_lane(&mut self.spare[..outer], work, |p, (idx, slot)| {
+                *slot = pack_chunk(g, p, idx, slab, &region)?;
+                Ok::<(), Error>(())
+            })?;
         for (j, c) in compressed.iter().enumerate() {
             self.schunk.append_chunk(c).map_err(|code| Error::Blosc {
                 context: format!(
@@ -308,26 +295,25 @@ impl Writer {
     }
 }
 
-/// Gather chunk `idx` from the box `src` covers into the extended layout (padding zeroed) and
-/// compress it; an all-zero chunk becomes a zero special chunk.
+/// Gather chunk `idx` from `src`, the C-order bytes of `region`, into the extended layout
+/// (padding zeroed) and compress it; an all-zero chunk becomes a zero special chunk.
 pub(super) fn pack_chunk(
     g: &Geometry,
     p: &mut Packer,
     idx: u64,
     src: &[u8],
-    start: &[u64],
-    shape: &[u64],
+    region: &Region,
 ) -> Result<Vec<u8>> {
     let chunk_bytes = g.chunk_bytes();
     // A chunk whose bytes are one run of the source (no padding, blocks in C order) is
     // compressed from there; otherwise it is gathered into the padded chunk layout.
-    let data: &[u8] = match g.direct_range(idx, start, shape) {
+    let data: &[u8] = match g.direct_range(idx, region) {
         Some(r) if r.len() == chunk_bytes && r.end <= src.len() => &src[r],
         _ => {
             p.chunk.clear();
             p.chunk.resize(chunk_bytes, 0);
-            g.copy_box_to_chunk(idx, src, &mut p.chunk, start, shape)
-                .map_err(Error::InvalidArgument)?;
+            g.copy_region_to_chunk(idx, src, &mut p.chunk, region)
+                .map_err(|e| Error::InvalidArgument(e.to_string()))?;
             &p.chunk
         }
     };

@@ -1,0 +1,107 @@
+//! A decoding lane: one thread's decoder (whose c-blosc2 context uses `inner` block-level
+//! threads) and chunk buffers, reused from chunk to chunk and, kept by an array in
+//! [`KeptWorkers`], from read to read. Every read (whole arrays, regions, selections, chunk
+//! by chunk) decodes through one.
+
+#![forbid(unsafe_code)]
+
+use crate::codec::chunk::Decoder;
+
+/// Largest decoded chunk whose buffer is kept between reads (per worker).
+const KEPT_CHUNK_BUFFER_MAX: usize = 64 << 20;
+
+/// One reading thread's decoder and buffers.
+pub(crate) struct Worker {
+    pub(crate) decoder: Decoder,
+    /// Block-level threads of the decoder's context.
+    inner: usize,
+    pub(crate) compressed: crate::ffi::ChunkBytes,
+    pub(crate) decoded: Vec<u8>,
+    /// Scattered chunks: the current chunk's copy runs and the blocks they touch.
+    pub(crate) runs: Vec<(usize, usize, usize)>,
+    pub(crate) touched: Vec<bool>,
+    /// Selections: the blocks of the current chunk a selection needs.
+    pub(crate) wanted: Vec<bool>,
+}
+
+impl Worker {
+    /// A worker with `inner` block-level threads, decoding blocks of shape `blocks`.
+    pub(crate) fn new(inner: usize, blocks: &[u64]) -> Worker {
+        Worker {
+            decoder: Decoder::new(inner).with_blocks(blocks),
+            inner,
+            compressed: Default::default(),
+            decoded: Vec::new(),
+            runs: Vec::new(),
+            touched: Vec::new(),
+            wanted: Vec::new(),
+        }
+    }
+
+    /// Use `inner` block-level threads from now on.
+    fn set_inner(&mut self, inner: usize, blocks: &[u64]) {
+        if self.inner != inner {
+            self.decoder = Decoder::new(inner).with_blocks(blocks);
+            self.inner = inner;
+        }
+    }
+
+    fn drop_buffers(&mut self) {
+        self.decoded = Vec::new();
+        self.compressed = Default::default();
+    }
+}
+
+/// At least `n` workers with `inner` block-level threads each (decoding blocks of shape
+/// `blocks`), reusing those in `workers`; the first `n` are returned.
+pub(crate) fn workers_for<'w>(
+    workers: &'w mut Vec<Worker>,
+    n: usize,
+    inner: usize,
+    blocks: &[u64],
+) -> &'w mut [Worker] {
+    for w in workers.iter_mut().take(n) {
+        w.set_inner(inner, blocks);
+    }
+    while workers.len() < n {
+        workers.push(Worker::new(inner, blocks));
+    }
+    &mut workers[..n]
+}
+
+/// Workers an array keeps between reads, so that reading part by part, or many small
+/// slices, does not rebuild decoders and re-fault chunk buffers each time. Concurrent reads
+/// each take the kept workers or start with new ones.
+#[derive(Default)]
+pub(crate) struct KeptWorkers(std::sync::Mutex<Vec<Worker>>);
+
+impl KeptWorkers {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Worker>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Take the kept workers (possibly none).
+    pub(crate) fn take(&self) -> Vec<Worker> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    /// Keep `workers` for the next read, unless more are kept already; chunk buffers over
+    /// 64 MiB are dropped first (`chunk_bytes` is the decoded chunk size).
+    pub(crate) fn give_back(&self, mut workers: Vec<Worker>, chunk_bytes: usize) {
+        if chunk_bytes > KEPT_CHUNK_BUFFER_MAX {
+            workers.iter_mut().for_each(Worker::drop_buffers);
+        }
+        let mut kept = self.lock();
+        if kept.len() < workers.len() {
+            *kept = workers;
+        }
+    }
+
+    /// Run `f` with the kept workers (taken for the call, given back after).
+    pub(crate) fn with<R>(&self, chunk_bytes: usize, f: impl FnOnce(&mut Vec<Worker>) -> R) -> R {
+        let mut workers = self.take();
+        let r = f(&mut workers);
+        self.give_back(workers, chunk_bytes);
+        r
+    }
+}
