@@ -12,6 +12,8 @@
 
 #![forbid(unsafe_code)]
 
+use crate::model::region::{step, ZEROS};
+
 /// Most dimensions the plugins handle (`NDCELL_MAX_DIM`, `NDMEAN_MAX_DIM`).
 pub(crate) const MAX_CELL_DIMS: usize = 8;
 
@@ -125,15 +127,16 @@ impl Cells {
             }
         }
         let ncells: usize = grid[..nd].iter().product();
-        let mut ii = [0usize; MAX_CELL_DIMS];
+        let ends: Vec<u64> = grid[..nd].iter().map(|&g| g as u64).collect();
+        let mut ii = [0u64; MAX_CELL_DIMS];
         let mut pad = [0usize; MAX_CELL_DIMS];
         let mut end = 0usize;
         for cell in 0..ncells {
             let mut origin = 0usize;
             for d in 0..nd {
-                origin += ii[d] * self.unit * stride[d];
+                origin += ii[d] as usize * self.unit * stride[d];
                 let rem = self.block[d] % self.cell[d];
-                pad[d] = if rem != 0 && ii[d] == grid[d] - 1 {
+                pad[d] = if rem != 0 && ii[d] as usize == grid[d] - 1 {
                     rem
                 } else {
                     self.cell[d]
@@ -154,14 +157,8 @@ impl Cells {
                 row(cell, at, n);
                 end = at + n;
             }
-            // Next cell (odometer over the grid).
-            for d in (0..nd).rev() {
-                ii[d] += 1;
-                if ii[d] < grid[d] {
-                    break;
-                }
-                ii[d] = 0;
-            }
+            // Next cell.
+            step(&mut ii[..nd], &ZEROS[..nd], &ends);
         }
         if end != items {
             return Err(format!(
