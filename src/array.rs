@@ -411,12 +411,8 @@ impl Array {
                 source_name: self.frame.source.clone(),
                 name: name.into(),
                 reason: match e {
-                    crate::codec::chunk::ChunkError::Corrupt(r) => {
-                        format!("corrupt stored value: {r}")
-                    }
-                    crate::codec::chunk::ChunkError::Unsupported(what, n) => {
-                        format!("unsupported {what}: {n}")
-                    }
+                    crate::codec::chunk::ChunkError::Unsupported(..) => e.to_string(),
+                    _ => format!("corrupt stored value: {e}"),
                 },
             })
     }

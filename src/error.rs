@@ -157,13 +157,15 @@ pub enum Error {
         reason: String,
     },
 
-    /// c-blosc2 reported an error code.
-    #[error("{context}: c-blosc2 {}", crate::ffi::describe_code(*code))]
+    /// A c-blosc2 call failed (writing, or on bytes Rust had checked).
+    #[error("{context}: {reason}")]
     Blosc {
         /// What was being done.
         context: String,
-        /// The negative c-blosc2 return code.
-        code: i64,
+        /// What c-blosc2 reported (its error code decoded, or what it could not do).
+        reason: String,
+        /// The negative c-blosc2 return code, when it returned one.
+        code: Option<i64>,
     },
 
     /// The write target exists and overwriting was not asked for.
@@ -176,6 +178,20 @@ pub enum Error {
     /// An invalid argument from the caller (not from a file).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+}
+
+impl Error {
+    /// A c-blosc2 failure while doing `context`.
+    pub(crate) fn blosc(context: impl Into<String>, e: crate::ffi::CError) -> Error {
+        Error::Blosc {
+            context: context.into(),
+            reason: e.to_string(),
+            code: match e {
+                crate::ffi::CError::Code(c) => Some(c),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// Result with the crate's [`Error`].

@@ -148,6 +148,41 @@ pub(crate) fn describe_code(code: i64) -> String {
     format!("error {code} ({what})")
 }
 
+/// Why a c-blosc2 call failed, decoded once, here: every fallible function of this module
+/// returns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CError {
+    /// c-blosc2 returned this negative code (see [`describe_code`]).
+    Code(i64),
+    /// A c-blosc2 call returning a pointer returned NULL: what it could not do.
+    Null(&'static str),
+    /// An argument C cannot take or a result it must not return (a size over `i32`, a path
+    /// that is not UTF-8 or holds a NUL, a chunk outside its frame): what was wrong.
+    Invalid(&'static str),
+}
+
+impl std::fmt::Display for CError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CError::Code(c) => write!(f, "c-blosc2 {}", describe_code(*c)),
+            CError::Null(what) => write!(f, "c-blosc2 {what}"),
+            CError::Invalid(what) => f.write_str(what),
+        }
+    }
+}
+
+impl std::error::Error for CError {}
+
+/// A c-blosc2 size argument, which must fit `int32_t`.
+fn c_size(n: usize) -> Result<i32, CError> {
+    i32::try_from(n).map_err(|_| CError::Invalid("a size over 2 GiB for c-blosc2"))
+}
+
+/// A name for c-blosc2 (NUL-terminated).
+fn c_name(name: &str) -> Result<CString, CError> {
+    CString::new(name).map_err(|_| CError::Invalid("a name or path holding a NUL byte"))
+}
+
 /// Compression parameters as c-blosc2 reports them for a super-chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SchunkParams {
@@ -188,39 +223,41 @@ impl Schunk {
     /// any frame whose header, metalayers or vlmeta fail to parse crashes the process. Here the
     /// same two internal steps are called and NULL is handled, then the storage is completed
     /// exactly as C does (urlpath copied with malloc, `contiguous` set).
-    pub(crate) fn open(path: &Path, offset: u64) -> Result<Schunk, String> {
+    pub(crate) fn open(path: &Path, offset: u64) -> Result<Schunk, CError> {
         init();
         let s = path
             .to_str()
-            .ok_or_else(|| "path is not valid UTF-8".to_string())?;
-        let c = CString::new(s).map_err(|_| "path contains a NUL byte".to_string())?;
-        let offset = i64::try_from(offset).map_err(|_| "offset too large".to_string())?;
+            .ok_or(CError::Invalid("path is not valid UTF-8"))?;
+        let c = c_name(s)?;
+        let offset = i64::try_from(offset).map_err(|_| CError::Invalid("offset too large"))?;
         let sparse = path.is_dir();
         let io: *const sys::blosc2_io = &FILESYSTEM_IO.0;
         // SAFETY: `c` is NUL-terminated and outlives the call (C copies it); `io` points to a
         // static, immutable filesystem io description. NULL is handled.
         let frame = unsafe { frame_from_file_offset(c.as_ptr(), io, offset) };
         if frame.is_null() {
-            return Err("c-blosc2 could not read a frame header and trailer there".into());
+            return Err(CError::Null(
+                "could not read a frame header and trailer there",
+            ));
         }
         // SAFETY: `frame` is a valid frame just returned by C and owned by us until handed to
         // the schunk; on failure C frees it together with the partial schunk.
         let ptr = unsafe { frame_to_schunk(frame, false, io) };
-        let ptr = NonNull::new(ptr).ok_or_else(|| {
-            "c-blosc2 could not parse the frame (header, metalayers or attributes)".to_string()
-        })?;
+        let ptr = NonNull::new(ptr).ok_or(CError::Null(
+            "could not parse the frame (header, metalayers or attributes)",
+        ))?;
         let schunk = Schunk { ptr, buffer: None };
         // SAFETY: the schunk is valid; `frame_to_schunk` always sets `storage` on success.
         // The urlpath copy is malloc'ed because C frees it with `free` in blosc2_schunk_free.
         unsafe {
             let storage = (*ptr.as_ptr()).storage;
             if storage.is_null() {
-                return Err("c-blosc2 returned a super-chunk without storage".into());
+                return Err(CError::Null("returned a super-chunk without storage"));
             }
             let bytes = c.as_bytes_with_nul();
             let url = libc::malloc(bytes.len()) as *mut u8;
             if url.is_null() {
-                return Err("out of memory".into());
+                return Err(CError::Code(-4));
             }
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), url, bytes.len());
             (*storage).urlpath = url as *mut std::os::raw::c_char;
@@ -237,14 +274,14 @@ impl Schunk {
     /// `2 * len + 64` zero bytes, so every address C can form (header_len <= len is checked
     /// by the caller) stays inside memory we own; [`Schunk::chunk_into`] then checks that the
     /// returned chunk lies within the real frame bytes before reading it.
-    pub(crate) fn from_buffer(bytes: Vec<u8>) -> Result<Schunk, String> {
+    pub(crate) fn from_buffer(bytes: Vec<u8>) -> Result<Schunk, CError> {
         init();
         let frame_len = bytes.len();
-        let len = i64::try_from(frame_len).map_err(|_| "buffer too large".to_string())?;
+        let len = i64::try_from(frame_len).map_err(|_| CError::Invalid("buffer too large"))?;
         let padded_len = frame_len
             .checked_mul(2)
             .and_then(|n| n.checked_add(64))
-            .ok_or_else(|| "buffer too large".to_string())?;
+            .ok_or(CError::Invalid("buffer too large"))?;
         let mut padded = vec![0u8; padded_len];
         padded[..frame_len].copy_from_slice(&bytes);
         drop(bytes);
@@ -253,8 +290,7 @@ impl Schunk {
         // schunk. `copy = false` makes C borrow it; `avoid_cframe_free` below stops C from
         // freeing it. C only reads an opened frame (this crate never writes to it).
         let ptr = unsafe { sys::blosc2_schunk_from_buffer(padded.as_mut_ptr(), len, false) };
-        let ptr =
-            NonNull::new(ptr).ok_or_else(|| "c-blosc2 could not parse the frame".to_string())?;
+        let ptr = NonNull::new(ptr).ok_or(CError::Null("could not parse the frame"))?;
         // SAFETY: `ptr` is a valid schunk just returned by c-blosc2.
         unsafe { sys::blosc2_schunk_avoid_cframe_free(ptr.as_ptr(), true) };
         Ok(Schunk {
@@ -383,7 +419,7 @@ impl Schunk {
 
     /// Fetch the compressed chunk `n` into `out` (replacing its contents): a buffer c-blosc2
     /// allocated is taken over as is (no copy); bytes inside an in-memory frame are copied.
-    pub(crate) fn chunk_into(&mut self, n: i64, out: &mut ChunkBytes) -> Result<(), i64> {
+    pub(crate) fn chunk_into(&mut self, n: i64, out: &mut ChunkBytes) -> Result<(), CError> {
         out.release();
         let mut chunk: *mut u8 = std::ptr::null_mut();
         let mut needs_free = false;
@@ -398,7 +434,7 @@ impl Schunk {
                 // SAFETY: C allocated it with malloc and handed ownership to us.
                 unsafe { libc::free(chunk as *mut c_void) };
             }
-            return Err(i64::from(rc.min(-1)));
+            return Err(CError::Code(i64::from(rc.min(-1))));
         }
         let len = usize::try_from(rc).unwrap_or(0);
         if !needs_free {
@@ -416,7 +452,7 @@ impl Schunk {
                 None => false,
             };
             if !inside {
-                return Err(-1);
+                return Err(CError::Invalid("a chunk reaching outside the frame"));
             }
         }
         if needs_free {
@@ -444,11 +480,11 @@ impl Schunk {
         n: i64,
         header_len: i32,
         cbytes: i64,
-    ) -> Result<i64, i64> {
+    ) -> Result<i64, CError> {
         let raw = self.raw();
         let (frame, nchunks) = (raw.frame as *mut c_void, raw.nchunks);
         if frame.is_null() || n < 0 || n >= nchunks {
-            return Err(-1);
+            return Err(CError::Invalid("a chunk number outside the frame"));
         }
         let mut offset = 0i64;
         // SAFETY: schunk and its frame are valid and exclusively borrowed (C caches the
@@ -456,7 +492,7 @@ impl Schunk {
         // every chunk, with the same header fields, and `offset` is a valid out pointer.
         let rc = unsafe { get_coffset(frame, header_len, cbytes, n, nchunks, &mut offset) };
         if rc < 0 {
-            return Err(i64::from(rc));
+            return Err(CError::Code(i64::from(rc)));
         }
         Ok(offset)
     }
@@ -551,7 +587,7 @@ struct RawDctx(Option<NonNull<sys::blosc2_context>>);
 
 /// The code a call on a context c-blosc2 could not allocate returns
 /// (`BLOSC2_ERROR_MEMORY_ALLOC`).
-const NO_CONTEXT: i64 = -4;
+const NO_CONTEXT: CError = CError::Null("could not allocate a decompression context");
 
 impl RawDctx {
     fn new(dparams: sys::blosc2_dparams) -> RawDctx {
@@ -563,14 +599,14 @@ impl RawDctx {
     }
 
     /// The context, or the allocation failure as a c-blosc2 code.
-    fn ptr(&self) -> Result<*mut sys::blosc2_context, i64> {
+    fn ptr(&self) -> Result<*mut sys::blosc2_context, CError> {
         self.0.map(|p| p.as_ptr()).ok_or(NO_CONTEXT)
     }
 
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, i64> {
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, CError> {
         let ctx = self.ptr()?;
-        let srcsize = i32::try_from(src.len()).map_err(|_| -1i64)?;
-        let dstsize = i32::try_from(dst.len()).map_err(|_| -1i64)?;
+        let srcsize = c_size(src.len())?;
+        let dstsize = c_size(dst.len())?;
         // SAFETY: context valid and exclusively borrowed; src/dst are valid, non-overlapping
         // (distinct Rust borrows) for the given lengths; C writes at most `dstsize` bytes.
         let rc = unsafe {
@@ -582,7 +618,7 @@ impl RawDctx {
                 dstsize,
             )
         };
-        usize::try_from(rc).map_err(|_| i64::from(rc))
+        usize::try_from(rc).map_err(|_| CError::Code(i64::from(rc)))
     }
 
     fn decompress_masked(
@@ -590,13 +626,13 @@ impl RawDctx {
         src: &[u8],
         dst: &mut [u8],
         maskout: &[bool],
-    ) -> Result<usize, i64> {
+    ) -> Result<usize, CError> {
         let ctx = self.ptr()?;
-        let nblocks = i32::try_from(maskout.len()).map_err(|_| -1i64)?;
+        let nblocks = c_size(maskout.len())?;
         // The size checks `decompress` makes come first: once the mask is set, the C call
         // that consumes it must happen.
-        i32::try_from(src.len()).map_err(|_| -1i64)?;
-        i32::try_from(dst.len()).map_err(|_| -1i64)?;
+        c_size(src.len())?;
+        c_size(dst.len())?;
         // c-blosc2 copies the mask (`malloc` + `memcpy`), so a shared slice is enough; it
         // only reads it, even though the binding asks for `*mut`.
         let mask = maskout.as_ptr() as *mut bool;
@@ -605,7 +641,7 @@ impl RawDctx {
         // returning and never writes.
         let rc = unsafe { sys::blosc2_set_maskout(ctx, mask, nblocks) };
         if rc < 0 {
-            return Err(i64::from(rc));
+            return Err(CError::Code(i64::from(rc)));
         }
         // blosc2_decompress_ctx consumes the mask whatever the outcome (C frees it and resets
         // it to NULL after the call).
@@ -642,7 +678,7 @@ impl Dctx {
     ///
     /// The caller must have validated `src`'s header (lengths, codec) first: c-blosc2 is
     /// memory safe on its output (it never writes more than `dst.len()`) and checks `srcsize`.
-    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, i64> {
+    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, CError> {
         self.0.decompress(src, dst)
     }
 
@@ -659,7 +695,7 @@ impl Dctx {
         src: &[u8],
         dst: &mut [u8],
         maskout: &[bool],
-    ) -> Result<usize, i64> {
+    ) -> Result<usize, CError> {
         self.0.decompress_masked(src, dst, maskout)
     }
 }
@@ -721,7 +757,7 @@ impl<H: BlockHook> HookedDctx<H> {
     }
 
     /// [`Dctx::decompress`], each block finished by the hook.
-    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, i64> {
+    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, CError> {
         self.raw.decompress(src, dst)
     }
 
@@ -732,7 +768,7 @@ impl<H: BlockHook> HookedDctx<H> {
         src: &[u8],
         dst: &mut [u8],
         maskout: &[bool],
-    ) -> Result<usize, i64> {
+    ) -> Result<usize, CError> {
         self.raw.decompress_masked(src, dst, maskout)
     }
 }
@@ -830,7 +866,7 @@ unsafe impl Send for Cctx {}
 
 impl Cctx {
     /// A context compressing with `params`.
-    pub(crate) fn new(params: &CompressParams) -> Result<Cctx, String> {
+    pub(crate) fn new(params: &CompressParams) -> Result<Cctx, CError> {
         init();
         // SAFETY: the cparams value is fully initialised (pointers NULL); NULL is checked.
         let ptr = unsafe { sys::blosc2_create_cctx(params.to_c()) };
@@ -839,14 +875,14 @@ impl Cctx {
                 ptr,
                 params: params.clone(),
             })
-            .ok_or_else(|| "c-blosc2 rejected the compression parameters".to_string())
+            .ok_or(CError::Null("rejected the compression parameters"))
     }
 
     /// Compress `src` into a new chunk in `dst` (replacing its contents).
-    pub(crate) fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Result<(), i64> {
+    pub(crate) fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Result<(), CError> {
         let cap = src.len() + sys::BLOSC2_MAX_OVERHEAD as usize;
-        let srcsize = i32::try_from(src.len()).map_err(|_| -1i64)?;
-        let dstsize = i32::try_from(cap).map_err(|_| -1i64)?;
+        let srcsize = c_size(src.len())?;
+        let dstsize = c_size(cap)?;
         dst.clear();
         dst.resize(cap, 0);
         // SAFETY: context valid and exclusively borrowed; `src` readable for srcsize bytes,
@@ -861,15 +897,15 @@ impl Cctx {
             )
         };
         if rc <= 0 {
-            return Err(i64::from(rc.min(-1)));
+            return Err(CError::Code(i64::from(rc.min(-1))));
         }
         dst.truncate(rc as usize);
         Ok(())
     }
 
     /// A zero-special chunk of `nbytes` decoded bytes (takes no data bytes in a frame).
-    pub(crate) fn zeros_chunk(&self, nbytes: usize, dst: &mut Vec<u8>) -> Result<(), i64> {
-        let n = i32::try_from(nbytes).map_err(|_| -1i64)?;
+    pub(crate) fn zeros_chunk(&self, nbytes: usize, dst: &mut Vec<u8>) -> Result<(), CError> {
+        let n = c_size(nbytes)?;
         dst.clear();
         dst.resize(EXTENDED_HEADER_LEN, 0);
         // SAFETY: `dst` holds EXTENDED_HEADER_LEN writable bytes, the size C needs.
@@ -882,7 +918,7 @@ impl Cctx {
             )
         };
         if rc < 0 {
-            return Err(i64::from(rc));
+            return Err(CError::Code(i64::from(rc)));
         }
         dst.truncate(rc as usize);
         Ok(())
@@ -904,13 +940,13 @@ impl Schunk {
         path: Option<&Path>,
         contiguous: bool,
         params: &CompressParams,
-    ) -> Result<Schunk, String> {
+    ) -> Result<Schunk, CError> {
         init();
         let url = match path {
-            Some(p) => Some(
-                CString::new(p.to_str().ok_or("path is not valid UTF-8")?)
-                    .map_err(|_| "path contains a NUL byte")?,
-            ),
+            Some(p) => Some(c_name(
+                p.to_str()
+                    .ok_or(CError::Invalid("path is not valid UTF-8"))?,
+            )?),
             None => None,
         };
         let mut cparams = params.to_c();
@@ -929,27 +965,27 @@ impl Schunk {
         let ptr = unsafe { sys::blosc2_schunk_new(&mut storage) };
         NonNull::new(ptr)
             .map(|ptr| Schunk { ptr, buffer: None })
-            .ok_or_else(|| "c-blosc2 could not create the frame".to_string())
+            .ok_or(CError::Null("could not create the frame"))
     }
 
     /// Add a fixed metalayer (only before any chunk is appended).
-    pub(crate) fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<(), i64> {
-        let c = CString::new(name).map_err(|_| -1i64)?;
-        let len = i32::try_from(content.len()).map_err(|_| -1i64)?;
+    pub(crate) fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<(), CError> {
+        let c = c_name(name)?;
+        let len = c_size(content.len())?;
         let mut copy = content.to_vec();
         // SAFETY: schunk valid and exclusively borrowed; name NUL-terminated; C copies the
         // `len` content bytes (the pointer is non-const in the signature only).
         let rc =
             unsafe { sys::blosc2_meta_add(self.ptr.as_ptr(), c.as_ptr(), copy.as_mut_ptr(), len) };
         if rc < 0 {
-            Err(i64::from(rc))
+            Err(CError::Code(i64::from(rc)))
         } else {
             Ok(())
         }
     }
 
     /// Append a compressed chunk (copied by C).
-    pub(crate) fn append_chunk(&mut self, chunk: &[u8]) -> Result<(), i64> {
+    pub(crate) fn append_chunk(&mut self, chunk: &[u8]) -> Result<(), CError> {
         // SAFETY: schunk valid and exclusively borrowed; `chunk` is a complete chunk whose
         // header (cbytes) matches its length, produced by c-blosc2 itself; `copy = true`
         // makes C copy it, so the buffer is only read during the call.
@@ -957,16 +993,16 @@ impl Schunk {
             sys::blosc2_schunk_append_chunk(self.ptr.as_ptr(), chunk.as_ptr() as *mut u8, true)
         };
         if rc < 0 {
-            Err(rc)
+            Err(CError::Code(rc))
         } else {
             Ok(())
         }
     }
 
     /// Set (add or replace) vlmeta entry `name` to `content` (msgpack bytes).
-    pub(crate) fn vlmeta_set(&mut self, name: &str, content: &[u8]) -> Result<(), i64> {
-        let c = CString::new(name).map_err(|_| -1i64)?;
-        let len = i32::try_from(content.len()).map_err(|_| -1i64)?;
+    pub(crate) fn vlmeta_set(&mut self, name: &str, content: &[u8]) -> Result<(), CError> {
+        let c = c_name(name)?;
+        let len = c_size(content.len())?;
         let mut copy = content.to_vec();
         let exists = self.vlmeta_names().iter().any(|n| n == name);
         // SAFETY: schunk valid and exclusively borrowed; name NUL-terminated; C compresses
@@ -991,26 +1027,26 @@ impl Schunk {
             }
         };
         if rc < 0 {
-            Err(i64::from(rc))
+            Err(CError::Code(i64::from(rc)))
         } else {
             Ok(())
         }
     }
 
     /// Delete vlmeta entry `name`.
-    pub(crate) fn vlmeta_delete(&mut self, name: &str) -> Result<(), i64> {
-        let c = CString::new(name).map_err(|_| -1i64)?;
+    pub(crate) fn vlmeta_delete(&mut self, name: &str) -> Result<(), CError> {
+        let c = c_name(name)?;
         // SAFETY: schunk valid and exclusively borrowed; name NUL-terminated.
         let rc = unsafe { sys::blosc2_vlmeta_delete(self.ptr.as_ptr(), c.as_ptr()) };
         if rc < 0 {
-            Err(i64::from(rc))
+            Err(CError::Code(i64::from(rc)))
         } else {
             Ok(())
         }
     }
 
     /// The whole frame as CFrame bytes (for in-memory frames).
-    pub(crate) fn serialize_cframe(&mut self) -> Result<Vec<u8>, i64> {
+    pub(crate) fn serialize_cframe(&mut self) -> Result<Vec<u8>, CError> {
         let mut dest: *mut u8 = std::ptr::null_mut();
         let mut needs_free = false;
         // SAFETY: schunk valid and exclusively borrowed; on success C returns the frame
@@ -1018,7 +1054,7 @@ impl Schunk {
         let len =
             unsafe { sys::blosc2_schunk_to_buffer(self.ptr.as_ptr(), &mut dest, &mut needs_free) };
         if len < 0 || dest.is_null() {
-            return Err(len.min(-1));
+            return Err(CError::Code(len.min(-1)));
         }
         // SAFETY: `dest` points to `len` bytes as returned by C, valid until freed.
         let out = unsafe { std::slice::from_raw_parts(dest, len as usize).to_vec() };

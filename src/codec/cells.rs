@@ -12,6 +12,8 @@
 
 #![forbid(unsafe_code)]
 
+use crate::codec::chunk::ChunkError;
+
 use crate::model::region::{step, ZEROS};
 
 /// Most dimensions the plugins handle (`NDCELL_MAX_DIM`, `NDMEAN_MAX_DIM`).
@@ -32,7 +34,7 @@ pub(crate) struct Cells {
 
 impl Cells {
     /// NDCELL with cell side `meta` over blocks of shape `block`.
-    pub(crate) fn ndcell(meta: u8, block: &[usize], typesize: usize) -> Result<Cells, String> {
+    pub(crate) fn ndcell(meta: u8, block: &[usize], typesize: usize) -> Result<Cells, ChunkError> {
         let side = usize::from(meta);
         let cells = Cells::new(
             block,
@@ -47,15 +49,16 @@ impl Cells {
             return Err(format!(
                 "NDCELL cell side {side} makes cells larger than the block {:?}",
                 &block
-            ));
+            )
+            .into());
         }
         Ok(cells)
     }
 
     /// NDMEAN with cell side `meta` (a signed byte in c-blosc2) over blocks of shape `block`.
-    pub(crate) fn ndmean(meta: u8, block: &[usize], typesize: usize) -> Result<Cells, String> {
+    pub(crate) fn ndmean(meta: u8, block: &[usize], typesize: usize) -> Result<Cells, ChunkError> {
         if meta == 0 || meta > 127 {
-            return Err(format!("NDMEAN cell side {meta} (must be 1 to 127)"));
+            return Err(format!("NDMEAN cell side {meta} (must be 1 to 127)").into());
         }
         let mut cell = [1usize; MAX_CELL_DIMS];
         for (c, &b) in cell.iter_mut().zip(block) {
@@ -73,12 +76,13 @@ impl Cells {
         unit: usize,
         typesize: usize,
         max_typesize: usize,
-    ) -> Result<Cells, String> {
+    ) -> Result<Cells, ChunkError> {
         let ndim = block.len();
         if ndim == 0 || ndim > MAX_CELL_DIMS {
             return Err(format!(
                 "{ndim} dimensions (the cell filters handle 1 to {MAX_CELL_DIMS})"
-            ));
+            )
+            .into());
         }
         if typesize == 0
             || typesize > max_typesize
@@ -88,7 +92,8 @@ impl Cells {
             return Err(format!(
                 "cells of {:?} over blocks of {block:?}, items of {typesize} bytes",
                 &cell[..ndim]
-            ));
+            )
+            .into());
         }
         let mut b = [1usize; MAX_CELL_DIMS];
         b[..ndim].copy_from_slice(block);
@@ -115,7 +120,7 @@ impl Cells {
     /// `row(cell, at, n)` with the cell's number, the C-order item index where the row starts
     /// and its length in items. Rows that would leave the block, or a walk that does not end
     /// at the block's last item (as the plugins check), are errors.
-    fn walk(&self, mut row: impl FnMut(usize, usize, usize)) -> Result<(), String> {
+    fn walk(&self, mut row: impl FnMut(usize, usize, usize)) -> Result<(), ChunkError> {
         let nd = self.ndim;
         let items = self.items();
         let mut grid = [1usize; MAX_CELL_DIMS];
@@ -163,25 +168,25 @@ impl Cells {
         if end != items {
             return Err(format!(
                 "the cells end at item {end}, the block has {items} (blockshape mismatch)"
-            ));
+            )
+            .into());
         }
         Ok(())
     }
 
-    fn check_lengths(&self, src: &[u8], dst: &[u8]) -> Result<(), String> {
+    fn check_lengths(&self, src: &[u8], dst: &[u8]) -> Result<(), ChunkError> {
         let want = self.items() * self.typesize;
         if src.len() != want || dst.len() != want {
-            return Err(format!(
-                "block of {} bytes, the cell layout needs {want}",
-                src.len()
-            ));
+            return Err(
+                format!("block of {} bytes, the cell layout needs {want}", src.len()).into(),
+            );
         }
         Ok(())
     }
 
     /// Undo the layout: `src` holds a block cell by cell, `dst` gets it in C order. Both must
     /// be exactly one block long.
-    pub(crate) fn uncell_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+    pub(crate) fn uncell_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), ChunkError> {
         self.check_lengths(src, dst)?;
         let ts = self.typesize;
         let mut ip = 0;
@@ -193,7 +198,7 @@ impl Cells {
 
     /// What the filter writes for the block `src` (C order): [`Cells::mean_into`] for NDMEAN,
     /// [`Cells::cell_into`] for NDCELL.
-    pub(crate) fn forward_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+    pub(crate) fn forward_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), ChunkError> {
         if self.mean {
             self.mean_into(src, dst)
         } else {
@@ -202,7 +207,7 @@ impl Cells {
     }
 
     /// The layout NDCELL writes: `src` a block in C order, `dst` gets it cell by cell.
-    pub(crate) fn cell_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+    pub(crate) fn cell_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), ChunkError> {
         self.check_lengths(src, dst)?;
         let ts = self.typesize;
         let mut op = 0;
@@ -215,13 +220,11 @@ impl Cells {
     /// What NDMEAN writes for little-endian `f4` (`typesize` 4) or `f8` items: every item of
     /// a cell replaced by the cell's mean (summed in the item type, in the order the cell is
     /// walked, divided by its item count, as the plugin does), cell by cell.
-    pub(crate) fn mean_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+    pub(crate) fn mean_into(&self, src: &[u8], dst: &mut [u8]) -> Result<(), ChunkError> {
         self.check_lengths(src, dst)?;
         let ts = self.typesize;
         if ts != 4 && ts != 8 {
-            return Err(format!(
-                "NDMEAN takes 4- or 8-byte floats, not {ts}-byte items"
-            ));
+            return Err(format!("NDMEAN takes 4- or 8-byte floats, not {ts}-byte items").into());
         }
         // Per cell: (sum in f32, sum in f64, items), filled in walk order.
         let mut cells: Vec<(f32, f64, usize)> = Vec::new();

@@ -10,7 +10,7 @@
 
 use crate::codec::filters;
 use crate::codec::RustCodec;
-use crate::ffi::{BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
+use crate::ffi::{BlockHook, CError, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
 use crate::format::chunk::{
     set_filters, ChunkHeader, FiltersCleared, Special, MAX_DICT_SIZE, MIN_HEADER_LEN,
 };
@@ -19,10 +19,41 @@ use crate::format::ids::codec_name;
 /// Why a chunk could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ChunkError {
-    /// Corrupt or inconsistent with the array.
+    /// Corrupt or inconsistent with the array: why.
     Corrupt(String),
+    /// c-blosc2 failed on it.
+    C(CError),
     /// Uses something this build cannot decode: (`what`, name).
     Unsupported(&'static str, String),
+}
+
+impl From<CError> for ChunkError {
+    fn from(e: CError) -> ChunkError {
+        ChunkError::C(e)
+    }
+}
+
+/// A description of what is wrong with the bytes is a corruption report.
+impl From<String> for ChunkError {
+    fn from(why: String) -> ChunkError {
+        ChunkError::Corrupt(why)
+    }
+}
+
+impl From<&str> for ChunkError {
+    fn from(why: &str) -> ChunkError {
+        ChunkError::Corrupt(why.to_string())
+    }
+}
+
+impl std::fmt::Display for ChunkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChunkError::Corrupt(why) => f.write_str(why),
+            ChunkError::C(e) => write!(f, "{e}"),
+            ChunkError::Unsupported(what, name) => write!(f, "unsupported {what}: {name}"),
+        }
+    }
 }
 
 /// What decoding produced.
@@ -204,20 +235,17 @@ pub(crate) fn encode_in_rust(
     forward: &filters::ForwardPipeline,
     header_filters: (&[u8; 6], &[u8; 6]),
     scratch: &mut Vec<u8>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ChunkError> {
     let nbytes = i32::try_from(data.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
     if block_bytes == 0 || data.len() % block_bytes != 0 {
-        return Err(format!(
-            "{} bytes are not whole blocks of {block_bytes}",
-            data.len()
-        ));
+        return Err(format!("{} bytes are not whole blocks of {block_bytes}", data.len()).into());
     }
     let nblocks = data.len() / block_bytes;
     // (header codec format, user codec id, codec meta)
     let (codec_format, udcodec, codec_meta): (u8, u8, u8) = match codec {
         RustCodec::Zlib => (3, 0, 0),
         RustCodec::Zfp(mode, meta) => (6, mode.id(), meta),
-        other => return Err(format!("{} is not written here", other.name())),
+        other => return Err(format!("{} is not written here", other.name()).into()),
     };
     let mut out = vec![0u8; EXTENDED_HEADER_LEN + 4 * nblocks];
     let mut filtered = vec![0u8; block_bytes];
@@ -532,26 +560,20 @@ impl Decoder {
                 decode_in_rust(&h, codec, src, dst, typesize, &self.blocks, skip, scratch)?;
                 return Ok(Decoded::Data);
             }
-            Path::C => {
-                if masked {
-                    self.dctx.decompress_masked(src, dst, &self.maskout)
-                } else {
-                    self.dctx.decompress(src, dst)
-                }
+            Path::C => if masked {
+                self.dctx.decompress_masked(src, dst, &self.maskout)
+            } else {
+                self.dctx.decompress(src, dst)
             }
+            .map_err(ChunkError::C),
             Path::RustFilters => {
                 // C decodes the codec only: the filter bytes are cleared for the call and put
                 // back afterwards (the caller's chunk is left as it was).
                 let mut cleared = FiltersCleared::new(src);
-                self.decode_rust_filters(&h, cleared.chunk(), dst, typesize, masked)?
+                self.decode_rust_filters(&h, cleared.chunk(), dst, typesize, masked)
             }
         };
-        let n = decoded.map_err(|code| {
-            ChunkError::Corrupt(format!(
-                "c-blosc2 could not decompress it ({})",
-                crate::ffi::describe_code(code)
-            ))
-        })?;
+        let n = decoded?;
         if n != dst.len() {
             return Err(ChunkError::Corrupt(format!(
                 "decoded {n} bytes, expected {}",
@@ -570,7 +592,7 @@ impl Decoder {
         dst: &mut [u8],
         typesize: usize,
         masked: bool,
-    ) -> Result<Result<usize, i64>, ChunkError> {
+    ) -> Result<usize, ChunkError> {
         let key = (h.filters, h.filters_meta, typesize);
         let nthreads = self.nthreads;
         let hooked = self
@@ -586,18 +608,18 @@ impl Decoder {
         if by_block {
             // c-blosc2 decodes each block's codec and the hook undoes its filters.
             Ok(if masked {
-                hooked.decompress_masked(src, dst, &self.maskout)
+                hooked.decompress_masked(src, dst, &self.maskout)?
             } else {
-                hooked.decompress(src, dst)
+                hooked.decompress(src, dst)?
             })
         } else {
             // DELTA: blocks depend on block 0, undone in order after the whole chunk.
             let n = if masked {
-                self.dctx.decompress_masked(src, dst, &self.maskout)
+                self.dctx.decompress_masked(src, dst, &self.maskout)?
             } else {
-                self.dctx.decompress(src, dst)
+                self.dctx.decompress(src, dst)?
             };
-            if n.is_ok_and(|n| n == dst.len()) {
+            if n == dst.len() {
                 let (f, m, bs) = (&h.filters, &h.filters_meta, h.blocksize);
                 let scratch = &mut self.filter_scratch;
                 let skip = masked.then_some(self.maskout.as_slice());
@@ -628,7 +650,7 @@ impl Decoder {
         typesize: usize,
         block_bytes: usize,
         touched: &[bool],
-        mut each: impl FnMut(usize, &[u8], Option<usize>) -> Result<(), String>,
+        mut each: impl FnMut(usize, &[u8], Option<usize>) -> Result<(), ChunkError>,
     ) -> Option<Result<(), ChunkError>> {
         let nblocks = touched.len();
         if self.nthreads != 1 || block_bytes < (64 << 10) || nblocks < 2 {
@@ -682,7 +704,7 @@ impl Decoder {
             one[j] = false;
             let block = &dst[j * block_bytes..((j + 1) * block_bytes).min(dst.len())];
             if let Err(e) = each(j, block, unshuffle) {
-                result = Err(ChunkError::Corrupt(e));
+                result = Err(e);
                 break;
             }
         }

@@ -78,6 +78,8 @@
 
 #![forbid(unsafe_code)]
 
+use crate::codec::chunk::ChunkError;
+
 use std::fmt;
 
 use crate::codec::cells::Cells;
@@ -118,6 +120,12 @@ impl fmt::Display for UnfilterError {
 }
 
 impl std::error::Error for UnfilterError {}
+
+impl From<ChunkError> for UnfilterError {
+    fn from(e: ChunkError) -> UnfilterError {
+        UnfilterError::Corrupt(e.to_string())
+    }
+}
 
 /// The typesize c-blosc2 records in the chunk header and hands to its built-in filters.
 pub(crate) fn c_typesize(typesize: usize) -> usize {
@@ -263,7 +271,7 @@ impl Step {
         blocks: &[usize],
     ) -> Result<Option<Step>, UnfilterError> {
         let cts = c_typesize(typesize.max(1));
-        let cells = |c: Result<Cells, String>| match c {
+        let cells = |c: Result<Cells, ChunkError>| match c {
             Ok(c) => Ok(Some(Step::Cells(c))),
             Err(why) => Err(UnfilterError::Corrupt(format!(
                 "{}: {why}",
@@ -362,7 +370,7 @@ impl Pipeline {
                     in_src = !in_src;
                 }
                 Step::Cells(c) => {
-                    c.uncell_into(cur, other).map_err(UnfilterError::Corrupt)?;
+                    c.uncell_into(cur, other).map_err(UnfilterError::from)?;
                     in_src = !in_src;
                 }
                 Step::Delta(_) => unreachable!("checked above"),
@@ -437,7 +445,7 @@ impl ForwardPipeline {
         src: &[u8],
         dst: &mut [u8],
         scratch: &mut Vec<u8>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ChunkError> {
         scratch.clear();
         scratch.resize(src.len(), 0);
         // Where the data is: 0 = src (read-only), 1 = dst, 2 = scratch.
@@ -561,8 +569,7 @@ pub(crate) fn undo_blocks(
                 Step::Cells(c) => {
                     scratch.clear();
                     scratch.extend_from_slice(block);
-                    c.uncell_into(scratch, block)
-                        .map_err(UnfilterError::Corrupt)?;
+                    c.uncell_into(scratch, block).map_err(UnfilterError::from)?;
                 }
             }
         }

@@ -19,6 +19,8 @@
 
 #![forbid(unsafe_code)]
 
+use crate::codec::chunk::ChunkError;
+
 pub(crate) mod cells;
 pub(crate) mod chunk;
 pub(crate) mod filters;
@@ -62,7 +64,7 @@ impl RustCodec {
         dict: Option<&[u8]>,
         block: &[usize],
         typesize: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), ChunkError> {
         let n = match self {
             RustCodec::Zlib => {
                 if dict.is_some() {
@@ -98,7 +100,8 @@ impl RustCodec {
                 "{} stream decoded to {n} bytes, the block needs {}",
                 self.name(),
                 dst.len()
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -112,7 +115,7 @@ impl RustCodec {
         clevel: u8,
         block: &[usize],
         typesize: usize,
-    ) -> Result<Option<Vec<u8>>, String> {
+    ) -> Result<Option<Vec<u8>>, ChunkError> {
         match self {
             RustCodec::Zlib => {
                 use std::io::Write;
@@ -125,7 +128,7 @@ impl RustCodec {
             RustCodec::Zfp(mode, meta) => {
                 crate::codec::zfp::encode(mode, meta, src, block, typesize)
             }
-            other => Err(format!("{} streams are written by c-blosc2", other.name())),
+            other => Err(format!("{} streams are written by c-blosc2", other.name()).into()),
         }
     }
 }

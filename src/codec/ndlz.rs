@@ -12,6 +12,8 @@
 
 #![forbid(unsafe_code)]
 
+use crate::codec::chunk::ChunkError;
+
 /// Where a cell's bytes are read from.
 enum Source {
     /// At this offset of the stream.
@@ -24,18 +26,15 @@ enum Source {
 
 /// Decode one NDLZ stream with cells of side `cell` (4 or 8) into `out`; the number of bytes
 /// the stream's block holds.
-pub(crate) fn decode(input: &[u8], out: &mut [u8], cell: usize) -> Result<usize, String> {
+pub(crate) fn decode(input: &[u8], out: &mut [u8], cell: usize) -> Result<usize, ChunkError> {
     if cell != 4 && cell != 8 {
-        return Err(format!("NDLZ cell side {cell} (4 and 8 are defined)"));
+        return Err(format!("NDLZ cell side {cell} (4 and 8 are defined)").into());
     }
     if input.len() < 9 {
         return Err("NDLZ stream shorter than its header".into());
     }
     if input[0] != 2 {
-        return Err(format!(
-            "NDLZ stream of {} dimensions (only 2 exist)",
-            input[0]
-        ));
+        return Err(format!("NDLZ stream of {} dimensions (only 2 exist)", input[0]).into());
     }
     let dim =
         |at: usize| i32::from_le_bytes([input[at], input[at + 1], input[at + 2], input[at + 3]]);
@@ -58,7 +57,7 @@ pub(crate) fn decode(input: &[u8], out: &mut [u8], cell: usize) -> Result<usize,
         return Ok(0);
     }
     // A range of the stream, if it lies inside it.
-    let range = |pos: i64, len: usize| -> Result<usize, String> {
+    let range = |pos: i64, len: usize| -> Result<usize, ChunkError> {
         match usize::try_from(pos) {
             Ok(p) if p.checked_add(len).is_some_and(|e| e <= input.len()) => Ok(p),
             _ => Err("NDLZ reference outside the stream".into()),
@@ -126,14 +125,12 @@ pub(crate) fn decode(input: &[u8], out: &mut [u8], cell: usize) -> Result<usize,
     }
     ind += pad1;
     if ind != items {
-        return Err(format!(
-            "NDLZ cells end at byte {ind}, the block holds {items}"
-        ));
+        return Err(format!("NDLZ cells end at byte {ind}, the block holds {items}").into());
     }
     Ok(ind)
 }
 
-type RangeFn<'a> = dyn Fn(i64, usize) -> Result<usize, String> + 'a;
+type RangeFn<'a> = dyn Fn(i64, usize) -> Result<usize, ChunkError> + 'a;
 type U16Fn<'a> = dyn Fn(usize) -> u16 + 'a;
 
 /// The row-match tokens of 4x4 cells: rows copied from earlier in the stream, the others
@@ -145,10 +142,10 @@ fn rows4(
     local: &mut [u8],
     range: &RangeFn<'_>,
     u16_at: &U16Fn<'_>,
-) -> Result<usize, String> {
+) -> Result<usize, ChunkError> {
     let mut ip = cur as usize + 1;
     // Row `row` of the cell, literally from the stream at `ip`.
-    let literal_row = |local: &mut [u8], row: usize, ip: &mut usize| -> Result<(), String> {
+    let literal_row = |local: &mut [u8], row: usize, ip: &mut usize| -> Result<(), ChunkError> {
         let at = range(*ip as i64, 4)?;
         local[row * 4..row * 4 + 4].copy_from_slice(&input[at..at + 4]);
         *ip += 4;
@@ -212,7 +209,7 @@ fn rows4(
         local[m * 4..m * 4 + 4].copy_from_slice(&input[b + 4..b + 8]);
         Ok(ip)
     } else {
-        Err(format!("NDLZ invalid token {token}"))
+        Err(format!("NDLZ invalid token {token}").into())
     }
 }
 
@@ -225,15 +222,15 @@ fn rows8(
     local: &mut [u8],
     range: &RangeFn<'_>,
     u16_at: &U16Fn<'_>,
-) -> Result<usize, String> {
+) -> Result<usize, ChunkError> {
     let nrows = match token >> 3 {
         21 => 3,
         17 => 2,
-        _ => return Err(format!("NDLZ invalid token {token}")),
+        _ => return Err(format!("NDLZ invalid token {token}").into()),
     };
     let row = usize::from(token & 7);
     if row + nrows > 8 {
-        return Err(format!("NDLZ row match at row {row} outside the cell"));
+        return Err(format!("NDLZ row match at row {row} outside the cell").into());
     }
     range(cur + 1, 2)?;
     let offset = i64::from(u16_at(cur as usize + 1));

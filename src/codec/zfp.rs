@@ -25,6 +25,8 @@
 
 #![forbid(unsafe_code)]
 
+use crate::codec::chunk::ChunkError;
+
 /// Per-block bit budget when no rate is set (`ZFP_MAX_BITS`).
 const MAX_BITS: u32 = 16658;
 /// Highest precision (`ZFP_MAX_PREC`).
@@ -164,7 +166,7 @@ struct BitReader<'a> {
 const OVERRUN: &str = "the zfp stream ends before its blocks";
 
 impl BitReader<'_> {
-    fn read_bit(&mut self) -> Result<bool, String> {
+    fn read_bit(&mut self) -> Result<bool, ChunkError> {
         let byte = *self.buf.get(self.pos >> 3).ok_or(OVERRUN)?;
         let bit = (byte >> (self.pos & 7)) & 1 != 0;
         self.pos += 1;
@@ -172,7 +174,7 @@ impl BitReader<'_> {
     }
 
     /// `n` (at most 64) bits, the first read in the lowest bit.
-    fn read_bits(&mut self, n: u32) -> Result<u64, String> {
+    fn read_bits(&mut self, n: u32) -> Result<u64, ChunkError> {
         let mut v = 0u64;
         for i in 0..n {
             if self.read_bit()? {
@@ -182,7 +184,7 @@ impl BitReader<'_> {
         Ok(v)
     }
 
-    fn skip(&mut self, n: u32) -> Result<(), String> {
+    fn skip(&mut self, n: u32) -> Result<(), ChunkError> {
         let end = self.pos + n as usize;
         if end > self.buf.len() * 8 {
             return Err(OVERRUN.into());
@@ -455,7 +457,7 @@ fn decode_ints(
     maxprec: u32,
     intprec: u32,
     data: &mut [u64],
-) -> Result<u32, String> {
+) -> Result<u32, ChunkError> {
     let size = data.len();
     let kmin = intprec.saturating_sub(maxprec);
     let mut bits = maxbits;
@@ -531,7 +533,7 @@ fn decode_block<F: Real>(
     p: &Params,
     dims: usize,
     out: &mut [F],
-) -> Result<(), String> {
+) -> Result<(), ChunkError> {
     let mut bits = 1u32;
     if !r.read_bit()? {
         out.fill(F::default());
@@ -647,17 +649,16 @@ fn tile_cells<'a>(
 }
 
 /// Check a field: 1 to 4 dims, none empty, items of 4 or 8 bytes, `len` bytes exactly.
-fn check_field(shape: &[usize], typesize: usize, len: usize) -> Result<(), String> {
+fn check_field(shape: &[usize], typesize: usize, len: usize) -> Result<(), ChunkError> {
     if shape.is_empty() || shape.len() > 4 {
         return Err(format!(
             "ZFP works on blocks of 1 to 4 dimensions, not {}",
             shape.len()
-        ));
+        )
+        .into());
     }
     if typesize != 4 && typesize != 8 {
-        return Err(format!(
-            "ZFP works on items of 4 or 8 bytes, not {typesize}"
-        ));
+        return Err(format!("ZFP works on items of 4 or 8 bytes, not {typesize}").into());
     }
     let n = shape
         .iter()
@@ -667,7 +668,8 @@ fn check_field(shape: &[usize], typesize: usize, len: usize) -> Result<(), Strin
     if n != len {
         return Err(format!(
             "ZFP block of shape {shape:?} is {n} bytes, the stream decodes to {len}"
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -681,7 +683,7 @@ pub(crate) fn decode(
     dst: &mut [u8],
     block: &[usize],
     typesize: usize,
-) -> Result<(), String> {
+) -> Result<(), ChunkError> {
     check_field(block, typesize, dst.len())?;
     let p = Params::new(mode, meta, block.len(), typesize);
     if typesize == 4 {
@@ -696,7 +698,7 @@ fn decode_field<F: Real>(
     src: &[u8],
     dst: &mut [u8],
     shape: &[usize],
-) -> Result<(), String> {
+) -> Result<(), ChunkError> {
     let d = shape.len();
     let mut r = BitReader { buf: src, pos: 0 };
     let mut vals = [F::default(); 256];
@@ -719,12 +721,10 @@ pub(crate) fn encode(
     src: &[u8],
     block: &[usize],
     typesize: usize,
-) -> Result<Option<Vec<u8>>, String> {
+) -> Result<Option<Vec<u8>>, ChunkError> {
     check_field(block, typesize, src.len())?;
     if let Some(s) = block.iter().find(|&&s| s < 4) {
-        return Err(format!(
-            "ZFP needs block sides of 4 or more (block {block:?} has {s})"
-        ));
+        return Err(format!("ZFP needs block sides of 4 or more (block {block:?} has {s})").into());
     }
     let p = Params::new(mode, meta, block.len(), typesize);
     let out = if typesize == 4 {
@@ -735,7 +735,7 @@ pub(crate) fn encode(
     Ok((out.len() < src.len()).then_some(out))
 }
 
-fn encode_field<F: Real>(p: &Params, src: &[u8], shape: &[usize]) -> Result<Vec<u8>, String> {
+fn encode_field<F: Real>(p: &Params, src: &[u8], shape: &[usize]) -> Result<Vec<u8>, ChunkError> {
     let d = shape.len();
     let mut w = BitWriter::default();
     let size = 1usize << (2 * d);

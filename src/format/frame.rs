@@ -266,7 +266,7 @@ impl Frame {
         } else {
             check_file(path, offset, false)?.map_err(bad)?
         };
-        let schunk = Schunk::open(path, offset).map_err(bad)?;
+        let schunk = Schunk::open(path, offset).map_err(|e| bad(e.to_string()))?;
         let mut frame = Frame::new(source, schunk, facts.version);
         frame.files = Some(ChunkFiles {
             path: path.to_path_buf(),
@@ -294,7 +294,7 @@ impl Frame {
             let at = index_at as usize;
             check_index_header(&bytes[at..(at + 32).min(bytes.len())]).map_err(bad)?;
         }
-        let schunk = Schunk::from_buffer(bytes).map_err(bad)?;
+        let schunk = Schunk::from_buffer(bytes).map_err(|e| bad(e.to_string()))?;
         Ok(Frame::new(source, schunk, version))
     }
 
@@ -327,13 +327,10 @@ impl Frame {
     /// Copy compressed chunk `n` into `out`.
     pub(crate) fn chunk_into(&self, n: u64, out: &mut ChunkBytes) -> Result<()> {
         let n = i64::try_from(n).map_err(|_| Error::InvalidArgument(format!("chunk index {n}")))?;
-        self.lock().chunk_into(n, out).map_err(|code| Error::Chunk {
+        self.lock().chunk_into(n, out).map_err(|e| Error::Chunk {
             source_name: self.source.clone(),
             chunk: n,
-            reason: format!(
-                "c-blosc2 could not fetch it ({}): missing or corrupt chunk data",
-                crate::ffi::describe_code(code)
-            ),
+            reason: format!("could not fetch it ({e}): missing or corrupt chunk data"),
         })
     }
 }

@@ -98,6 +98,11 @@ impl Array {
                 chunk,
                 reason,
             },
+            ChunkError::C(e) => Error::Chunk {
+                source_name,
+                chunk,
+                reason: format!("could not decompress it ({e})"),
+            },
             ChunkError::Unsupported(what, name) => Error::Unsupported {
                 source_name,
                 chunk,

@@ -372,15 +372,10 @@ impl ArrayBuilder {
             !matches!(target, Target::Sparse(_)),
             &plan.params,
         )
-        .map_err(|reason| staging.error(reason))?;
+        .map_err(|e| staging.error(e.to_string()))?;
         schunk
             .meta_add(plan.format.name(), &plan.meta_bytes)
-            .map_err(|code| {
-                staging.error(format!(
-                    "cannot add the metalayer (c-blosc2 {})",
-                    crate::ffi::describe_code(code)
-                ))
-            })?;
+            .map_err(|e| staging.error(format!("cannot add the metalayer ({e})")))?;
         let g = &plan.geom;
         let row_bytes = if g.ndim() == 0 {
             g.itemsize()

@@ -10,13 +10,10 @@ use super::*;
 pub fn set_attrs(path: impl AsRef<Path>, attrs: &[(&str, Value)]) -> Result<()> {
     edit_frame(path.as_ref(), |s, name| {
         for (k, v) in attrs {
-            s.vlmeta_set(k, &v.encode()).map_err(|code| Error::Attr {
+            s.vlmeta_set(k, &v.encode()).map_err(|e| Error::Attr {
                 source_name: name.into(),
                 name: (*k).into(),
-                reason: format!(
-                    "c-blosc2 could not store it ({})",
-                    crate::ffi::describe_code(code)
-                ),
+                reason: format!("could not store it ({e})"),
             })?;
         }
         Ok(())
@@ -35,13 +32,10 @@ pub fn delete_attrs(path: impl AsRef<Path>, names: &[&str]) -> Result<()> {
                     reason: "no such attribute".into(),
                 });
             }
-            s.vlmeta_delete(k).map_err(|code| Error::Attr {
+            s.vlmeta_delete(k).map_err(|e| Error::Attr {
                 source_name: src.into(),
                 name: (*k).into(),
-                reason: format!(
-                    "c-blosc2 could not delete it ({})",
-                    crate::ffi::describe_code(code)
-                ),
+                reason: format!("could not delete it ({e})"),
             })?;
         }
         Ok(())
@@ -78,7 +72,7 @@ pub(super) fn edit_frame(
         {
             let mut s = Schunk::open(tmp.path(), 0).map_err(|reason| Error::Frame {
                 source_name: name.clone(),
-                reason,
+                reason: reason.to_string(),
             })?;
             edit(&mut s, &name)?;
         }
@@ -108,7 +102,7 @@ pub(super) fn edit_frame(
         {
             let mut s = Schunk::open(&tmp, 0).map_err(|reason| Error::Frame {
                 source_name: name.clone(),
-                reason,
+                reason: reason.to_string(),
             })?;
             edit(&mut s, &name)?;
         }

@@ -119,17 +119,14 @@ impl Writer {
         }
         if self.packer.is_none() {
             let params = self.plan.cctx_params(self.threads);
-            let cctx = Cctx::new(&params).map_err(Error::InvalidArgument)?;
+            let cctx = Cctx::new(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
             self.packer = Some(Packer::new(cctx, &self.plan));
         }
         let p = self.packer.as_mut().expect("set above");
         let out = pack_chunk(g, p, idx, data, &region)?;
-        self.schunk
-            .append_chunk(&out)
-            .map_err(|code| Error::Blosc {
-                context: format!("{}: appending chunk {idx}", self.staging.name()),
-                code,
-            })?;
+        self.schunk.append_chunk(&out).map_err(|e| {
+            Error::blosc(format!("{}: appending chunk {idx}", self.staging.name()), e)
+        })?;
         self.next_chunk += 1;
         self.pushed += data.len() as u64;
         if self.next_chunk == total {
@@ -197,7 +194,7 @@ impl Writer {
         }
         // One compression context and gather buffer per lane, reused across slabs.
         while self.spare.len() < outer {
-            let cctx = Cctx::new(&params).map_err(Error::InvalidArgument)?;
+            let cctx = Cctx::new(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
             self.spare.push(Packer::new(cctx, &self.plan));
         }
         let g = &self.plan.geom;
@@ -209,13 +206,12 @@ impl Writer {
                 Ok::<(), Error>(())
             })?;
         for (j, c) in compressed.iter().enumerate() {
-            self.schunk.append_chunk(c).map_err(|code| Error::Blosc {
-                context: format!(
-                    "{}: appending chunk {}",
-                    self.staging.name(),
-                    first + j as u64
-                ),
-                code,
+            self.schunk.append_chunk(c).map_err(|e| {
+                let chunk = first + j as u64;
+                Error::blosc(
+                    format!("{}: appending chunk {chunk}", self.staging.name()),
+                    e,
+                )
             })?;
         }
         self.pushed += slab.len() as u64;
@@ -268,23 +264,17 @@ impl Writer {
         for (name, v) in std::mem::take(&mut self.attrs) {
             self.schunk
                 .vlmeta_set(&name, &v.encode())
-                .map_err(|code| Error::Attr {
+                .map_err(|e| Error::Attr {
                     source_name: self.staging.name(),
                     name: name.clone(),
-                    reason: format!(
-                        "c-blosc2 could not store it ({})",
-                        crate::ffi::describe_code(code)
-                    ),
+                    reason: format!("could not store it ({e})"),
                 })?;
         }
         let bytes = if matches!(self.target, Target::Memory) {
             Some(
                 self.schunk
                     .serialize_cframe()
-                    .map_err(|code| Error::Blosc {
-                        context: "serialising the in-memory frame".into(),
-                        code,
-                    })?,
+                    .map_err(|e| Error::blosc("serialising the in-memory frame", e))?,
             )
         } else {
             None
@@ -318,10 +308,7 @@ pub(super) fn pack_chunk(
         }
     };
     let mut out = Vec::new();
-    let blosc = |code| Error::Blosc {
-        context: format!("compressing chunk {idx}"),
-        code,
-    };
+    let blosc = |e| Error::blosc(format!("compressing chunk {idx}"), e);
     if data.iter().all(|&b| b == 0) {
         p.cctx.zeros_chunk(chunk_bytes, &mut out).map_err(blosc)?;
         return Ok(out);
