@@ -27,6 +27,12 @@ pub(crate) enum ChunkError {
     Unsupported(&'static str, String),
 }
 
+impl From<crate::format::Malformed> for ChunkError {
+    fn from(e: crate::format::Malformed) -> ChunkError {
+        ChunkError::Corrupt(e.0)
+    }
+}
+
 impl From<CError> for ChunkError {
     fn from(e: CError) -> ChunkError {
         ChunkError::C(e)
@@ -502,7 +508,7 @@ impl Decoder {
         src: &[u8],
         max_nbytes: usize,
     ) -> Result<Vec<u8>, ChunkError> {
-        let h = ChunkHeader::parse(src).map_err(ChunkError::Corrupt)?;
+        let h = ChunkHeader::parse(src)?;
         if h.nbytes > max_nbytes {
             return Err(ChunkError::Corrupt(format!(
                 "declares {} decoded bytes, more than the {max_nbytes} allowed",
@@ -545,7 +551,7 @@ impl Decoder {
         typesize: usize,
         mask: Option<BlockMask<'_>>,
     ) -> Result<Decoded, ChunkError> {
-        let h = ChunkHeader::parse(src).map_err(ChunkError::Corrupt)?;
+        let h = ChunkHeader::parse(src)?;
         let path = plan(&h, dst.len(), typesize, src.len())?;
         let masked = !matches!(path, Path::Zeros) && mask.is_some_and(|m| self.set_maskout(&h, m));
         let decoded = match path {

@@ -5,6 +5,7 @@
 
 use crate::ffi::EXTENDED_HEADER_LEN;
 use crate::format::ids as filters;
+use crate::format::Malformed;
 
 /// Largest dictionary a chunk may carry (c-blosc2's `BLOSC2_MAXDICTSIZE`).
 pub(crate) const MAX_DICT_SIZE: usize = 128 * 1024;
@@ -44,9 +45,9 @@ pub(crate) struct ChunkHeader {
 
 impl ChunkHeader {
     /// Parse the header at the start of `b`.
-    pub(crate) fn parse(b: &[u8]) -> Result<ChunkHeader, String> {
+    pub(crate) fn parse(b: &[u8]) -> Result<ChunkHeader, Malformed> {
         if b.len() < MIN_HEADER_LEN {
-            return Err(format!("{} bytes, shorter than a chunk header", b.len()));
+            return Err(format!("{} bytes, shorter than a chunk header", b.len()).into());
         }
         let le = |i: usize| i32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let (nbytes, blocksize, cbytes) = (le(4), le(8), le(12));
@@ -72,10 +73,9 @@ impl ChunkHeader {
         };
         if extended {
             if b.len() < EXTENDED_HEADER_LEN {
-                return Err(format!(
-                    "{} bytes, shorter than an extended chunk header",
-                    b.len()
-                ));
+                return Err(
+                    format!("{} bytes, shorter than an extended chunk header", b.len()).into(),
+                );
             }
             h.filters.copy_from_slice(&b[16..22]);
             h.udcodec = b[22];

@@ -11,6 +11,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::error::{Error, Result};
 use crate::ffi::{ChunkBytes, Schunk, SchunkParams, EXTENDED_HEADER_LEN};
 use crate::format::chunk::ChunkHeader;
+use crate::format::Malformed;
 
 /// Bytes of the frame header this crate checks.
 const HEADER_PREFIX: usize = 0x30;
@@ -37,104 +38,135 @@ impl Storage {
     }
 }
 
-/// Check the fixed part of a frame header: magic, field markers, sizes, version.
-/// `available` is how many bytes exist from the frame start on.
-/// Returns the frame format version.
-fn check_header(h: &[u8], available: u64) -> std::result::Result<u8, String> {
-    if h.len() < HEADER_PREFIX {
-        return Err(format!("{} bytes, too short for a frame header", h.len()));
-    }
-    if &h[1..10] != b"\xa8b2frame\0" {
-        return Err("no Blosc2 frame magic (`b2frame`) at the frame start".into());
-    }
-    if h[10] != 0xd2 || h[15] != 0xcf {
-        return Err("malformed frame header".into());
-    }
-    let header_len = u32::from_be_bytes([h[11], h[12], h[13], h[14]]) as u64;
-    let frame_len = u64::from_be_bytes(h[16..24].try_into().expect("8 bytes"));
-    if header_len < HEADER_PREFIX as u64 || header_len > frame_len {
-        return Err(format!(
-            "header length {header_len} inconsistent with frame length {frame_len}"
-        ));
-    }
-    if frame_len > available {
-        return Err(format!(
-            "truncated: the header declares {frame_len} bytes, only {available} are present"
-        ));
-    }
-    let version = h[0x19] & 0x0f;
-    if version > 3 {
-        return Err(format!("unknown frame format version {version}"));
-    }
-    Ok(version)
+/// The fixed frame-header fields this crate reads: the one place they are parsed (from the
+/// first [`HEADER_PREFIX`] bytes of a frame), with their markers, sizes and version checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FrameHeader {
+    /// Frame format version (2 ordinary; 3 = variable-size chunks).
+    version: u8,
+    /// Bytes of the header (metalayers included).
+    header_len: u32,
+    /// Bytes of the whole frame (header, chunks, index, trailer).
+    frame_len: u64,
+    /// Uncompressed data size, when recorded.
+    nbytes: Option<i64>,
+    /// Compressed size of the chunks.
+    cbytes: i64,
 }
 
-/// Check what c-blosc2 derives, unchecked, from the header and the frame's last 25 bytes:
-/// the trailer position and the size of the chunk-offsets index between the chunks and the
-/// trailer (a negative size makes it read into a bad buffer). `tail` is the frame's last
-/// [`TRAILER_TAIL`] bytes; `sparse` frames keep their chunks outside the frame.
-/// Returns the offset of the chunk-offsets index (from the frame start) and its length.
-fn check_layout(h: &[u8], tail: &[u8], sparse: bool) -> std::result::Result<(u64, u64), String> {
-    let header_len = i64::from(u32::from_be_bytes([h[11], h[12], h[13], h[14]]));
-    let frame_len = i64::try_from(u64::from_be_bytes(h[16..24].try_into().expect("8 bytes")))
-        .map_err(|_| "frame length overflows".to_string())?;
-    if h[38] != 0xd3 {
-        return Err("malformed frame header (compressed size)".into());
+impl FrameHeader {
+    /// Parse and check the fixed part of a frame header: magic, field markers, sizes,
+    /// version. `available` is how many bytes exist from the frame start on.
+    fn parse(h: &[u8], available: u64) -> Result<FrameHeader, Malformed> {
+        if h.len() < HEADER_PREFIX {
+            return Err(format!("{} bytes, too short for a frame header", h.len()).into());
+        }
+        if &h[1..10] != b"\xa8b2frame\0" {
+            return Err("no Blosc2 frame magic (`b2frame`) at the frame start".into());
+        }
+        if h[10] != 0xd2 || h[15] != 0xcf {
+            return Err("malformed frame header".into());
+        }
+        let be8 = |at: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&h[at..at + 8]);
+            b
+        };
+        let header_len = u32::from_be_bytes([h[11], h[12], h[13], h[14]]);
+        let frame_len = u64::from_be_bytes(be8(16));
+        if u64::from(header_len) < HEADER_PREFIX as u64 || u64::from(header_len) > frame_len {
+            return Err(format!(
+                "header length {header_len} inconsistent with frame length {frame_len}"
+            )
+            .into());
+        }
+        if frame_len > available {
+            return Err(format!(
+                "truncated: the header declares {frame_len} bytes, only {available} are present"
+            )
+            .into());
+        }
+        if i64::try_from(frame_len).is_err() {
+            return Err("frame length overflows".into());
+        }
+        let version = h[0x19] & 0x0f;
+        if version > 3 {
+            return Err(format!("unknown frame format version {version}").into());
+        }
+        if h[38] != 0xd3 {
+            return Err("malformed frame header (compressed size)".into());
+        }
+        Ok(FrameHeader {
+            version,
+            header_len,
+            frame_len,
+            nbytes: (h[29] == 0xd3).then(|| i64::from_be_bytes(be8(30))),
+            cbytes: i64::from_be_bytes(be8(39)),
+        })
     }
-    let mut cbytes = i64::from_be_bytes(h[39..47].try_into().expect("8 bytes"));
-    let nbytes = (h[29] == 0xd3).then(|| i64::from_be_bytes(h[30..38].try_into().expect("8")));
-    if tail.len() != TRAILER_TAIL || tail[2] != 0xce {
-        return Err("malformed frame trailer".into());
+
+    /// Check what c-blosc2 derives, unchecked, from the header and the frame's last 25 bytes:
+    /// the trailer position and the size of the chunk-offsets index between the chunks and
+    /// the trailer (a negative size makes it read into a bad buffer). `tail` is the frame's
+    /// last [`TRAILER_TAIL`] bytes; `sparse` frames keep their chunks outside the frame.
+    /// Returns the offset of the chunk-offsets index (from the frame start) and its length.
+    fn check_layout(&self, tail: &[u8], sparse: bool) -> Result<(u64, u64), Malformed> {
+        let header_len = i64::from(self.header_len);
+        let frame_len = self.frame_len as i64; // checked to fit in `parse`
+        let mut cbytes = self.cbytes;
+        if tail.len() != TRAILER_TAIL || tail[2] != 0xce {
+            return Err("malformed frame trailer".into());
+        }
+        let trailer_len = i64::from(u32::from_be_bytes([tail[3], tail[4], tail[5], tail[6]]));
+        let trailer_offset = frame_len - trailer_len;
+        if trailer_len > frame_len
+            || trailer_offset < header_len
+            || trailer_offset + TRAILER_TAIL as i64 > frame_len
+        {
+            return Err(format!(
+                "trailer of {trailer_len} bytes inconsistent with a frame of {frame_len}"
+            )
+            .into());
+        }
+        if cbytes < 0 {
+            return Err(format!("negative compressed size {cbytes}").into());
+        }
+        if !sparse && self.nbytes == Some(0) && trailer_offset - header_len == 0 {
+            // No data and no room for any: python-blosc2 keeps the compressed size of the
+            // chunks a resize to a zero-length dimension dropped. c-blosc2 reads such a frame
+            // as empty.
+            cbytes = 0;
+        }
+        let index_len = if sparse {
+            trailer_offset - header_len
+        } else {
+            trailer_offset - header_len - cbytes
+        };
+        if index_len != 0 && index_len < 32 {
+            return Err(format!(
+                "header, chunk data ({cbytes} bytes) and trailer leave {index_len} bytes for the chunk index"
+            )
+            .into());
+        }
+        let index_at = if sparse {
+            header_len
+        } else {
+            header_len + cbytes
+        };
+        Ok((index_at as u64, index_len as u64))
     }
-    let trailer_len = i64::from(u32::from_be_bytes([tail[3], tail[4], tail[5], tail[6]]));
-    let trailer_offset = frame_len - trailer_len;
-    if trailer_len > frame_len
-        || trailer_offset < header_len
-        || trailer_offset + TRAILER_TAIL as i64 > frame_len
-    {
-        return Err(format!(
-            "trailer of {trailer_len} bytes inconsistent with a frame of {frame_len}"
-        ));
-    }
-    if cbytes < 0 {
-        return Err(format!("negative compressed size {cbytes}"));
-    }
-    if !sparse && nbytes == Some(0) && trailer_offset - header_len == 0 {
-        // No data and no room for any: python-blosc2 keeps the compressed size of the chunks a
-        // resize to a zero-length dimension dropped. c-blosc2 reads such a frame as empty.
-        cbytes = 0;
-    }
-    let index_len = if sparse {
-        trailer_offset - header_len
-    } else {
-        trailer_offset - header_len - cbytes
-    };
-    if index_len != 0 && index_len < 32 {
-        return Err(format!(
-            "header, chunk data ({cbytes} bytes) and trailer leave {index_len} bytes for the chunk index"
-        ));
-    }
-    let index_at = if sparse {
-        header_len
-    } else {
-        header_len + cbytes
-    };
-    Ok((index_at as u64, index_len as u64))
 }
 
 /// Check the header of the chunk-offsets index: c-blosc2 reads offsets out of it with
 /// `blosc2_getitem`, which "succeeds" without writing anything for an uninitialised special
 /// chunk, leaving C to use an uninitialised offset.
-fn check_index_header(ih: &[u8]) -> std::result::Result<(), String> {
+fn check_index_header(ih: &[u8]) -> Result<(), Malformed> {
     if ih.len() < 32 {
         return Err("truncated chunk index".into());
     }
     if ih[3] != 8 {
         // getitem would write only `typesize` of the 8 offset bytes.
-        return Err(format!(
-            "the chunk index has items of {} bytes, not 8",
-            ih[3]
-        ));
+        return Err(format!("the chunk index has items of {} bytes, not 8", ih[3]).into());
     }
     let extended = ih[2] & 0x05 == 0x05;
     if extended && (ih[31] >> 4) & 0x07 == 4 {
@@ -143,34 +175,16 @@ fn check_index_header(ih: &[u8]) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// The frame header fields a checked frame is read with.
-#[derive(Debug, Clone, Copy)]
-struct HeaderFacts {
-    version: u8,
-    header_len: u32,
-    cbytes: i64,
-}
-
-impl HeaderFacts {
-    /// From a header that passed [`check_header`] and [`check_layout`].
-    fn of(h: &[u8], version: u8) -> HeaderFacts {
-        HeaderFacts {
-            version,
-            header_len: u32::from_be_bytes([h[11], h[12], h[13], h[14]]),
-            cbytes: i64::from_be_bytes(h[39..47].try_into().expect("8 bytes")),
-        }
-    }
-}
-
-/// Check the frame starting at `offset` in the file at `path`: header, then layout.
-fn check_file(
-    path: &Path,
-    offset: u64,
-    sparse: bool,
-) -> Result<std::result::Result<HeaderFacts, String>> {
+/// Check the frame starting at `offset` in the file at `path`: header, then layout, then
+/// the index header. A malformed frame is an [`Error::Frame`] of `source`.
+fn check_file(path: &Path, offset: u64, sparse: bool, source: &str) -> Result<FrameHeader> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
+    };
+    let bad = |e: Malformed| Error::Frame {
+        source_name: source.to_string(),
+        reason: e.0,
     };
     let mut f = File::open(path).map_err(io)?;
     let len = f.metadata().map_err(io)?.len();
@@ -181,33 +195,26 @@ fn check_file(
         .take(HEADER_PREFIX as u64)
         .read_to_end(&mut h)
         .map_err(io)?;
-    let version = match check_header(&h, available) {
-        Ok(v) => v,
-        Err(e) => return Ok(Err(e)),
-    };
-    let frame_len = u64::from_be_bytes(h[16..24].try_into().expect("8 bytes"));
+    let header = FrameHeader::parse(&h, available).map_err(bad)?;
     let mut tail = Vec::with_capacity(TRAILER_TAIL);
-    if frame_len >= TRAILER_TAIL as u64 {
-        f.seek(SeekFrom::Start(offset + frame_len - TRAILER_TAIL as u64))
-            .map_err(io)?;
+    if header.frame_len >= TRAILER_TAIL as u64 {
+        f.seek(SeekFrom::Start(
+            offset + header.frame_len - TRAILER_TAIL as u64,
+        ))
+        .map_err(io)?;
         (&mut f)
             .take(TRAILER_TAIL as u64)
             .read_to_end(&mut tail)
             .map_err(io)?;
     }
-    let (index_at, index_len) = match check_layout(&h, &tail, sparse) {
-        Ok(x) => x,
-        Err(e) => return Ok(Err(e)),
-    };
+    let (index_at, index_len) = header.check_layout(&tail, sparse).map_err(bad)?;
     if index_len > 0 {
         let mut ih = Vec::with_capacity(32);
         f.seek(SeekFrom::Start(offset + index_at)).map_err(io)?;
         (&mut f).take(32).read_to_end(&mut ih).map_err(io)?;
-        if let Err(e) = check_index_header(&ih) {
-            return Ok(Err(e));
-        }
+        check_index_header(&ih).map_err(bad)?;
     }
-    Ok(Ok(HeaderFacts::of(&h, version)))
+    Ok(header)
 }
 
 /// An opened frame: the c-blosc2 super-chunk behind a lock, plus where it came from.
@@ -228,7 +235,7 @@ struct ChunkFiles {
     path: PathBuf,
     /// Where the frame starts in its file (contiguous frames).
     frame_offset: u64,
-    header: HeaderFacts,
+    header: FrameHeader,
     sparse: bool,
     /// The frame file, opened on first use (contiguous frames).
     file: OnceLock<Option<File>>,
@@ -250,7 +257,7 @@ impl Frame {
             path: path.to_path_buf(),
             source,
         })?;
-        let facts = if meta.is_dir() {
+        let header = if meta.is_dir() {
             if offset != 0 {
                 return Err(bad(
                     "an offset applies to a file, not a sparse-frame directory".into(),
@@ -262,16 +269,16 @@ impl Frame {
                     "directory without `chunks.b2frame`: not a sparse frame".into(),
                 ));
             }
-            check_file(&index, 0, true)?.map_err(bad)?
+            check_file(&index, 0, true, &source)?
         } else {
-            check_file(path, offset, false)?.map_err(bad)?
+            check_file(path, offset, false, &source)?
         };
         let schunk = Schunk::open(path, offset).map_err(|e| bad(e.to_string()))?;
-        let mut frame = Frame::new(source, schunk, facts.version);
+        let mut frame = Frame::new(source, schunk, header.version);
         frame.files = Some(ChunkFiles {
             path: path.to_path_buf(),
             frame_offset: offset,
-            header: facts,
+            header,
             sparse: meta.is_dir(),
             file: OnceLock::new(),
         });
@@ -285,17 +292,17 @@ impl Frame {
             source_name: source.clone(),
             reason,
         };
-        let version = check_header(&bytes[..bytes.len().min(HEADER_PREFIX)], bytes.len() as u64)
-            .map_err(bad)?;
-        let frame_len = u64::from_be_bytes(bytes[16..24].try_into().expect("8 bytes")) as usize;
+        let prefix = &bytes[..bytes.len().min(HEADER_PREFIX)];
+        let header = FrameHeader::parse(prefix, bytes.len() as u64).map_err(|e| bad(e.0))?;
+        let frame_len = header.frame_len as usize; // at most bytes.len(), checked
         let tail = &bytes[frame_len.saturating_sub(TRAILER_TAIL)..frame_len];
-        let (index_at, index_len) = check_layout(&bytes, tail, false).map_err(bad)?;
+        let (index_at, index_len) = header.check_layout(tail, false).map_err(|e| bad(e.0))?;
         if index_len > 0 {
             let at = index_at as usize;
-            check_index_header(&bytes[at..(at + 32).min(bytes.len())]).map_err(bad)?;
+            check_index_header(&bytes[at..(at + 32).min(bytes.len())]).map_err(|e| bad(e.0))?;
         }
         let schunk = Schunk::from_buffer(bytes).map_err(|e| bad(e.to_string()))?;
-        Ok(Frame::new(source, schunk, version))
+        Ok(Frame::new(source, schunk, header.version))
     }
 
     fn new(source: String, schunk: Schunk, version: u8) -> Frame {
@@ -503,12 +510,31 @@ mod tests {
         h[0x19] = 0x12;
         h[38] = 0xd3;
         h[39..47].copy_from_slice(&328i64.to_be_bytes());
-        assert!(check_header(&h, 625).is_ok());
+        let header = FrameHeader::parse(&h, 625).unwrap();
+        assert_eq!(
+            (header.header_len, header.frame_len, header.cbytes),
+            (0xa5, 625, 328)
+        );
+        let check_layout = |h: &[u8], tail: &[u8], sparse| {
+            FrameHeader::parse(h, 625)
+                .unwrap()
+                .check_layout(tail, sparse)
+        };
+        let check_header = |h: &[u8], available| {
+            FrameHeader::parse(h, available)
+                .map(|f| f.version)
+                .map_err(|e| e.0)
+        };
         // Trailer of 84 bytes: index = 625 - 84 - 0xa5 - 328 = 48 bytes.
         let mut tail = [0u8; 25];
         tail[2] = 0xce;
         tail[3..7].copy_from_slice(&84u32.to_be_bytes());
         assert_eq!(check_layout(&h, &tail, false), Ok((0xa5 + 328, 48)));
+        h[38] = 0xd2;
+        assert!(check_header(&h, 625)
+            .unwrap_err()
+            .contains("compressed size"));
+        h[38] = 0xd3;
         h[39..47].copy_from_slice(&360i64.to_be_bytes()); // index would be 16 bytes
         assert!(check_layout(&h, &tail, false).is_err());
         h[39..47].copy_from_slice(&400i64.to_be_bytes()); // negative index

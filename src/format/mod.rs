@@ -8,3 +8,28 @@ pub mod frame;
 pub(crate) mod ids;
 pub mod meta;
 pub mod npy;
+
+/// Bytes that break their layout's rules, and why: the error of every parser of this layer
+/// (the layers above add the file, chunk or field).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Malformed(pub(crate) String);
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Malformed {}
+
+impl From<String> for Malformed {
+    fn from(why: String) -> Malformed {
+        Malformed(why)
+    }
+}
+
+impl From<&str> for Malformed {
+    fn from(why: &str) -> Malformed {
+        Malformed(why.to_string())
+    }
+}
