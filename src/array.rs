@@ -13,6 +13,7 @@ use crate::format::meta::{self, Format, NdMeta};
 use crate::model::attrs::Value;
 use crate::model::dtype::Dtype;
 use crate::model::geometry::Geometry;
+use crate::write::{Codec, Filter};
 
 /// An N-d array stored in a Blosc2 frame with a `b2nd` (or legacy `caterva`) metalayer.
 ///
@@ -351,14 +352,22 @@ impl Array {
         u64::try_from(self.frame.params.nchunks).unwrap_or(0)
     }
 
-    /// The frame's codec, as a lowercase c-blosc2 name (`zstd`, `lz4`, ...).
-    pub fn codec(&self) -> String {
-        codec_name(self.frame.params.compcode)
+    /// The frame's codec (with its meta: the ZFP mode's parameter, ...), as the builder
+    /// takes it: `ArrayBuilder::codec(a.codec())` writes with the same one.
+    ///
+    /// ```
+    /// let a = b2nd::Array::open("tests/data/attrs_all.b2nd")?;
+    /// assert_eq!(a.codec(), b2nd::Codec::Zstd);
+    /// assert_eq!(a.codec_name(), "zstd");
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn codec(&self) -> Codec {
+        Codec::from_id(self.frame.params.compcode, self.frame.params.compcode_meta)
     }
 
-    /// The frame's codec id (c-blosc2's `compcode`).
-    pub(crate) fn codec_id(&self) -> u8 {
-        self.frame.params.compcode
+    /// The frame's codec as a lowercase c-blosc2 name (`zstd`, `lz4`, `zfp_rate`, ...).
+    pub fn codec_name(&self) -> String {
+        codec_name(self.frame.params.compcode)
     }
 
     /// The frame's codec meta byte (e.g. the ZFP mode's parameter; 0 for most codecs).
@@ -371,8 +380,19 @@ impl Array {
         self.frame.params.clevel
     }
 
+    /// The filters of the non-empty filter slots, in pipeline order, as the builder takes
+    /// them.
+    pub fn filters(&self) -> Vec<Filter> {
+        let p = &self.frame.params;
+        p.filters
+            .iter()
+            .zip(p.filters_meta)
+            .filter_map(|(&id, meta)| Filter::from_id(id, meta))
+            .collect()
+    }
+
     /// Lowercase names of the non-empty filter slots, in pipeline order.
-    pub fn filters(&self) -> Vec<String> {
+    pub fn filter_names(&self) -> Vec<String> {
         self.frame
             .params
             .filters

@@ -117,7 +117,7 @@ fn check_ok(dir: &Path, f: &J) -> Result<(), String> {
         f["typesize"].to_string(),
     )?;
     eq("nchunks", a.nchunks().to_string(), f["nchunks"].to_string())?;
-    eq("codec", a.codec(), f["codec"].as_str().unwrap().into())?;
+    eq("codec", a.codec_name(), f["codec"].as_str().unwrap().into())?;
     eq("clevel", a.clevel().to_string(), f["clevel"].to_string())?;
     let filters: Vec<String> = f["filters"]
         .as_array()
@@ -127,7 +127,7 @@ fn check_ok(dir: &Path, f: &J) -> Result<(), String> {
         .collect();
     eq(
         "filters",
-        format!("{:?}", a.filters()),
+        format!("{:?}", a.filter_names()),
         format!("{filters:?}"),
     )?;
     eq(

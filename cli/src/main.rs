@@ -175,11 +175,11 @@ fn info(path: &Path, offset: u64, as_json: bool) -> Result<(), Box<dyn std::erro
         a.cbytes(),
         ratio
     );
-    let filters = a.filters();
+    let filters = a.filter_names();
     outln!(
         o,
         "  codec      {} clevel {}, filters [{}]",
-        a.codec(),
+        a.codec_name(),
         a.clevel(),
         filters.join(", ")
     );

@@ -234,7 +234,7 @@ fn from_npy_round_trips_and_refuses_bad_options() {
     let a = b2nd::Array::open(&out).unwrap();
     assert_eq!((a.chunks(), a.blocks()), (&[4u64, 5][..], &[3u64, 2][..]));
     assert_eq!(
-        (a.codec(), a.clevel(), a.filters()),
+        (a.codec_name(), a.clevel(), a.filter_names()),
         (
             "lz4".to_string(),
             7,
@@ -255,7 +255,7 @@ fn from_npy_round_trips_and_refuses_bad_options() {
         (a.storage().name(), a.format().name()),
         ("sparse", "caterva")
     );
-    assert!(a.filters().is_empty());
+    assert!(a.filter_names().is_empty());
     // Bad options: exit 1, one line, nothing written.
     let bad = dir.path().join("bad.b2nd");
     for args in [

@@ -51,17 +51,17 @@ impl ArrayBuilder {
             .format(a.format())
             .clevel(a.clevel().min(9));
         let (slots, metas) = a.filter_slots();
-        if let Some(c) = Codec::from_id(a.codec_id(), a.codec_meta()) {
-            b = b.codec(c);
+        let codec = a.codec();
+        if !matches!(codec, Codec::Other { .. }) {
+            b = b.codec(codec);
         }
-        let filters: std::result::Result<Vec<Option<Filter>>, ()> = slots
+        let filters: Vec<Filter> = slots
             .iter()
             .zip(metas)
-            .map(|(&id, m)| Filter::from_id(id, m))
+            .filter_map(|(&id, m)| Filter::from_id(id, m))
             .collect();
-        if let Ok(f) = filters {
-            let f: Vec<Filter> = f.into_iter().flatten().collect();
-            b = b.filters(&f);
+        if !filters.iter().any(|f| matches!(f, Filter::Other { .. })) {
+            b = b.filters(&filters);
         }
         b
     }
@@ -228,6 +228,23 @@ impl ArrayBuilder {
         }
         if self.clevel > 9 {
             return bad(format!("clevel {} (0 to 9)", self.clevel));
+        }
+        if let Codec::Other { id, .. } = self.codec {
+            return bad(format!(
+                "codec {} (id {id}) is read here, not written",
+                self.codec.name()
+            ));
+        }
+        if let Some(Filter::Other { id, .. }) = self
+            .filters
+            .iter()
+            .flatten()
+            .find(|f| matches!(f, Filter::Other { .. }))
+        {
+            return bad(format!(
+                "filter {} (id {id}) is read here, not written",
+                crate::format::ids::filter_name(*id)
+            ));
         }
         let zfp = self.codec.zfp();
         let filters = self.filters.clone().unwrap_or(if zfp.is_some() {

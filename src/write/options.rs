@@ -4,7 +4,17 @@
 
 use super::*;
 
-/// Codecs a new array can use (the ones compiled into the linked c-blosc2).
+/// A Blosc2 codec: what [`crate::Array::codec`] reports and what [`crate::ArrayBuilder`]
+/// compresses with. Every variant but [`Codec::Other`] can be written.
+///
+/// ```
+/// use b2nd::Codec;
+/// let c: Codec = "zfp_acc:-3".parse()?;
+/// assert_eq!(c, Codec::ZfpAccuracy(-3));
+/// assert_eq!(c.to_string(), "zfp_acc:-3");
+/// assert_eq!(c.name(), "zfp_acc");
+/// # Ok::<(), b2nd::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Codec {
@@ -29,10 +39,19 @@ pub enum Codec {
     /// ZFP, fixed rate (lossy): each block compressed to this percentage (1 to 100) of its
     /// size. Same conditions as [`Codec::ZfpAccuracy`].
     ZfpRate(u8),
+    /// A codec this crate reads but does not write (NDLZ, LZ4 against a dictionary is still
+    /// LZ4), or does not know: its Blosc id and meta. The builder refuses it.
+    Other {
+        /// The Blosc codec id.
+        id: u8,
+        /// The codec meta byte.
+        meta: u8,
+    },
 }
 
 impl Codec {
-    pub(super) fn id(self) -> u8 {
+    /// The codec's Blosc id (c-blosc2's `compcode`).
+    pub fn id(self) -> u8 {
         match self {
             Codec::BloscLz => 0,
             Codec::Lz4 => 1,
@@ -42,12 +61,13 @@ impl Codec {
             Codec::ZfpAccuracy(_) => 33,
             Codec::ZfpPrecision(_) => 34,
             Codec::ZfpRate(_) => 35,
+            Codec::Other { id, .. } => id,
         }
     }
 
-    /// The writable codec of a Blosc codec id and meta, if any.
-    pub(super) fn from_id(id: u8, meta: u8) -> Option<Codec> {
-        Some(match id {
+    /// The codec of a Blosc codec id and meta.
+    pub(crate) fn from_id(id: u8, meta: u8) -> Codec {
+        match id {
             0 => Codec::BloscLz,
             1 => Codec::Lz4,
             2 => Codec::Lz4hc,
@@ -56,22 +76,44 @@ impl Codec {
             33 => Codec::ZfpAccuracy(meta as i8),
             34 => Codec::ZfpPrecision(meta),
             35 => Codec::ZfpRate(meta),
-            _ => return None,
-        })
+            _ => Codec::Other { id, meta },
+        }
     }
 
     /// The codec meta byte.
-    pub(super) fn meta(self) -> u8 {
+    pub fn meta(self) -> u8 {
         match self {
             Codec::ZfpAccuracy(e) => e as u8,
-            Codec::ZfpPrecision(m) | Codec::ZfpRate(m) => m,
+            Codec::ZfpPrecision(m) | Codec::ZfpRate(m) | Codec::Other { meta: m, .. } => m,
             _ => 0,
+        }
+    }
+
+    /// The codec's lowercase name (`zstd`, `zfp_acc`, `ndlz`, ...), without parameters.
+    pub fn name(self) -> String {
+        match self {
+            Codec::ZfpAccuracy(_) => "zfp_acc".into(),
+            Codec::ZfpPrecision(_) => "zfp_prec".into(),
+            Codec::ZfpRate(_) => "zfp_rate".into(),
+            c => crate::format::ids::codec_name(c.id()),
         }
     }
 
     /// The ZFP mode and meta, for the ZFP codecs.
     pub(super) fn zfp(self) -> Option<(crate::codec::zfp::Mode, u8)> {
         crate::codec::zfp::Mode::from_id(self.id()).map(|m| (m, self.meta()))
+    }
+}
+
+/// The form [`Codec::from_str`] reads (`zstd`, `zfp_rate:50`); for [`Codec::Other`] its name.
+impl std::fmt::Display for Codec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Codec::ZfpAccuracy(e) => write!(f, "zfp_acc:{e}"),
+            Codec::ZfpPrecision(m) => write!(f, "zfp_prec:{m}"),
+            Codec::ZfpRate(m) => write!(f, "zfp_rate:{m}"),
+            c => f.write_str(&c.name()),
+        }
     }
 }
 
@@ -104,8 +146,15 @@ impl FromStr for Codec {
     }
 }
 
-/// Filters a new array can use (the ones the linked c-blosc2 encodes as python-blosc2 4.x
-/// decodes them).
+/// A Blosc2 filter: what [`crate::Array::filters`] reports and what [`crate::ArrayBuilder`]
+/// writes. Every variant but [`Filter::Other`] can be written.
+///
+/// ```
+/// use b2nd::Filter;
+/// let f: Filter = "trunc_prec:10".parse()?;
+/// assert_eq!((f, f.to_string()), (Filter::TruncPrec(10), "trunc_prec:10".to_string()));
+/// # Ok::<(), b2nd::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Filter {
@@ -135,13 +184,21 @@ pub enum Filter {
     /// replaced by the cell's mean; `<f4`/`<f8` only, side at most every block dimension.
     /// Done in Rust.
     NdMean(u8),
+    /// A filter this crate reads but does not write (INT_TRUNC, ...), or does not know: its
+    /// Blosc id and meta. The builder refuses it.
+    Other {
+        /// The Blosc filter id.
+        id: u8,
+        /// Its `filters_meta` byte.
+        meta: u8,
+    },
 }
 
 impl Filter {
-    /// The writable filter of a Blosc filter id and meta (`Ok(None)` for an empty slot).
-    pub(super) fn from_id(id: u8, meta: u8) -> std::result::Result<Option<Filter>, ()> {
-        Ok(Some(match id {
-            0 => return Ok(None),
+    /// The filter of a Blosc filter id and meta (`None` for an empty slot).
+    pub(crate) fn from_id(id: u8, meta: u8) -> Option<Filter> {
+        Some(match id {
+            0 => return None,
             1 if meta == 0 => Filter::Shuffle,
             1 => Filter::ShuffleBytes(meta),
             2 => Filter::Bitshuffle,
@@ -150,12 +207,18 @@ impl Filter {
             32 => Filter::NdCell(meta),
             33 => Filter::NdMean(meta),
             35 => Filter::Bytedelta,
-            _ => return Err(()),
-        }))
+            _ => Filter::Other { id, meta },
+        })
+    }
+
+    /// The filter's lowercase name (`shuffle`, `ndcell`, `int_trunc`, ...), without
+    /// parameters.
+    pub fn name(self) -> String {
+        crate::format::ids::filter_name(self.id_meta().0)
     }
 
     /// Filter id and meta; BYTEDELTA's meta (the item size) is set by the builder.
-    pub(super) fn id_meta(self) -> (u8, u8) {
+    pub(crate) fn id_meta(self) -> (u8, u8) {
         match self {
             Filter::Shuffle => (1, 0),
             Filter::ShuffleBytes(w) => (1, w),
@@ -165,6 +228,20 @@ impl Filter {
             Filter::TruncPrec(bits) => (4, bits),
             Filter::NdCell(side) => (32, side),
             Filter::NdMean(side) => (33, side),
+            Filter::Other { id, meta } => (id, meta),
+        }
+    }
+}
+
+/// The form [`Filter::from_str`] reads (`shuffle`, `ndcell:4`); for [`Filter::Other`] its name.
+impl std::fmt::Display for Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Filter::ShuffleBytes(w) => write!(f, "shuffle:{w}"),
+            Filter::TruncPrec(b) => write!(f, "trunc_prec:{b}"),
+            Filter::NdCell(s) => write!(f, "ndcell:{s}"),
+            Filter::NdMean(s) => write!(f, "ndmean:{s}"),
+            x => f.write_str(&x.name()),
         }
     }
 }
