@@ -38,8 +38,8 @@
 //! # use b2nd::{Array, Slice};
 //! let a = Array::open("tests/data/attrs_all.b2nd")?;
 //! let s: Slice = "1:5:2".parse()?;
-//! let (v, shape) = a.read_slice::<i32>(&s)?;
-//! assert_eq!((v.len(), shape), (2, vec![2]));
+//! let v = a.read_slice::<i32>(&s)?;
+//! assert_eq!((v.len(), a.slice_shape(&s)?), (2, vec![2]));
 //! for chunk in a.iter_chunks() {
 //!     let c = chunk?;
 //!     assert_eq!(c.data().len() as u64, c.nitems() * 4);

@@ -13,15 +13,14 @@ use common::slice_fixtures::*;
 
 /// Everything the library offers for one selection must give `want` (bytes and shape).
 fn check_all_ways(a: &Array, what: &str, items: &[SliceItem], want: &[u8], shape: &[u64]) {
-    let (got, got_shape) = a
+    let got = a
         .read_slice_bytes(items)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!(got_shape, shape, "{what}: shape");
     assert!(got == want, "{what}: bytes differ");
     assert_eq!(a.slice_shape(items).unwrap(), shape, "{what}: slice_shape");
     // Into a caller's buffer (pre-filled with junk: every byte must be written).
     let mut buf = vec![0xa5u8; want.len()];
-    assert_eq!(a.read_slice_bytes_into(items, &mut buf).unwrap(), shape);
+    a.read_slice_bytes_into(items, &mut buf).unwrap();
     assert!(buf == want, "{what}: _into bytes differ");
     // Streamed in small parts (one per few items) and in one part.
     for max in [1usize, 40, 1 << 20] {
@@ -229,10 +228,10 @@ fn random_slices_match_a_reference_indexer() {
             let what = format!("{} [{slice}]", f.name);
             // Through the CLI syntax too.
             assert_eq!(slice.to_string().parse::<Slice>().unwrap(), slice, "{what}");
-            let (got, got_shape) = a
+            let got = a
                 .read_slice_bytes(&slice)
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
-            assert_eq!(got_shape, shape, "{what}");
+            assert_eq!(a.slice_shape(&slice).unwrap(), shape, "{what}");
             assert!(got == want, "{what}: bytes differ");
             let mut parts = Vec::new();
             let mut slabs = a.slice_slabs(&slice, 3 * isz).unwrap();
@@ -257,9 +256,8 @@ fn typed_reads_convert_and_check() {
         .chunks_exact(4)
         .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
         .collect();
-    let (v, shape) = a
-        .read_slice::<i32>(&"-100:-3:7".parse::<Slice>().unwrap())
-        .unwrap();
+    let s: Slice = "-100:-3:7".parse().unwrap();
+    let (v, shape) = (a.read_slice::<i32>(&s).unwrap(), a.slice_shape(&s).unwrap());
     let want: Vec<i32> = (900..997).step_by(7).map(|i| all[i]).collect();
     assert_eq!((v, shape), (want.clone(), vec![want.len() as u64]));
     let mut out = vec![0i32; want.len()];
@@ -268,7 +266,8 @@ fn typed_reads_convert_and_check() {
         stop: Some(997),
         step: 7,
     }];
-    assert_eq!(a.read_slice_into(&items, &mut out).unwrap(), vec![14]);
+    a.read_slice_into(&items, &mut out).unwrap();
+    assert_eq!(a.slice_shape(&items).unwrap(), vec![14]);
     assert_eq!(out, want);
     let mut short = vec![0i32; 3];
     assert!(matches!(
@@ -280,7 +279,8 @@ fn typed_reads_convert_and_check() {
         Err(Error::TypeMismatch { .. })
     ));
     // A 0-d result.
-    let (v, shape) = a.read_slice::<i32>(&[SliceItem::Index(-1)]).unwrap();
+    let v = a.read_slice::<i32>(&[SliceItem::Index(-1)]).unwrap();
+    let shape = a.slice_shape(&[SliceItem::Index(-1)]).unwrap();
     assert_eq!((v, shape), (vec![all[999]], vec![]));
     // >i2: big-endian data converted.
     let a = Array::open(dir.join("d3_be_i2.b2nd")).unwrap();
@@ -289,9 +289,8 @@ fn typed_reads_convert_and_check() {
         .chunks_exact(2)
         .map(|b| i16::from_be_bytes(b.try_into().unwrap()))
         .collect();
-    let (v, shape) = a
-        .read_slice::<i16>(&"2,::4,-1".parse::<Slice>().unwrap())
-        .unwrap();
+    let s: Slice = "2,::4,-1".parse().unwrap();
+    let (v, shape) = (a.read_slice::<i16>(&s).unwrap(), a.slice_shape(&s).unwrap());
     assert_eq!(shape, vec![3]);
     let want: Vec<i16> = [0, 4, 8]
         .iter()
@@ -305,7 +304,9 @@ fn typed_reads_convert_and_check() {
         .chunks_exact(8)
         .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
         .collect();
-    let (v, shape) = a.read_slice::<f64>(&[(30..100).into(), 5.into()]).unwrap();
+    let items: [SliceItem; 2] = [(30..100).into(), 5.into()];
+    let v = a.read_slice::<f64>(&items).unwrap();
+    let shape = a.slice_shape(&items).unwrap();
     assert_eq!(shape, vec![7]);
     assert_eq!(v, (30..37).map(|r| all[r * 29 + 5]).collect::<Vec<_>>());
 }

@@ -717,7 +717,7 @@ fn large_scattered_blocks_read_back() {
             assert_eq!(a.read::<u32>().unwrap(), data, "{f:?} threads {threads}");
             let (start, len) = ([3u64, 100, 10], [9u64, 150, 80]);
             let s: b2nd::Slice = "3:12,100:250,10:90".parse().unwrap();
-            let (b, _) = a.read_slice_bytes(&s).unwrap();
+            let b = a.read_slice_bytes(&s).unwrap();
             let mut want = Vec::new();
             for i in start[0]..start[0] + len[0] {
                 for j in start[1]..start[1] + len[1] {
@@ -815,7 +815,7 @@ fn zlib_encoded_in_rust_as_python_reads_it() {
         assert_eq!(a.codec_name(), "zlib", "{name}");
         // Slices go through the same per-block decoding.
         let s: b2nd::Slice = "3:".parse().unwrap();
-        let (v, _) = a.read_slice::<i32>(&s).unwrap();
+        let v = a.read_slice::<i32>(&s).unwrap();
         assert_eq!(
             v[..],
             data[3 * shape[1..].iter().product::<u64>() as usize..],

@@ -174,53 +174,52 @@ impl Array {
         Ok(Selection::resolve(items, self.shape())?.shape())
     }
 
-    /// Read a selection as raw bytes (the dtype's own byte order) in the C order of its shape;
-    /// returns the bytes and the shape. See [`SliceItem`] for the indexing rules.
+    /// Read a selection as raw bytes (the dtype's own byte order) in the C order of its shape
+    /// ([`Array::slice_shape`]). See [`SliceItem`] for the indexing rules.
     ///
     /// Only the chunks holding selected items are fetched and, inside them, only the blocks
     /// holding selected items are decoded.
     ///
     /// ```no_run
     /// let a = b2nd::Array::open("data.b2nd")?; // say shape (100, 50), <f8
-    /// let (raw, shape) = a.read_slice_bytes(&"10:20,::3".parse::<b2nd::Slice>()?)?;
-    /// assert_eq!(shape, vec![10, 17]);
+    /// let s: b2nd::Slice = "10:20,::3".parse()?;
+    /// let raw = a.read_slice_bytes(&s)?;
+    /// assert_eq!(a.slice_shape(&s)?, vec![10, 17]);
     /// assert_eq!(raw.len(), 10 * 17 * 8);
     /// # Ok::<(), b2nd::Error>(())
     /// ```
-    pub fn read_slice_bytes(&self, items: &[SliceItem]) -> Result<(Vec<u8>, Vec<u64>)> {
+    pub fn read_slice_bytes(&self, items: &[SliceItem]) -> Result<Vec<u8>> {
         let sel = Selection::resolve(items, self.shape())?;
         let n = self.sel_bytes(&sel)?;
         let mut out = vec![0u8; n];
         self.fill_selection(&sel, &mut out)?;
-        Ok((out, sel.shape()))
+        Ok(out)
     }
 
     /// Read a selection as raw bytes into `out` (exactly the selection's size in bytes, see
-    /// [`Array::slice_shape`]); returns the selection's shape.
-    pub fn read_slice_bytes_into(&self, items: &[SliceItem], out: &mut [u8]) -> Result<Vec<u64>> {
+    /// [`Array::slice_shape`]).
+    pub fn read_slice_bytes_into(&self, items: &[SliceItem], out: &mut [u8]) -> Result<()> {
         let sel = Selection::resolve(items, self.shape())?;
-        self.fill_selection(&sel, out)?;
-        Ok(sel.shape())
+        self.fill_selection(&sel, out)
     }
 
     /// Read a selection as `T` (checked against the dtype; big-endian data converted) in the
-    /// C order of its shape; returns the values and the shape.
+    /// C order of its shape ([`Array::slice_shape`]; [`Array::read_slice_ndarray`] returns
+    /// values and shape together).
     ///
     /// ```no_run
     /// use b2nd::{Array, Slice, SliceItem};
     /// let a = Array::open("data.b2nd")?; // say shape (1000, 3, 40), <f8
     /// // Every 3rd row of rows 10..20, all of dimension 1, the last column.
-    /// let (v, shape) = a.read_slice::<f64>(&"10:20:3,:,-1".parse::<Slice>()?)?;
-    /// assert_eq!(shape, vec![4, 3]);
+    /// let s: Slice = "10:20:3,:,-1".parse()?;
+    /// let v = a.read_slice::<f64>(&s)?;
+    /// assert_eq!(a.slice_shape(&s)?, vec![4, 3]);
     /// // The same with items built in code.
     /// let items = [SliceItem::Range { start: Some(10), stop: Some(20), step: 3 }, (..).into(), (-1).into()];
-    /// assert_eq!(a.read_slice::<f64>(&items)?.0, v);
+    /// assert_eq!(a.read_slice::<f64>(&items)?, v);
     /// # Ok::<(), b2nd::Error>(())
     /// ```
-    pub fn read_slice<T: Element + Default>(
-        &self,
-        items: &[SliceItem],
-    ) -> Result<(Vec<T>, Vec<u64>)> {
+    pub fn read_slice<T: Element + Default>(&self, items: &[SliceItem]) -> Result<Vec<T>> {
         element::check::<T>(&self.dtype)?;
         let sel = Selection::resolve(items, self.shape())?;
         let n = usize::try_from(sel.nitems()).map_err(|_| {
@@ -230,16 +229,11 @@ impl Array {
         T::fill_from_bytes(&mut out, &self.dtype, &mut |bytes| {
             self.fill_selection(&sel, bytes)
         })?;
-        Ok((out, sel.shape()))
+        Ok(out)
     }
 
-    /// Read a selection as `T` into `out` (exactly as many items as the selection holds);
-    /// returns the selection's shape.
-    pub fn read_slice_into<T: Element>(
-        &self,
-        items: &[SliceItem],
-        out: &mut [T],
-    ) -> Result<Vec<u64>> {
+    /// Read a selection as `T` into `out` (exactly as many items as the selection holds).
+    pub fn read_slice_into<T: Element>(&self, items: &[SliceItem], out: &mut [T]) -> Result<()> {
         element::check::<T>(&self.dtype)?;
         let sel = Selection::resolve(items, self.shape())?;
         if out.len() as u64 != sel.nitems() {
@@ -250,8 +244,7 @@ impl Array {
         }
         T::fill_from_bytes(out, &self.dtype, &mut |bytes| {
             self.fill_selection(&sel, bytes)
-        })?;
-        Ok(sel.shape())
+        })
     }
 
     /// Read a selection as an `ndarray::ArrayD<T>` of the selection's shape (0-d for a
@@ -270,8 +263,12 @@ impl Array {
         &self,
         items: &[SliceItem],
     ) -> Result<ndarray::ArrayD<T>> {
-        let (v, shape) = self.read_slice::<T>(items)?;
-        let shape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+        let v = self.read_slice::<T>(items)?;
+        let shape: Vec<usize> = self
+            .slice_shape(items)?
+            .iter()
+            .map(|&s| s as usize)
+            .collect();
         ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v)
             .map_err(|e| Error::InvalidArgument(format!("ndarray shape: {e}")))
     }
