@@ -87,24 +87,28 @@
 //!
 //! ## Layers
 //!
-//! `ffi` wraps c-blosc2 (the only `unsafe` code); [`frame`] opens frames; [`meta`] parses
-//! metalayers; [`dtype`] parses NumPy dtype strings; [`Geometry`] validates shapes and maps
-//! chunks and blocks to array coordinates; [`Array`] reads; [`write`](mod@write) writes. Codecs
-//! and filters the linked c-blosc2 2.15 lacks or does differently from c-blosc2 3.x (ZLIB,
-//! LZ4 dictionaries, NDLZ, ZFP, byte-group SHUFFLE, BYTEDELTA, NDCELL, NDMEAN, ...) are done
-//! in Rust, per block.
+//! The source tree shows the layers, bottom up; each depends only on those below it:
+//!
+//! | folder | layer |
+//! |---|---|
+//! | `ffi/` | c-blosc2: RAII handles for frames and (de)compression contexts, its return codes decoded once; the only `unsafe` code |
+//! | `model/` | what an array is, apart from bytes: [`dtype`], [`Geometry`], [`Region`] (all index arithmetic), [`attrs`], [`Element`], [`Slice`] |
+//! | `format/` | the bytes, one parser/writer per layout: [`frame`] header, chunk header, codec and filter ids, [`meta`]layers, [`npy`] headers |
+//! | `codec/` | a chunk's decode and encode pipeline, with the codecs and filters the linked c-blosc2 2.15 lacks or does differently from 3.x (ZLIB, LZ4 dictionaries, NDLZ, ZFP, byte-group SHUFFLE, BYTEDELTA, NDCELL, NDMEAN, ...) done in Rust, per block |
+//! | `parallel.rs` | where work runs ([`Threads`]): the one caller of rayon |
+//! | `array.rs`, `read/`, `write/` | [`Array`] (open, metadata, attributes); whole, region, slice, chunk and typed reads; [`ArrayBuilder`], [`Writer`] and attribute edits |
 
+// `unsafe` is denied everywhere but in `ffi` (and forbidden, which no `allow` can undo, in
+// every other module's own file).
+#![deny(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-// The layers, bottom up (dependencies point down): `ffi` (c-blosc2); `model` (dtype,
-// geometry, attributes, element types); `format` (the bytes: codec/filter ids, chunk header,
-// frames, metalayers, .npy headers); `codec` (the decode and encode pipeline of a chunk, with
-// the codecs and filters done in Rust); then `array`, `read` and `write`; `parallel` chooses
-// where work runs.
+// The layers, bottom up (dependencies point down): see "Layers" above.
 mod array;
 mod codec;
 mod error;
+#[allow(unsafe_code)]
 mod ffi;
 mod format;
 mod model;

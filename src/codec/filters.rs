@@ -3,13 +3,13 @@
 //! The linked c-blosc2 (2.15.x) mis-decodes or refuses some filters written by c-blosc2 3.x
 //! (python-blosc2 4.x). For such a chunk the caller clears the 6 filter bytes `[16..22]` and the
 //! 6 filters_meta bytes `[24..30]` of the 32-byte extended header, lets C run the codec only, and
-//! then calls [`undo_chunk`] on the decoded bytes. Clearing the filters does not change how C
+//! then calls [`undo_blocks`] (or [`Pipeline::undo_block_into`], block by block) on the decoded bytes. Clearing the filters does not change how C
 //! splits a block into streams: the number of streams is `header typesize` when the header's
 //! "not split" flag (0x10) is clear and 1 otherwise, whatever the filters are, and the filters
 //! always run on the whole block before it is split (checked against c-blosc2 3.3.5: the filtered
 //! bytes of a chunk are identical for every split mode).
 //!
-//! Callers must NOT call [`undo_chunk`] for
+//! Callers must NOT undo filters in Rust for
 //! - memcpyed chunks (header flags bit 0x02): c-blosc2 3.x keeps the filter bytes in the header
 //!   but stores the data unfiltered (checked against 3.3.5);
 //! - special chunks (zeros, NaN, repeated value, uninitialised): no filter is applied to them.
@@ -203,7 +203,7 @@ pub(crate) fn c_can_undo(filters: &[u8; 6], meta: &[u8; 6], typesize: usize) -> 
     true
 }
 
-/// Whether [`undo_chunk`] can undo this pipeline; the error names the first slot (in slot
+/// Whether [`undo_blocks`] can undo this pipeline; the error names the first slot (in slot
 /// order) it cannot.
 ///
 /// Besides filters without a Rust inverse, this refuses DELTA pipelines that python-blosc2
@@ -509,7 +509,7 @@ pub(crate) fn undo_chunk(
     undo_blocks(filters, meta, typesize, &[], blocksize, data, scratch, None)
 }
 
-/// [`undo_chunk`] for a chunk C decoded with a block mask: blocks `j` with `skip[j] == true`
+/// Undo the filters of a chunk C decoded (with a block mask): blocks `j` with `skip[j] == true`
 /// were not decoded (their bytes are whatever `data` held) and are left alone. Block 0 is
 /// undone whatever `skip` says when the pipeline has DELTA (the other blocks are undone against
 /// it; callers must not have masked it out).

@@ -3,6 +3,8 @@
 //! [`chunk`] (the 32-byte chunk header), `ids` (codec and filter ids and names), [`meta`] (the `b2nd` and
 //! `caterva` metalayers) and [`npy`] (NumPy `.npy` headers).
 
+#![forbid(unsafe_code)]
+
 pub(crate) mod chunk;
 pub mod frame;
 pub(crate) mod ids;

@@ -4,6 +4,8 @@
 //! [`attrs`] (vlmeta values with python-blosc2's conventions), [`element`] (the Rust types
 //! typed reads produce) and `selection` (NumPy basic indexing: [`crate::Slice`]).
 
+#![forbid(unsafe_code)]
+
 pub mod attrs;
 pub mod dtype;
 pub(crate) mod element;

@@ -1,4 +1,4 @@
-//! The read layer: [`slice`] (selections and their engine, streaming), [`chunk_iter`]
+//! The read layer: [`slice`](mod@slice) (selections and their engine, streaming), [`chunk_iter`]
 //! (chunk by chunk), [`typed`] (strings and structured fields), and here whole arrays and
 //! regions, decoded chunk by chunk, in parallel, straight into one C-order output.
 //!

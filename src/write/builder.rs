@@ -505,7 +505,7 @@ impl Plan {
         &self.dtype
     }
 
-    /// The Rust filters for a [`Packer`], with the filter bytes chunk headers record.
+    /// The Rust filters for a [`Packer`](super::writer::Packer), with the filter bytes chunk headers record.
     pub(super) fn forward_state(&self) -> Option<(filters::ForwardPipeline, [u8; 6], [u8; 6])> {
         self.forward
             .clone()

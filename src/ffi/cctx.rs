@@ -1,0 +1,118 @@
+//! [`Cctx`]: a compression context, and [`CompressParams`], the parameters it takes.
+
+use std::os::raw::c_void;
+use std::ptr::NonNull;
+
+use blosc2_src as sys;
+
+use super::error::c_size;
+use super::{init, CError, EXTENDED_HEADER_LEN};
+
+/// Compression parameters for new chunks and frames (a plain-Rust mirror of the parts of
+/// `blosc2_cparams` this crate sets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CompressParams {
+    pub compcode: u8,
+    pub compcode_meta: u8,
+    pub clevel: u8,
+    pub typesize: i32,
+    pub blocksize: i32,
+    pub splitmode: i32,
+    pub filters: [u8; 6],
+    pub filters_meta: [u8; 6],
+    pub nthreads: i16,
+}
+
+impl CompressParams {
+    pub(super) fn to_c(&self) -> sys::blosc2_cparams {
+        sys::blosc2_cparams {
+            compcode: self.compcode,
+            compcode_meta: self.compcode_meta,
+            clevel: self.clevel,
+            typesize: self.typesize,
+            blocksize: self.blocksize,
+            splitmode: self.splitmode,
+            filters: self.filters,
+            filters_meta: self.filters_meta,
+            nthreads: self.nthreads.max(1),
+            ..Default::default()
+        }
+    }
+}
+
+/// A c-blosc2 compression context (one per thread).
+pub(crate) struct Cctx {
+    ptr: NonNull<sys::blosc2_context>,
+    params: CompressParams,
+}
+
+// SAFETY: a context has no thread affinity; `compress` takes `&mut self`.
+unsafe impl Send for Cctx {}
+
+impl Cctx {
+    /// A context compressing with `params`.
+    pub(crate) fn new(params: &CompressParams) -> Result<Cctx, CError> {
+        init();
+        // SAFETY: the cparams value is fully initialised (pointers NULL); NULL is checked.
+        let ptr = unsafe { sys::blosc2_create_cctx(params.to_c()) };
+        NonNull::new(ptr)
+            .map(|ptr| Cctx {
+                ptr,
+                params: params.clone(),
+            })
+            .ok_or(CError::Null("rejected the compression parameters"))
+    }
+
+    /// Compress `src` into a new chunk in `dst` (replacing its contents).
+    pub(crate) fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Result<(), CError> {
+        let cap = src.len() + sys::BLOSC2_MAX_OVERHEAD as usize;
+        let srcsize = c_size(src.len())?;
+        let dstsize = c_size(cap)?;
+        dst.clear();
+        dst.resize(cap, 0);
+        // SAFETY: context valid and exclusively borrowed; `src` readable for srcsize bytes,
+        // `dst` writable for dstsize bytes, distinct allocations; C writes at most dstsize.
+        let rc = unsafe {
+            sys::blosc2_compress_ctx(
+                self.ptr.as_ptr(),
+                src.as_ptr() as *const c_void,
+                srcsize,
+                dst.as_mut_ptr() as *mut c_void,
+                dstsize,
+            )
+        };
+        if rc <= 0 {
+            return Err(CError::Code(i64::from(rc.min(-1))));
+        }
+        dst.truncate(rc as usize);
+        Ok(())
+    }
+
+    /// A zero-special chunk of `nbytes` decoded bytes (takes no data bytes in a frame).
+    pub(crate) fn zeros_chunk(&self, nbytes: usize, dst: &mut Vec<u8>) -> Result<(), CError> {
+        let n = c_size(nbytes)?;
+        dst.clear();
+        dst.resize(EXTENDED_HEADER_LEN, 0);
+        // SAFETY: `dst` holds EXTENDED_HEADER_LEN writable bytes, the size C needs.
+        let rc = unsafe {
+            sys::blosc2_chunk_zeros(
+                self.params.to_c(),
+                n,
+                dst.as_mut_ptr() as *mut c_void,
+                EXTENDED_HEADER_LEN as i32,
+            )
+        };
+        if rc < 0 {
+            return Err(CError::Code(i64::from(rc)));
+        }
+        dst.truncate(rc as usize);
+        Ok(())
+    }
+}
+
+impl Drop for Cctx {
+    fn drop(&mut self) {
+        // SAFETY: valid context owned by this handle, freed exactly once.
+        unsafe { sys::blosc2_free_ctx(self.ptr.as_ptr()) }
+    }
+}

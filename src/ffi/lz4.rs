@@ -1,0 +1,37 @@
+//! LZ4 with an external dictionary, from the LZ4 compiled into c-blosc2's static library.
+
+/// Decode one LZ4 block `src` into `dst` with the external dictionary `dict` (LZ4's
+/// `LZ4_decompress_safe_usingDict`): the number of bytes written, or `None` when the input is
+/// malformed or a size does not fit LZ4's `int`.
+pub(crate) fn lz4_decompress_with_dict(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Option<usize> {
+    let n = |len: usize| std::os::raw::c_int::try_from(len).ok();
+    let (src_len, dst_len, dict_len) = (n(src.len())?, n(dst.len())?, n(dict.len())?);
+    // SAFETY: each pointer comes from a live slice and is passed with that slice's length;
+    // LZ4's `_safe_` decoders never read past `src + compressed_size` or `dict + dict_size`,
+    // nor write past `dst + dst_capacity`, whatever the input bytes (lz4.h), and keep no
+    // pointer after returning.
+    let r = unsafe {
+        LZ4_decompress_safe_usingDict(
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            src_len,
+            dst_len,
+            dict.as_ptr().cast(),
+            dict_len,
+        )
+    };
+    usize::try_from(r).ok()
+}
+
+extern "C" {
+    // LZ4 (lz4.h), compiled into the same static library: the function c-blosc2 3.x's
+    // `lz4_wrap_decompress` calls for chunks with a dictionary.
+    fn LZ4_decompress_safe_usingDict(
+        src: *const std::os::raw::c_char,
+        dst: *mut std::os::raw::c_char,
+        compressed_size: std::os::raw::c_int,
+        dst_capacity: std::os::raw::c_int,
+        dict_start: *const std::os::raw::c_char,
+        dict_size: std::os::raw::c_int,
+    ) -> std::os::raw::c_int;
+}
