@@ -614,9 +614,11 @@ impl Decoder {
         if by_block {
             // c-blosc2 decodes each block's codec and the hook undoes its filters.
             Ok(if masked {
-                hooked.decompress_masked(src, dst, &self.maskout)?
+                hooked
+                    .context()
+                    .decompress_masked(src, dst, &self.maskout)?
             } else {
-                hooked.decompress(src, dst)?
+                hooked.context().decompress(src, dst)?
             })
         } else {
             // DELTA: blocks depend on block 0, undone in order after the whole chunk.

@@ -56,14 +56,7 @@ pub(crate) fn decode(input: &[u8], out: &mut [u8], cell: usize) -> Result<usize,
         // No cells (a zero dimension): nothing to walk, however long the other one claims to be.
         return Ok(0);
     }
-    // A range of the stream, if it lies inside it.
-    let range = |pos: i64, len: usize| -> Result<usize, ChunkError> {
-        match usize::try_from(pos) {
-            Ok(p) if p.checked_add(len).is_some_and(|e| e <= input.len()) => Ok(p),
-            _ => Err("NDLZ reference outside the stream".into()),
-        }
-    };
-    let u16_at = |at: usize| u16::from_le_bytes([input[at], input[at + 1]]);
+    let stream = Stream(input);
     let (grid0, grid1) = (b0.div_ceil(cell), b1.div_ceil(cell));
     let cut = |b: usize| if b % cell == 0 { cell } else { b % cell };
     let mut local = vec![0u8; cell * cell];
@@ -78,31 +71,31 @@ pub(crate) fn decode(input: &[u8], out: &mut [u8], cell: usize) -> Result<usize,
             let pad0 = if i0 == grid0 - 1 { cut(b0) } else { cell };
             pad1 = if i1 == grid1 - 1 { cut(b1) } else { cell };
             let cur = ip as i64;
-            let token = input[range(cur, 1)?];
+            let token = input[stream.range(cur, 1)?];
             ip += 1;
             let source = match token {
                 0 => {
-                    let at = range(cur + 1, pad0 * pad1)?;
+                    let at = stream.range(cur + 1, pad0 * pad1)?;
                     ip += pad0 * pad1;
                     Source::Stream(at)
                 }
                 0xC0 => {
-                    range(cur + 1, 2)?;
-                    let offset = i64::from(u16_at(ip));
+                    stream.range(cur + 1, 2)?;
+                    let offset = i64::from(stream.u16_at(ip));
                     ip += 2;
-                    Source::Stream(range(cur - offset, pad0 * pad1)?)
+                    Source::Stream(stream.range(cur - offset, pad0 * pad1)?)
                 }
                 0x40 => {
-                    repeat.fill(input[range(cur + 1, 1)?]);
+                    repeat.fill(input[stream.range(cur + 1, 1)?]);
                     ip += 1;
                     Source::Repeat
                 }
                 _ if cell == 4 => {
-                    ip = rows4(input, token, cur, &mut local, &range, &u16_at)?;
+                    ip = rows4(&stream, token, cur, &mut local)?;
                     Source::Local
                 }
                 _ => {
-                    ip = rows8(input, token, cur, &mut local, &range, &u16_at)?;
+                    ip = rows8(&stream, token, cur, &mut local)?;
                     Source::Local
                 }
             };
@@ -130,31 +123,40 @@ pub(crate) fn decode(input: &[u8], out: &mut [u8], cell: usize) -> Result<usize,
     Ok(ind)
 }
 
-type RangeFn<'a> = dyn Fn(i64, usize) -> Result<usize, ChunkError> + 'a;
-type U16Fn<'a> = dyn Fn(usize) -> u16 + 'a;
+/// An NDLZ block's stream, with the checked reads its tokens make.
+struct Stream<'a>(&'a [u8]);
+
+impl Stream<'_> {
+    /// The start of `len` bytes at `pos`, if they lie inside the stream.
+    fn range(&self, pos: i64, len: usize) -> Result<usize, ChunkError> {
+        match usize::try_from(pos) {
+            Ok(p) if p.checked_add(len).is_some_and(|e| e <= self.0.len()) => Ok(p),
+            _ => Err("NDLZ reference outside the stream".into()),
+        }
+    }
+
+    /// The little-endian `u16` at `at` (checked by a `range` call first).
+    fn u16_at(&self, at: usize) -> u16 {
+        u16::from_le_bytes([self.0[at], self.0[at + 1]])
+    }
+}
 
 /// The row-match tokens of 4x4 cells: rows copied from earlier in the stream, the others
 /// literal. Fills `local`; returns the stream position after the cell.
-fn rows4(
-    input: &[u8],
-    token: u8,
-    cur: i64,
-    local: &mut [u8],
-    range: &RangeFn<'_>,
-    u16_at: &U16Fn<'_>,
-) -> Result<usize, ChunkError> {
+fn rows4(stream: &Stream<'_>, token: u8, cur: i64, local: &mut [u8]) -> Result<usize, ChunkError> {
+    let input = stream.0;
     let mut ip = cur as usize + 1;
     // Row `row` of the cell, literally from the stream at `ip`.
     let literal_row = |local: &mut [u8], row: usize, ip: &mut usize| -> Result<(), ChunkError> {
-        let at = range(*ip as i64, 4)?;
+        let at = stream.range(*ip as i64, 4)?;
         local[row * 4..row * 4 + 4].copy_from_slice(&input[at..at + 4]);
         *ip += 4;
         Ok(())
     };
     if token >= 224 {
         // Three rows match.
-        range(cur + 1, 2)?;
-        let offset = i64::from(u16_at(ip).wrapping_add(3));
+        stream.range(cur + 1, 2)?;
+        let offset = i64::from(stream.u16_at(ip).wrapping_add(3));
         ip += 2;
         let t = token >> 3;
         let (i, j, k) = match t {
@@ -163,7 +165,7 @@ fn rows4(
             30 => (0, 1, 3),
             _ => (0, 2, 3),
         };
-        let at = range(cur + 3 - offset, 12)?;
+        let at = stream.range(cur + 3 - offset, 12)?;
         let rf = &input[at..at + 12];
         for (n, row) in [i, j, k].into_iter().enumerate() {
             local[row * 4..row * 4 + 4].copy_from_slice(&rf[n * 4..n * 4 + 4]);
@@ -174,8 +176,8 @@ fn rows4(
         Ok(ip)
     } else if (128..=191).contains(&token) {
         // A pair of rows matches.
-        range(cur + 1, 2)?;
-        let offset = i64::from(u16_at(ip).wrapping_add(3));
+        stream.range(cur + 1, 2)?;
+        let offset = i64::from(stream.u16_at(ip).wrapping_add(3));
         ip += 2;
         let (i, j) = if token == 128 {
             (2usize, 3usize)
@@ -183,7 +185,7 @@ fn rows4(
             let t = usize::from(token - 128);
             (t >> 5, (t >> 3) - ((t >> 5) << 2))
         };
-        let at = range(cur + 3 - offset, 8)?;
+        let at = stream.range(cur + 3 - offset, 8)?;
         local[i * 4..i * 4 + 4].copy_from_slice(&input[at..at + 4]);
         local[j * 4..j * 4 + 4].copy_from_slice(&input[at + 4..at + 8]);
         for k in (0..4).filter(|&k| k != i && k != j) {
@@ -192,19 +194,19 @@ fn rows4(
         Ok(ip)
     } else if (40..=63).contains(&token) {
         // Two pairs of rows match.
-        range(cur + 1, 2)?;
-        let offset1 = i64::from(u16_at(ip).wrapping_add(5));
+        stream.range(cur + 1, 2)?;
+        let offset1 = i64::from(stream.u16_at(ip).wrapping_add(5));
         ip += 2;
-        range(cur + 3, 2)?;
-        let offset2 = i64::from(u16_at(ip).wrapping_add(5));
+        stream.range(cur + 3, 2)?;
+        let offset2 = i64::from(stream.u16_at(ip).wrapping_add(5));
         ip += 2;
         let j = usize::from((token - 32) >> 3);
         let mut rest = (1..4).filter(|&k| k != j);
         let (l, m) = (rest.next().unwrap_or(0), rest.next().unwrap_or(0));
-        let a = range(cur + 5 - offset1, 8)?;
+        let a = stream.range(cur + 5 - offset1, 8)?;
         local[0..4].copy_from_slice(&input[a..a + 4]);
         local[j * 4..j * 4 + 4].copy_from_slice(&input[a + 4..a + 8]);
-        let b = range(cur + 5 - offset2, 8)?;
+        let b = stream.range(cur + 5 - offset2, 8)?;
         local[l * 4..l * 4 + 4].copy_from_slice(&input[b..b + 4]);
         local[m * 4..m * 4 + 4].copy_from_slice(&input[b + 4..b + 8]);
         Ok(ip)
@@ -215,14 +217,8 @@ fn rows4(
 
 /// The row-match tokens of 8x8 cells (`token >> 3` 21: three rows, 17: two rows, starting at
 /// row `token & 7`). Fills `local`; returns the stream position after the cell.
-fn rows8(
-    input: &[u8],
-    token: u8,
-    cur: i64,
-    local: &mut [u8],
-    range: &RangeFn<'_>,
-    u16_at: &U16Fn<'_>,
-) -> Result<usize, ChunkError> {
+fn rows8(stream: &Stream<'_>, token: u8, cur: i64, local: &mut [u8]) -> Result<usize, ChunkError> {
+    let input = stream.0;
     let nrows = match token >> 3 {
         21 => 3,
         17 => 2,
@@ -232,13 +228,13 @@ fn rows8(
     if row + nrows > 8 {
         return Err(format!("NDLZ row match at row {row} outside the cell").into());
     }
-    range(cur + 1, 2)?;
-    let offset = i64::from(u16_at(cur as usize + 1));
+    stream.range(cur + 1, 2)?;
+    let offset = i64::from(stream.u16_at(cur as usize + 1));
     let mut ip = cur as usize + 3;
-    let at = range(cur - offset, nrows * 8)?;
+    let at = stream.range(cur - offset, nrows * 8)?;
     local[row * 8..(row + nrows) * 8].copy_from_slice(&input[at..at + nrows * 8]);
     for l in (0..8).filter(|&l| l < row || l >= row + nrows) {
-        let a = range(ip as i64, 8)?;
+        let a = stream.range(ip as i64, 8)?;
         local[l * 8..l * 8 + 8].copy_from_slice(&input[a..a + 8]);
         ip += 8;
     }

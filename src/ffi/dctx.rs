@@ -19,29 +19,44 @@ pub(crate) trait BlockHook: Sync {
     fn finish_block(&self, input: &mut [u8], output: &mut [u8]) -> bool;
 }
 
-/// The raw context pointer shared by [`Dctx`] and [`HookedDctx`]; `None` when c-blosc2 could
-/// not allocate it, and then every call fails with [`NO_CONTEXT`] instead of a panic.
-struct RawDctx(Option<NonNull<sys::blosc2_context>>);
+/// A c-blosc2 decompression context (one per thread); `None` when c-blosc2 could not allocate
+/// it, and then every call fails with [`NO_CONTEXT`] instead of a panic.
+pub(crate) struct Dctx(Option<NonNull<sys::blosc2_context>>);
 
-/// The code a call on a context c-blosc2 could not allocate returns
-/// (`BLOSC2_ERROR_MEMORY_ALLOC`).
+// SAFETY: a context has no thread affinity; `decompress` takes `&mut self`, so it is never
+// used by two threads at once.
+unsafe impl Send for Dctx {}
+
+/// The error of a call on a context c-blosc2 could not allocate.
 const NO_CONTEXT: CError = CError::Null("could not allocate a decompression context");
 
-impl RawDctx {
-    fn new(dparams: sys::blosc2_dparams) -> RawDctx {
+impl Dctx {
+    /// A context decoding each chunk with `nthreads` block-level threads.
+    pub(crate) fn new(nthreads: usize) -> Dctx {
+        Dctx::with_params(sys::blosc2_dparams {
+            nthreads: c_nthreads(nthreads),
+            ..Default::default()
+        })
+    }
+
+    fn with_params(dparams: sys::blosc2_dparams) -> Dctx {
         init();
         // SAFETY: dparams is a fully initialised value (its postparams, if any, point to a
         // live struct that C copies); a NULL return is checked.
         let ptr = unsafe { sys::blosc2_create_dctx(dparams) };
-        RawDctx(NonNull::new(ptr))
+        Dctx(NonNull::new(ptr))
     }
 
-    /// The context, or the allocation failure as a c-blosc2 code.
+    /// The context, or the allocation failure.
     fn ptr(&self) -> Result<*mut sys::blosc2_context, CError> {
         self.0.map(|p| p.as_ptr()).ok_or(NO_CONTEXT)
     }
 
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, CError> {
+    /// Decompress the chunk `src` into `dst`; returns the number of bytes written.
+    ///
+    /// The caller must have validated `src`'s header (lengths, codec) first: c-blosc2 is
+    /// memory safe on its output (it never writes more than `dst.len()`) and checks `srcsize`.
+    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, CError> {
         let ctx = self.ptr()?;
         let srcsize = c_size(src.len())?;
         let dstsize = c_size(dst.len())?;
@@ -59,7 +74,15 @@ impl RawDctx {
         usize::try_from(rc).map_err(|_| CError::Code(i64::from(rc)))
     }
 
-    fn decompress_masked(
+    /// Like [`Dctx::decompress`], but blocks whose `maskout` entry is `true` are skipped:
+    /// c-blosc2 neither decodes nor writes them, so their bytes in `dst` are left as they were
+    /// (c-blosc2 still counts them in the returned length). `maskout` must hold exactly one
+    /// entry per Blosc block of `src` (`ceil(nbytes / blocksize)` from its validated header),
+    /// else c-blosc2 refuses the chunk. The mask applies to this one call only.
+    ///
+    /// Skipping block 0 of a chunk with a DELTA filter is the caller's mistake to avoid:
+    /// other blocks are decoded against block 0 (and c-blosc2's threads wait for it).
+    pub(crate) fn decompress_masked(
         &mut self,
         src: &[u8],
         dst: &mut [u8],
@@ -87,54 +110,12 @@ impl RawDctx {
     }
 }
 
-impl Drop for RawDctx {
+impl Drop for Dctx {
     fn drop(&mut self) {
         if let Some(p) = self.0 {
             // SAFETY: valid context owned by this handle, freed exactly once.
             unsafe { sys::blosc2_free_ctx(p.as_ptr()) }
         }
-    }
-}
-
-/// A c-blosc2 decompression context (one per thread).
-pub(crate) struct Dctx(RawDctx);
-
-// SAFETY: a context has no thread affinity; `decompress` takes `&mut self`, so it is never
-// used by two threads at once.
-unsafe impl Send for Dctx {}
-
-impl Dctx {
-    /// A context decoding each chunk with `nthreads` block-level threads.
-    pub(crate) fn new(nthreads: usize) -> Dctx {
-        Dctx(RawDctx::new(sys::blosc2_dparams {
-            nthreads: c_nthreads(nthreads),
-            ..Default::default()
-        }))
-    }
-
-    /// Decompress the chunk `src` into `dst`; returns the number of bytes written.
-    ///
-    /// The caller must have validated `src`'s header (lengths, codec) first: c-blosc2 is
-    /// memory safe on its output (it never writes more than `dst.len()`) and checks `srcsize`.
-    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, CError> {
-        self.0.decompress(src, dst)
-    }
-
-    /// Like [`Dctx::decompress`], but blocks whose `maskout` entry is `true` are skipped:
-    /// c-blosc2 neither decodes nor writes them, so their bytes in `dst` are left as they were
-    /// (c-blosc2 still counts them in the returned length). `maskout` must hold exactly one
-    /// entry per Blosc block of `src` (`ceil(nbytes / blocksize)` from its validated header),
-    /// else c-blosc2 refuses the chunk. The mask applies to this one call only.
-    ///
-    /// Skipping block 0 of a chunk with a DELTA filter is the caller's mistake to avoid:
-    /// other blocks are decoded against block 0 (and c-blosc2's threads wait for it).
-    pub(crate) fn decompress_masked(
-        &mut self,
-        src: &[u8],
-        dst: &mut [u8],
-        maskout: &[bool],
-    ) -> Result<usize, CError> {
-        self.0.decompress_masked(src, dst, maskout)
     }
 }
 
@@ -150,7 +131,7 @@ fn c_nthreads(nthreads: usize) -> i16 {
 /// that are neither memcpyed nor special: for those C hands the hook the stored bytes.
 pub(crate) struct HookedDctx<H: BlockHook> {
     /// Declared before `hook`: the context (which points to the hook) is freed first.
-    raw: RawDctx,
+    dctx: Dctx,
     /// The hook, allocated with `Box::into_raw`; C holds this pointer as `user_data`.
     hook: NonNull<H>,
 }
@@ -177,14 +158,14 @@ impl<H: BlockHook> HookedDctx<H> {
             ttmp_nbytes: 0,
             ctx: std::ptr::null_mut(),
         };
-        let raw = RawDctx::new(sys::blosc2_dparams {
+        let dctx = Dctx::with_params(sys::blosc2_dparams {
             nthreads: c_nthreads(nthreads),
             schunk: std::ptr::null_mut(),
             postfilter: Some(hook_trampoline::<H>),
             // C copies the struct while creating the context.
             postparams: &mut params,
         });
-        HookedDctx { raw, hook }
+        HookedDctx { dctx, hook }
     }
 
     /// The hook, to update between decompressions.
@@ -194,26 +175,16 @@ impl<H: BlockHook> HookedDctx<H> {
         unsafe { self.hook.as_mut() }
     }
 
-    /// [`Dctx::decompress`], each block finished by the hook.
-    pub(crate) fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize, CError> {
-        self.raw.decompress(src, dst)
-    }
-
-    /// [`Dctx::decompress_masked`], each decoded block finished by the hook (skipped blocks
-    /// are neither decoded nor handed to it).
-    pub(crate) fn decompress_masked(
-        &mut self,
-        src: &[u8],
-        dst: &mut [u8],
-        maskout: &[bool],
-    ) -> Result<usize, CError> {
-        self.raw.decompress_masked(src, dst, maskout)
+    /// The context to decompress with: each block it decodes is finished by the hook
+    /// (blocks a mask skips are neither decoded nor handed to it).
+    pub(crate) fn context(&mut self) -> &mut Dctx {
+        &mut self.dctx
     }
 }
 
 impl<H: BlockHook> Drop for HookedDctx<H> {
     fn drop(&mut self) {
-        // `raw` (the context) is dropped after this body; C never calls the hook outside a
+        // `dctx` (the context) is dropped after this body; C never calls the hook outside a
         // decompress call, so freeing the hook first is fine.
         // SAFETY: `hook` came from `Box::leak` in `new` and is freed exactly once, here.
         drop(unsafe { Box::from_raw(self.hook.as_ptr()) });

@@ -302,19 +302,23 @@ impl Geometry {
         dst: &mut [u8],
         region: &Region,
     ) -> Result<(), GeometryError> {
-        if src.len() < self.chunk_bytes() {
-            return Err(GeometryError::new(
-                "chunk",
-                format!(
-                    "decoded chunk has {} bytes, its geometry {}",
-                    src.len(),
-                    self.chunk_bytes()
-                ),
-            ));
-        }
+        self.check_chunk_buffer("decoded chunk", src.len(), false)?;
         self.for_each_run(idx, region, dst.len(), |s, d, n| {
             dst[d..d + n].copy_from_slice(&src[s..s + n])
         })
+    }
+
+    /// Check that a chunk buffer (`what`) of `len` bytes holds the chunk: at least
+    /// [`Self::chunk_bytes`], or exactly that many when `exact`.
+    fn check_chunk_buffer(&self, what: &str, len: usize, exact: bool) -> Result<(), GeometryError> {
+        let needed = self.chunk_bytes();
+        if len < needed || (exact && len != needed) {
+            return Err(GeometryError::new(
+                "chunk",
+                format!("{what} has {len} bytes, the chunk {needed}"),
+            ));
+        }
+        Ok(())
     }
 
     /// The runs [`Geometry::copy_chunk_to_region`] copies, appended to `runs` as
@@ -382,16 +386,7 @@ impl Geometry {
         dst: &mut [u8],
         region: &Region,
     ) -> Result<(), GeometryError> {
-        if dst.len() != self.chunk_bytes() {
-            return Err(GeometryError::new(
-                "chunk",
-                format!(
-                    "chunk buffer has {} bytes, {} needed",
-                    dst.len(),
-                    self.chunk_bytes()
-                ),
-            ));
-        }
+        self.check_chunk_buffer("chunk buffer", dst.len(), true)?;
         self.for_each_run(idx, region, src.len(), |c, b, n| {
             dst[c..c + n].copy_from_slice(&src[b..b + n])
         })
