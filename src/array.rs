@@ -57,9 +57,6 @@ impl std::fmt::Debug for Array {
     }
 }
 
-/// The largest decoded attribute value this crate reads (256 MiB).
-pub const MAX_ATTR_BYTES: usize = 256 << 20;
-
 /// Markers (metalayer names, and vlmeta names where python-blosc2 also uses them) of containers
 /// that carry an N-d metalayer but no data of their own, with why they are refused. python-blosc2
 /// 4.14.1's `process_opened_object` checks the same metalayers before treating a frame as an
@@ -133,7 +130,7 @@ impl Array {
         Array::from_frame(Frame::from_bytes(bytes.into())?)
     }
 
-    fn from_frame(frame: Frame) -> Result<Array> {
+    pub(crate) fn from_frame(frame: Frame) -> Result<Array> {
         let src = frame.source.clone();
         let layers = frame.lock().metalayers();
         let find = |name: &str| {
@@ -182,6 +179,14 @@ impl Array {
             Some(s) if meta.elements == 6 => Dtype::parse_draft(s)?,
             Some(s) => Dtype::parse(s)?,
             None => Dtype::bytes(typesize),
+        };
+        // c-blosc2 3.x's `to_cframe` (the frames python-blosc2 4.x embeds in stores) records
+        // typesize 1 for items over 255 bytes, then cannot read its own frame; the metalayer's
+        // dtype and the chunk sizes still describe the data.
+        let typesize = if typesize == 1 && dtype.itemsize() > 255 {
+            dtype.itemsize()
+        } else {
+            typesize
         };
         if dtype.itemsize() != typesize {
             return Err(Error::Geometry {
@@ -414,49 +419,23 @@ impl Array {
 
     /// Names of the user attributes (vlmeta), in stored order.
     pub fn attr_names(&self) -> Vec<String> {
-        self.frame.lock().vlmeta_names()
+        crate::schunk::attr_names(&self.frame)
     }
 
     /// The raw (decompressed msgpack) bytes of attribute `name`, `None` if absent.
     ///
-    /// Values are limited to [`MAX_ATTR_BYTES`] decoded bytes.
+    /// Values are limited to [`crate::MAX_ATTR_BYTES`] decoded bytes.
     pub fn attr_bytes(&self, name: &str) -> Result<Option<Vec<u8>>> {
-        let Some(raw) = self.frame.lock().vlmeta_raw(name) else {
-            return Ok(None);
-        };
-        let mut d = crate::codec::chunk::Decoder::new(1);
-        d.decode_standalone(&raw, MAX_ATTR_BYTES)
-            .map(Some)
-            .map_err(|e| Error::Attr {
-                source_name: self.frame.source.clone(),
-                name: name.into(),
-                reason: match e {
-                    crate::codec::chunk::ChunkError::Unsupported(..) => e.to_string(),
-                    _ => format!("corrupt stored value: {e}"),
-                },
-            })
+        crate::schunk::attr_bytes(&self.frame, name)
     }
 
     /// Attribute `name` decoded from msgpack with python-blosc2's conventions; `None` if absent.
     pub fn attr(&self, name: &str) -> Result<Option<Value>> {
-        match self.attr_bytes(name)? {
-            None => Ok(None),
-            Some(b) => Value::decode(&b).map(Some).map_err(|e| Error::Attr {
-                source_name: self.frame.source.clone(),
-                name: name.into(),
-                reason: e.reason,
-            }),
-        }
+        crate::schunk::attr(&self.frame, name)
     }
 
     /// All attributes, decoded, in stored order.
     pub fn attrs(&self) -> Result<Vec<(String, Value)>> {
-        let mut out = Vec::new();
-        for n in self.attr_names() {
-            if let Some(v) = self.attr(&n)? {
-                out.push((n, v));
-            }
-        }
-        Ok(out)
+        crate::schunk::attrs(&self.frame)
     }
 }

@@ -175,6 +175,24 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A store (`.b2z`, `.b2d`, `.b2e`) is malformed or not a store.
+    #[error("{path}: not a readable store: {reason}")]
+    Store {
+        /// The store's path.
+        path: String,
+        /// What is wrong (naming the member or key at fault).
+        reason: String,
+    },
+
+    /// A store has no member under this key.
+    #[error("{store}: no member {key:?}")]
+    KeyNotFound {
+        /// The store's path.
+        store: String,
+        /// The key asked for.
+        key: String,
+    },
+
     /// An invalid argument from the caller (not from a file).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

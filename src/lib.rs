@@ -114,12 +114,14 @@ mod format;
 mod model;
 mod parallel;
 mod read;
+mod schunk;
+mod store;
 pub mod write;
 
 pub use format::{frame, meta, npy};
 pub use model::{attrs, dtype};
 
-pub use array::{Array, MAX_ATTR_BYTES};
+pub use array::Array;
 pub use error::{Error, Result};
 pub use format::frame::Storage;
 pub use format::meta::Format;
@@ -132,6 +134,8 @@ pub use model::selection::{Slice, SliceItem};
 pub use parallel::Threads;
 pub use read::chunk_iter::{ChunkData, ChunkIter};
 pub use read::slice::SliceSlabs;
+pub use schunk::{SChunk, MAX_ATTR_BYTES};
+pub use store::{MemberKind, Store, StoreKind};
 pub use write::{ArrayBuilder, Codec, Filter, Target, Writer};
 
 /// The README's examples, compiled and run as doctests.

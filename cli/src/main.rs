@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod json;
+mod ls;
 mod progress;
 mod to_npy;
 
@@ -12,11 +13,18 @@ use std::process::ExitCode;
 use b2nd::Array;
 use clap::{Parser, Subcommand};
 
+/// `writeln!` into a String (cannot fail).
+macro_rules! outln {
+    ($o:expr, $($t:tt)*) => {
+        let _ = writeln!($o, $($t)*);
+    };
+}
+
 #[derive(Parser)]
 #[command(
     name = "b2nd",
     version,
-    about = "Inspect and convert Blosc2 N-d arrays (.b2nd, caterva)"
+    about = "Inspect and convert Blosc2 N-d arrays (.b2nd, caterva) and python-blosc2 stores (.b2z, .b2d, .b2e)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -62,19 +70,32 @@ enum Cmd {
         threads: Option<usize>,
     },
     /// Summarise an array: format, shape, chunks, blocks, dtype, compression, attributes.
+    /// On a store (without --key), say what it is.
     Info {
-        /// A CFrame file or a sparse-frame directory.
+        /// A CFrame file, a sparse-frame directory, or a store (.b2z, .b2d, .b2e).
         path: PathBuf,
         /// Byte offset of the frame inside the file.
         #[arg(long, default_value_t = 0)]
         offset: u64,
+        /// The store member to describe, by the key python-blosc2 uses (`/dir1/node`).
+        #[arg(long, conflicts_with = "offset")]
+        key: Option<String>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List what a store (.b2z, .b2d, .b2e) holds: each key with its kind, and shape and
+    /// dtype for arrays.
+    Ls {
+        /// The store.
+        path: PathBuf,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Write the array, or a slice of it, as a NumPy .npy file (streamed: never held whole).
     ToNpy {
-        /// A CFrame file or a sparse-frame directory.
+        /// A CFrame file, a sparse-frame directory, or a store with --key.
         path: PathBuf,
         /// The .npy file to write (replaced atomically; nothing is left on error), or `-` for
         /// standard output.
@@ -87,6 +108,9 @@ enum Cmd {
         /// Byte offset of the frame inside the file.
         #[arg(long, default_value_t = 0)]
         offset: u64,
+        /// The store member to convert, by the key python-blosc2 uses (`/dir1/node`).
+        #[arg(long, conflicts_with = "offset")]
+        key: Option<String>,
         /// Threads for decoding (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -96,23 +120,128 @@ enum Cmd {
     },
 }
 
-pub(crate) fn open(path: &Path, offset: u64) -> b2nd::Result<Array> {
-    if offset == 0 {
-        Array::open(path)
-    } else {
-        Array::open_at(path, offset)
+/// Where an array comes from: a file or directory, a frame at an offset of a file, or a
+/// store member.
+pub(crate) struct Source<'a> {
+    pub path: &'a Path,
+    pub offset: u64,
+    pub key: Option<&'a str>,
+}
+
+impl Source<'_> {
+    pub(crate) fn open(&self) -> b2nd::Result<Array> {
+        match self.key {
+            Some(key) => b2nd::Store::open(self.path)?.open_array(key),
+            None if self.offset == 0 => Array::open(self.path),
+            None => Array::open_at(self.path, self.offset),
+        }
     }
 }
 
-/// `writeln!` into a String (cannot fail).
-macro_rules! outln {
-    ($o:expr, $($t:tt)*) => {
-        let _ = writeln!($o, $($t)*);
+/// What `info --key` says of a store member that is not an N-d array.
+fn member_info(
+    store: &b2nd::Store,
+    key: &str,
+    kind: &b2nd::MemberKind,
+    as_json: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use std::fmt::Write as _;
+    let source = format!("{}:{key}", store.path().display());
+    let framed = !matches!(
+        kind,
+        b2nd::MemberKind::C2Array | b2nd::MemberKind::Group | b2nd::MemberKind::CTable
+    );
+    let s = if framed {
+        Some(store.open_schunk(key)?)
+    } else {
+        None
     };
+    let attrs = match &s {
+        Some(s) => s.attrs()?,
+        None if *kind == b2nd::MemberKind::Group => store.group_attrs(key)?,
+        None => Vec::new(),
+    };
+    if as_json {
+        let mut obj = serde_json::json!({"source": source, "kind": kind.name()});
+        if let Some(s) = &s {
+            obj["metalayers"] = serde_json::json!(s.metalayer_names());
+            obj["frame_version"] = serde_json::json!(s.frame_version());
+            obj["typesize"] = serde_json::json!(s.typesize());
+            obj["chunksize"] = serde_json::json!(s.chunksize());
+            obj["nchunks"] = serde_json::json!(s.nchunks());
+            obj["nbytes"] = serde_json::json!(s.nbytes());
+            obj["cbytes"] = serde_json::json!(s.cbytes());
+        }
+        let mut am = serde_json::Map::new();
+        for (k, v) in &attrs {
+            am.insert(k.clone(), json::value(v));
+        }
+        obj["attrs"] = serde_json::Value::Object(am);
+        return emit(&format!("{}\n", serde_json::to_string(&obj)?));
+    }
+    let mut o = String::new();
+    outln!(o, "{source}");
+    outln!(o, "  kind       {kind}");
+    if let Some(s) = &s {
+        let layers = s.metalayer_names();
+        outln!(
+            o,
+            "  metalayers {}",
+            if layers.is_empty() {
+                "none".to_string()
+            } else {
+                layers.join(", ")
+            }
+        );
+        let chunks = match (s.nchunks(), s.chunksize()) {
+            (Some(n), Some(size)) => format!("in {} of {size} bytes", count(n, "chunk")),
+            _ => "in variable-size chunks".into(),
+        };
+        outln!(
+            o,
+            "  size       {} bytes {chunks}, {} compressed (frame format {})",
+            s.nbytes(),
+            s.cbytes(),
+            s.frame_version()
+        );
+    }
+    if !attrs.is_empty() {
+        outln!(o, "  attrs");
+        for (k, v) in &attrs {
+            outln!(o, "    {k} = {}", json::value(v));
+        }
+    }
+    emit(&o)
+}
+
+/// What `info` says of a store (without `--key`).
+fn store_info(path: &Path, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
+    let store = b2nd::Store::open(path)?;
+    let n = store.keys().len();
+    if as_json {
+        let obj = serde_json::json!({
+            "source": path.display().to_string(),
+            "kind": store.kind().name(),
+            "format": store.format(),
+            "n_keys": n,
+            "hint": format!("b2nd ls {}", path.display()),
+        });
+        return emit(&format!("{}\n", serde_json::to_string(&obj)?));
+    }
+    emit(&format!(
+        "{}: a python-blosc2 {} ({}) holding {}; list them with `b2nd ls {}`, describe one with \
+         `b2nd info {} --key KEY`\n",
+        path.display(),
+        store.kind(),
+        store.format(),
+        count(n as u64, "key"),
+        path.display(),
+        path.display()
+    ))
 }
 
 /// Write `s` to standard output.
-fn emit(s: &str) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) fn emit(s: &str) -> Result<(), Box<dyn std::error::Error>> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(s.as_bytes())?;
@@ -120,9 +249,19 @@ fn emit(s: &str) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn info(path: &Path, offset: u64, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn info(src: &Source, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
     use std::fmt::Write as _;
-    let a = open(path, offset)?;
+    if src.key.is_none() && src.offset == 0 && b2nd::Store::probe(src.path) {
+        return store_info(src.path, as_json);
+    }
+    if let Some(key) = src.key {
+        let store = b2nd::Store::open(src.path)?;
+        let kind = store.member_kind(key)?;
+        if kind != b2nd::MemberKind::NdArray {
+            return member_info(&store, key, &kind, as_json);
+        }
+    }
+    let a = src.open()?;
     let attrs = a.attrs()?;
     if as_json {
         let obj = json::info(&a, &attrs);
@@ -365,7 +504,7 @@ fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
 }
 
 /// `n` and the noun, plural unless `n` is 1.
-fn count(n: u64, noun: &str) -> String {
+pub(crate) fn count(n: u64, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
@@ -411,15 +550,39 @@ fn main() -> ExitCode {
             force,
             threads,
         ),
-        Cmd::Info { path, offset, json } => info(&path, offset, json),
+        Cmd::Info {
+            path,
+            offset,
+            key,
+            json,
+        } => info(
+            &Source {
+                path: &path,
+                offset,
+                key: key.as_deref(),
+            },
+            json,
+        ),
+        Cmd::Ls { path, json } => ls::run(&path, json),
         Cmd::ToNpy {
             path,
             out,
             slice,
             offset,
+            key,
             threads,
             force,
-        } => to_npy::run(&path, &out, slice.as_deref(), offset, threads, force),
+        } => to_npy::run(
+            &Source {
+                path: &path,
+                offset,
+                key: key.as_deref(),
+            },
+            &out,
+            slice.as_deref(),
+            threads,
+            force,
+        ),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -32,12 +32,11 @@ impl Target {
     }
 }
 
-/// Convert `path` (frame at `offset`) to `.npy` at `out`, only `slice` if given.
+/// Convert the array of `src` to `.npy` at `out`, only `slice` if given.
 pub(crate) fn run(
-    path: &Path,
+    src: &crate::Source,
     out: &Path,
     slice: Option<&str>,
-    offset: u64,
     threads: Option<usize>,
     force: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -49,7 +48,7 @@ pub(crate) fn run(
         }
     }
     let slice: Slice = slice.unwrap_or("").parse()?;
-    let mut a = crate::open(path, offset)?;
+    let mut a = src.open()?;
     if let Some(t) = threads {
         a = a.with_threads(b2nd::Threads::count(t)?);
     }

@@ -575,3 +575,161 @@ fn a_closed_pipe_ends_to_npy_quietly() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+fn stores() -> std::path::PathBuf {
+    data_dir().join("stores")
+}
+
+#[test]
+fn ls_json_lists_what_python_lists() {
+    for name in [
+        "dict_ext.b2z",
+        "dict_ext.b2d",
+        "tree_ext.b2z",
+        "tree_emb.b2z",
+        "tree_ext.b2d",
+        "tree_objects.b2z",
+        "embed.b2e",
+    ] {
+        let want: J = serde_json::from_str(
+            &std::fs::read_to_string(stores().join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        let out = b2nd()
+            .args(["ls", "--json"])
+            .arg(stores().join(name))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j: J = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(j["kind"], want["kind"], "{name}");
+        let members = j["members"].as_array().unwrap();
+        let keys: Vec<&J> = members.iter().map(|m| &m["key"]).collect();
+        assert_eq!(
+            keys,
+            want["keys"].as_array().unwrap().iter().collect::<Vec<_>>(),
+            "{name}"
+        );
+        for m in members {
+            let w = &want["members"][m["key"].as_str().unwrap()];
+            assert_eq!(m["kind"], w["kind"], "{name} {}", m["key"]);
+            if m["kind"] == "ndarray" {
+                assert_eq!(m["shape"], w["shape"], "{name} {}", m["key"]);
+                assert_eq!(m["dtype"], w["dtype"], "{name} {}", m["key"]);
+            } else {
+                assert!(m.get("shape").is_none());
+            }
+        }
+        // The text listing names every key.
+        let out = b2nd().arg("ls").arg(stores().join(name)).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        for k in want["keys"].as_array().unwrap() {
+            assert!(text.contains(k.as_str().unwrap()), "{name}: {text}");
+        }
+    }
+}
+
+#[test]
+fn info_and_to_npy_take_a_store_key() {
+    let store = stores().join("dict_ext.b2z");
+    // Without --key, info says what the store is and points to ls.
+    let out = b2nd().arg("info").arg(&store).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("dictstore") && text.contains("b2nd ls"),
+        "{text}"
+    );
+    let out = b2nd()
+        .args(["info", "--json"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let j: J = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (j["kind"].as_str(), j["n_keys"].as_u64()),
+        (Some("dictstore"), Some(6))
+    );
+    // With --key, the member.
+    let out = b2nd()
+        .args(["info", "--json", "--key", "/dir1/big"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let j: J = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["shape"], serde_json::json!([40, 50]));
+    let out = b2nd()
+        .args(["info", "--json", "--key", "/dir1/sc"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let j: J = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (j["kind"].as_str(), j["nbytes"].as_u64()),
+        (Some("schunk"), Some(768))
+    );
+    assert_eq!(j["attrs"]["note"], "raw");
+    // to-npy of a member (the embedded one python-blosc2 cannot read back), and a slice.
+    let tmp = tempfile::tempdir().unwrap();
+    let npy = tmp.path().join("w.npy");
+    let out = b2nd()
+        .args(["to-npy", "--key", "/wide"])
+        .arg(&store)
+        .arg(&npy)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&npy).unwrap();
+    let want: J =
+        serde_json::from_str(&std::fs::read_to_string(stores().join("dict_ext.b2z.json")).unwrap())
+            .unwrap();
+    let hex: String = bytes[bytes.len() - 800..]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(hex, want["members"]["/wide"]["hex"]);
+    let out = b2nd()
+        .args([
+            "to-npy",
+            "--force",
+            "--key",
+            "/dir1/big",
+            "--slice",
+            "1:3,4",
+        ])
+        .arg(&store)
+        .arg(&npy)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let bytes = std::fs::read(&npy).unwrap();
+    let tail: Vec<f64> = bytes[bytes.len() - 16..]
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(tail, [54.0, 104.0]);
+    // A missing key or a hostile store: exit 1, one line, nothing written.
+    let gone = tmp.path().join("gone.npy");
+    for (store, key) in [
+        (stores().join("dict_ext.b2z"), "/nope"),
+        (stores().join("bad/escaping.b2z"), "/small"),
+    ] {
+        let out = b2nd()
+            .args(["to-npy", "--key", key])
+            .arg(&store)
+            .arg(&gone)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+        assert!(!gone.exists());
+    }
+}

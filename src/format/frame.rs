@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::error::{Error, Result};
 use crate::ffi::{ChunkBytes, Schunk, SchunkParams, EXTENDED_HEADER_LEN};
 use crate::format::chunk::ChunkHeader;
-use crate::format::Malformed;
+use crate::format::{read_at, Malformed};
 
 /// Bytes of the frame header this crate checks.
 const HEADER_PREFIX: usize = 0x30;
@@ -316,6 +316,12 @@ impl Frame {
         }
     }
 
+    /// The same frame, named `source` in errors (a store member: `store.b2z:/key`).
+    pub(crate) fn named(mut self, source: String) -> Frame {
+        self.source = source;
+        self
+    }
+
     /// Lock the super-chunk (recovering from a poisoned lock: the C state is unaffected by a
     /// Rust panic elsewhere).
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Schunk> {
@@ -469,31 +475,6 @@ impl Frame {
 }
 
 /// Read exactly `buf.len()` bytes at `pos`; `None` on any error or short read.
-fn read_at(file: &File, buf: &mut [u8], pos: u64) -> Option<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileExt;
-        file.read_exact_at(buf, pos).ok()
-    }
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::FileExt;
-        let mut done = 0;
-        while done < buf.len() {
-            match file.seek_read(&mut buf[done..], pos + done as u64) {
-                Ok(0) | Err(_) => return None,
-                Ok(k) => done += k,
-            }
-        }
-        Some(())
-    }
-    #[cfg(not(any(unix, windows)))]
-    {
-        let _ = (file, buf, pos);
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@ pub mod frame;
 pub(crate) mod ids;
 pub mod meta;
 pub mod npy;
+pub(crate) mod zip;
 
 /// Bytes that break their layout's rules, and why: the error of every parser of this layer
 /// (the layers above add the file, chunk or field).
@@ -33,5 +34,31 @@ impl From<String> for Malformed {
 impl From<&str> for Malformed {
     fn from(why: &str) -> Malformed {
         Malformed(why.to_string())
+    }
+}
+
+/// Read exactly `buf.len()` bytes of `file` at `pos` (without moving a shared cursor).
+pub(crate) fn read_at(file: &std::fs::File, buf: &mut [u8], pos: u64) -> Option<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(buf, pos).ok()
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        let mut done = 0;
+        while done < buf.len() {
+            match file.seek_read(&mut buf[done..], pos + done as u64) {
+                Ok(0) | Err(_) => return None,
+                Ok(k) => done += k,
+            }
+        }
+        Some(())
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        let _ = (file, buf, pos);
+        None
     }
 }

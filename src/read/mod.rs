@@ -90,26 +90,7 @@ impl Array {
     }
 
     pub(crate) fn chunk_error(&self, chunk: u64, e: ChunkError) -> Error {
-        let source_name = self.frame.source.clone();
-        let chunk = chunk as i64;
-        match e {
-            ChunkError::Corrupt(reason) => Error::Chunk {
-                source_name,
-                chunk,
-                reason,
-            },
-            ChunkError::C(e) => Error::Chunk {
-                source_name,
-                chunk,
-                reason: format!("could not decompress it ({e})"),
-            },
-            ChunkError::Unsupported(what, name) => Error::Unsupported {
-                source_name,
-                chunk,
-                what,
-                name,
-            },
-        }
+        crate::schunk::chunk_error(&self.frame.source, chunk, e)
     }
 
     /// A chunk whose decoded layout disagrees with the geometry.

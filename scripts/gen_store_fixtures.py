@@ -1,0 +1,210 @@
+"""Generate the store fixtures (tests/data/stores): python-blosc2's DictStore, TreeStore and
+EmbedStore in each form (.b2z, .b2d, .b2e), plus hostile variants, and for each store an
+`<name>.json` of what python-blosc2 4.14.1 says it holds: sorted keys, each key's kind (the
+python class of `store[key]`, lowercase), and for arrays shape, dtype and the C-order bytes
+(hex). Where python-blosc2 cannot read a member it wrote (embedded arrays with items over 255
+bytes), the expected bytes are those of the NumPy array written, and `python_error` says what
+python-blosc2 raised.
+
+Usage: python scripts/gen_store_fixtures.py tests/data/stores
+"""
+
+import json
+import os
+import shutil
+import sys
+import zipfile
+
+import blosc2
+import numpy as np
+
+assert blosc2.__version__ == "4.14.1", blosc2.__version__
+
+OUT = sys.argv[1]
+shutil.rmtree(OUT, ignore_errors=True)
+os.makedirs(OUT)
+blosc2.set_nthreads(1)
+
+
+def p(name):
+    return os.path.join(OUT, name)
+
+
+def kind_of(value):
+    name = type(value).__name__.lower()
+    return name
+
+
+def describe(name, path, written):
+    """Record what python-blosc2 reads from store `path`."""
+    store = blosc2.open(path, mode="r")
+    out = {"kind": type(store).__name__.lower(), "keys": sorted(store.keys()), "members": {}}
+    for key in out["keys"]:
+        m = {}
+        try:
+            value = store[key]
+            m["kind"] = kind_of(value)
+            if isinstance(value, blosc2.NDArray):
+                arr = value[()]
+                m["shape"] = list(value.shape)
+                m["dtype"] = value.dtype.str
+                m["hex"] = np.ascontiguousarray(arr).tobytes().hex()
+                expected = written.get(key)
+                if expected is not None:
+                    assert np.array_equal(arr, expected), (name, key)
+            elif isinstance(value, blosc2.SChunk):
+                m["hex"] = bytes(value[:]).hex()
+                m["attrs"] = {k: v for k, v in value.vlmeta[:].items() if isinstance(v, (int, str))}
+        except Exception as e:  # python-blosc2 cannot read what it wrote
+            expected = written[key]
+            m["python_error"] = f"{type(e).__name__}: {e}"
+            m["kind"] = "ndarray"
+            m["shape"] = list(expected.shape)
+            m["dtype"] = expected.dtype.str
+            m["hex"] = np.ascontiguousarray(expected).tobytes().hex()
+        out["members"][key] = m
+    if isinstance(store, blosc2.TreeStore):
+        out["group_attrs"] = {}
+        for g in ["/"] + [k for k in out["keys"] if out["members"][k]["kind"] == "treestore"]:
+            sub = store if g == "/" else store[g]
+            out["group_attrs"][g] = {k: v for k, v in sub.vlmeta[:].items()}
+    with open(p(name + ".json"), "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+    return out
+
+
+small = np.arange(10, dtype="<i4")
+big = np.arange(2000, dtype="<f8").reshape(40, 50)
+strings = np.array(["ab", "cde", ""], dtype="<U3")
+# Items of 400 bytes: python-blosc2 4.14.1 writes them embedded but cannot read them back.
+wide = np.array(["x" * 100, "y" * 7], dtype="<U100")
+schunk_bytes = bytes(range(256)) * 3
+
+
+def fill_dict(d):
+    d["/small"] = small
+    d["/dir1/big"] = big
+    sc = blosc2.SChunk(chunksize=100, data=schunk_bytes)
+    sc.vlmeta["note"] = "raw"
+    d["/dir1/sc"] = sc
+    d["/strings"] = strings
+    d["/wide"] = wide
+    d["/bigsc"] = blosc2.SChunk(chunksize=1000, data=bytes(5000))
+
+
+written_dict = {"/small": small, "/dir1/big": big, "/strings": strings, "/wide": wide}
+
+# DictStore: members over 1000 bytes external, the others embedded.
+with blosc2.DictStore(p("dict_ext.b2z"), mode="w", threshold=1000) as d:
+    fill_dict(d)
+with blosc2.DictStore(p("dict_ext.b2d"), mode="w", threshold=1000) as d:
+    fill_dict(d)
+describe("dict_ext.b2z", p("dict_ext.b2z"), written_dict)
+describe("dict_ext.b2d", p("dict_ext.b2d"), written_dict)
+
+# Check the fixtures prove what they are named for: both tiers are used.
+with zipfile.ZipFile(p("dict_ext.b2z")) as z:
+    names = sorted(z.namelist())
+    assert names == ["bigsc.b2f", "dir1/big.b2nd", "embed.b2e"], names
+    assert all(i.compress_type == zipfile.ZIP_STORED for i in z.infolist())
+
+# TreeStore: groups, group attributes, everything embedded (threshold=None) in one,
+# everything external (threshold=0, the default) in the other; plus a table and
+# variable-length containers (frame format 3).
+written_tree = {"/a/b/x": np.arange(5, dtype="<u2"), "/a/y": np.ones((3, 3)), "/top": small}
+
+
+def fill_tree(t):
+    t["/a/b/x"] = written_tree["/a/b/x"]
+    t["/a/y"] = written_tree["/a/y"]
+    t["/top"] = small
+    t.vlmeta["root_attr"] = 1
+    t["/a"].vlmeta["ga"] = "hello"
+
+
+with blosc2.TreeStore(p("tree_ext.b2z"), mode="w") as t:
+    fill_tree(t)
+with blosc2.TreeStore(p("tree_emb.b2z"), mode="w", threshold=None) as t:
+    fill_tree(t)
+with blosc2.TreeStore(p("tree_ext.b2d"), mode="w") as t:
+    fill_tree(t)
+describe("tree_ext.b2z", p("tree_ext.b2z"), written_tree)
+describe("tree_emb.b2z", p("tree_emb.b2z"), written_tree)
+describe("tree_ext.b2d", p("tree_ext.b2d"), written_tree)
+with zipfile.ZipFile(p("tree_emb.b2z")) as z:
+    assert z.namelist() == ["embed.b2e"], z.namelist()
+
+with blosc2.TreeStore(p("tree_objects.b2z"), mode="w") as t:
+    t["/arr"] = small
+    oa = blosc2.ObjectArray()
+    oa.extend([1, "two", [3]])
+    t["/objs"] = oa
+    ba = blosc2.BatchArray()
+    ba.append([1, 2, 3])
+    t["/batches"] = ba
+
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Row:
+        x: int = 0
+        y: float = 0.0
+
+    table = blosc2.CTable(Row)
+    table.append(Row(x=1, y=2.5))
+    table.append(Row(x=3, y=4.5))
+    t["/tables/t1"] = table
+describe("tree_objects.b2z", p("tree_objects.b2z"), {"/arr": small})
+
+# EmbedStore.
+e = blosc2.EmbedStore(p("embed.b2e"), mode="w")
+e["/n1"] = np.arange(3, dtype="<i8")
+e["/dir/n2"] = np.ones(2)
+e["/wide"] = wide
+del e
+describe("embed.b2e", p("embed.b2e"), {"/n1": np.arange(3, dtype="<i8"), "/dir/n2": np.ones(2), "/wide": wide})
+
+# Hostile stores: each must be refused with an error, never read.
+bad = os.path.join(OUT, "bad")
+os.makedirs(bad)
+
+
+def rezip(src, dst, rename=None, method=zipfile.ZIP_STORED, extra=None):
+    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", method) as zo:
+        for info in zi.infolist():
+            data = zi.read(info.filename)
+            name = rename.get(info.filename, info.filename) if rename else info.filename
+            zo.writestr(name, data)
+        for name, data in extra or []:
+            zo.writestr(name, data)
+
+
+src = p("dict_ext.b2z")
+rezip(src, os.path.join(bad, "compressed.b2z"), method=zipfile.ZIP_DEFLATED)
+rezip(src, os.path.join(bad, "escaping.b2z"), rename={"dir1/big.b2nd": "../big.b2nd"})
+rezip(src, os.path.join(bad, "absolute.b2z"), rename={"dir1/big.b2nd": "/big.b2nd"})
+with zipfile.ZipFile(src) as zi:
+    big_bytes = zi.read("dir1/big.b2nd")
+import warnings
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    rezip(src, os.path.join(bad, "duplicate.b2z"), extra=[("dir1/big.b2nd", big_bytes)])
+# The same key embedded and external.
+rezip(src, os.path.join(bad, "both_tiers.b2z"), extra=[("small.b2nd", big_bytes)])
+raw = open(src, "rb").read()
+open(os.path.join(bad, "truncated.b2z"), "wb").write(raw[: len(raw) - 30])
+
+# Embed maps pointing outside the stream, or with a bad key.
+for name, emap in [
+    ("outside.b2e", {"/n1": {"offset": 0, "length": 10**6}}),
+    ("badkey.b2e", {"n1": {"offset": 0, "length": 10}}),
+    ("escapekey.b2e", {"/../n1": {"offset": 0, "length": 10}}),
+]:
+    path = os.path.join(bad, name)
+    shutil.copy(p("embed.b2e"), path)
+    sc = blosc2.blosc2_ext.open(path, mode="a", offset=0)
+    sc.vlmeta["estore_metadata"] = {"embed_map": emap, "current_offset": 0}
+    del sc
+
+print("store fixtures written to", OUT)
