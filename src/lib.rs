@@ -67,6 +67,26 @@
 //! # Ok::<(), b2nd::Error>(())
 //! ```
 //!
+//! ## Stores and tables
+//!
+//! [`Store`] opens what python-blosc2's `DictStore`, `TreeStore` and `EmbedStore` write
+//! (`.b2z` zips read in place, `.b2d` directories, `.b2e` files): keys as python lists them,
+//! each key's [`MemberKind`], arrays and [`SChunk`]s by key, TreeStore group attributes.
+//! [`Table`] reads a `CTable`: its schema, live rows, fixed-width and utf8 columns and their
+//! nulls.
+//!
+//! ```
+//! use b2nd::{Store, Table};
+//!
+//! let store = Store::open("tests/data/stores/tree_ext.b2z")?;
+//! let x: Vec<u16> = store.open_array("/a/b/x")?.read()?;
+//! assert_eq!(x, [0, 1, 2, 3, 4]);
+//! let t = Table::open("tests/data/tables/basic.b2z")?;
+//! let names = t.read_utf8("txt")?; // None for nulls, deleted rows left out
+//! assert_eq!(names.len() as u64, t.n_rows());
+//! # Ok::<(), b2nd::Error>(())
+//! ```
+//!
 //! ## Threads
 //!
 //! Reads and writes run on rayon's global pool by default, shared by every array; hand an
@@ -97,6 +117,7 @@
 //! | `codec/` | a chunk's decode and encode pipeline, with the codecs and filters the linked c-blosc2 2.15 lacks or does differently from 3.x (ZLIB, LZ4 dictionaries, NDLZ, ZFP, byte-group SHUFFLE, BYTEDELTA, NDCELL, NDMEAN, ...) done in Rust, per block |
 //! | `parallel.rs` | where work runs ([`Threads`]): the one caller of rayon |
 //! | `array.rs`, `read/`, `write/` | [`Array`] (open, metadata, attributes); whole, region, slice, chunk and typed reads; [`ArrayBuilder`], [`Writer`] and attribute edits |
+//! | `schunk.rs`, `store/`, `table.rs` | [`SChunk`] (any frame as bytes); [`Store`] (DictStore, TreeStore, EmbedStore: zip index, key map, keys); [`Table`] (CTable) |
 
 // `unsafe` is denied everywhere but in `ffi` (and forbidden, which no `allow` can undo, in
 // every other module's own file).
@@ -116,6 +137,7 @@ mod parallel;
 mod read;
 mod schunk;
 mod store;
+mod table;
 pub mod write;
 
 pub use format::{frame, meta, npy};
@@ -136,6 +158,7 @@ pub use read::chunk_iter::{ChunkData, ChunkIter};
 pub use read::slice::SliceSlabs;
 pub use schunk::{SChunk, MAX_ATTR_BYTES};
 pub use store::{MemberKind, Store, StoreKind};
+pub use table::{Column, Table};
 pub use write::{ArrayBuilder, Codec, Filter, Target, Writer};
 
 /// The README's examples, compiled and run as doctests.

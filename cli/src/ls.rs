@@ -33,9 +33,67 @@ fn entries(store: &Store) -> b2nd::Result<Vec<Entry>> {
     Ok(out)
 }
 
+/// List a table: its live rows and columns (a dtype for fixed-width columns, else the
+/// schema kind).
+fn table(path: &Path, store: Store, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
+    let t = b2nd::Table::from_store(store, "/")?;
+    let mut cols = Vec::new();
+    for c in t.columns() {
+        let mut j = json!({"name": c.name()});
+        if c.is_fixed_width() {
+            let (dtype, item) = t.column_dtype(c.name())?;
+            j["dtype"] = json!(dtype.to_numpy_str());
+            if !item.is_empty() {
+                j["shape"] = json!(item);
+            }
+        } else {
+            j["kind"] = json!(c.kind());
+        }
+        if c.nullable() {
+            j["nullable"] = json!(true);
+        }
+        cols.push(j);
+    }
+    if as_json {
+        let obj = json!({"kind": "ctable", "n_rows": t.n_rows(), "columns": cols});
+        return crate::emit(&format!("{}\n", serde_json::to_string(&obj)?));
+    }
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{}: ctable, {} ({} deleted), {}",
+        path.display(),
+        crate::count(t.n_rows(), "row"),
+        t.physical_rows() - t.n_rows(),
+        crate::count(cols.len() as u64, "column")
+    );
+    let width = t
+        .columns()
+        .iter()
+        .map(|c| c.name().len())
+        .max()
+        .unwrap_or(0);
+    for c in &cols {
+        let name = c["name"].as_str().unwrap_or("");
+        let what = c["dtype"].as_str().or(c["kind"].as_str()).unwrap_or("");
+        let _ = write!(o, "  {name:width$}  {what}");
+        if let Some(shape) = c.get("shape") {
+            let _ = write!(o, "  item shape {shape}");
+        }
+        if c.get("nullable").is_some() {
+            o.push_str("  nullable");
+        }
+        o.push('\n');
+    }
+    crate::emit(&o)
+}
+
 /// List the store at `path`: one JSON object, or a readable listing.
 pub(crate) fn run(path: &Path, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
     let store = Store::open(path)?;
+    if store.kind() == b2nd::StoreKind::TreeStore && store.contains("/_meta") {
+        return table(path, store, as_json);
+    }
     let entries = entries(&store)?;
     if as_json {
         let members: Vec<J> = entries

@@ -108,9 +108,14 @@ enum Cmd {
         /// Byte offset of the frame inside the file.
         #[arg(long, default_value_t = 0)]
         offset: u64,
-        /// The store member to convert, by the key python-blosc2 uses (`/dir1/node`).
+        /// The store member to convert, by the key python-blosc2 uses (`/dir1/node`); with
+        /// --column, the key of the table inside a TreeStore.
         #[arg(long, conflicts_with = "offset")]
         key: Option<String>,
+        /// A CTable's fixed-width column: its live rows, as python-blosc2's
+        /// `t[NAME].to_numpy()` (PATH is the table's .b2z / .b2d, or a TreeStore with --key).
+        #[arg(long, conflicts_with = "offset")]
+        column: Option<String>,
         /// Threads for decoding (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -217,6 +222,28 @@ fn member_info(
 /// What `info` says of a store (without `--key`).
 fn store_info(path: &Path, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
     let store = b2nd::Store::open(path)?;
+    if store.kind() == b2nd::StoreKind::TreeStore && store.contains("/_meta") {
+        let t = b2nd::Table::from_store(store, "/")?;
+        if as_json {
+            let obj = serde_json::json!({
+                "source": path.display().to_string(),
+                "kind": "ctable",
+                "n_rows": t.n_rows(),
+                "n_columns": t.columns().len(),
+                "hint": format!("b2nd ls {}", path.display()),
+            });
+            return emit(&format!("{}\n", serde_json::to_string(&obj)?));
+        }
+        return emit(&format!(
+            "{}: a python-blosc2 ctable of {} and {}; list its columns with `b2nd ls {}`, \
+             write one with `b2nd to-npy {} OUT --column NAME`\n",
+            path.display(),
+            count(t.n_rows(), "row"),
+            count(t.columns().len() as u64, "column"),
+            path.display(),
+            path.display()
+        ));
+    }
     let n = store.keys().len();
     if as_json {
         let obj = serde_json::json!({
@@ -570,6 +597,7 @@ fn main() -> ExitCode {
             slice,
             offset,
             key,
+            column,
             threads,
             force,
         } => to_npy::run(
@@ -580,6 +608,7 @@ fn main() -> ExitCode {
             },
             &out,
             slice.as_deref(),
+            column.as_deref(),
             threads,
             force,
         ),

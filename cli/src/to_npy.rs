@@ -32,11 +32,13 @@ impl Target {
     }
 }
 
-/// Convert the array of `src` to `.npy` at `out`, only `slice` if given.
+/// Convert the array of `src` to `.npy` at `out`, only `slice` if given; with `column`,
+/// that column's live rows of the table at `src` (its root, or its `--key`).
 pub(crate) fn run(
     src: &crate::Source,
     out: &Path,
     slice: Option<&str>,
+    column: Option<&str>,
     threads: Option<usize>,
     force: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -46,6 +48,17 @@ pub(crate) fn run(
         if !force && std::fs::symlink_metadata(p).is_ok() {
             return Err(format!("{} exists (use --force to replace it)", p.display()).into());
         }
+    }
+    if let Some(name) = column {
+        if slice.is_some() {
+            return Err("--slice applies to arrays, not to --column".into());
+        }
+        let table = b2nd::Table::open_key(src.path, src.key.unwrap_or("/"))?;
+        let (dtype, shape, bytes) = table.read_column_bytes(name)?;
+        let header = b2nd::npy::header(&dtype, &shape);
+        let total = bytes.len() as u64;
+        let mut next = |_: &mut Vec<u8>| Ok(false);
+        return write(target, &header, total, bytes, &mut next);
     }
     let slice: Slice = slice.unwrap_or("").parse()?;
     let mut a = src.open()?;
@@ -57,9 +70,30 @@ pub(crate) fn run(
     // The first part is read before the output is opened: a file that fails to decode at
     // once leaves nothing behind, not even on standard output.
     let total = slabs.shape().iter().product::<u64>() * a.itemsize() as u64;
+    let mut first = Vec::new();
+    if !slabs.read_next(&mut first)? {
+        first.clear();
+    }
+    let mut next = |buf: &mut Vec<u8>| -> Result<bool, Box<dyn std::error::Error>> {
+        Ok(slabs.read_next(buf)?)
+    };
+    write(target, &header, total, first, &mut next)
+}
+
+/// The next part of the data into the buffer; `false` when there is no more.
+type Next<'a> = dyn FnMut(&mut Vec<u8>) -> Result<bool, Box<dyn std::error::Error>> + 'a;
+
+/// Write `header`, then `first` and every part `next` gives (`total` bytes in all, for the
+/// progress bar), to `target`.
+fn write(
+    target: Target,
+    header: &[u8],
+    total: u64,
+    first: Vec<u8>,
+    next: &mut Next<'_>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let bar = crate::progress::Bar::new(total, "to-npy");
-    let mut buf = Vec::new();
-    let mut more = slabs.read_next(&mut buf)?;
+    let mut buf = first;
     let mut write_all = |w: &mut dyn Write, name: &str| -> Result<(), Box<dyn std::error::Error>> {
         // Keep the io::Error (a closed pipe is told apart by main); name the output.
         let io = |e: std::io::Error| -> Box<dyn std::error::Error> {
@@ -69,11 +103,12 @@ pub(crate) fn run(
                 format!("{name}: {e}").into()
             }
         };
-        w.write_all(&header).map_err(io)?;
+        w.write_all(header).map_err(io)?;
+        let mut more = !buf.is_empty();
         while more {
             w.write_all(&buf).map_err(io)?;
             bar.add(buf.len() as u64);
-            more = slabs.read_next(&mut buf)?;
+            more = next(&mut buf)?;
         }
         w.flush().map_err(io)?;
         bar.finish();

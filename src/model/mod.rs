@@ -10,5 +10,6 @@ pub mod attrs;
 pub mod dtype;
 pub(crate) mod element;
 pub(crate) mod geometry;
+pub(crate) mod json;
 pub(crate) mod region;
 pub(crate) mod selection;

@@ -18,7 +18,7 @@ fn trim_nuls(b: &[u8], unit: usize) -> &[u8] {
 }
 
 /// Decode items of a `U` or `S` dtype (`S` must be UTF-8) from their raw bytes.
-fn strings(dtype: &Dtype, raw: &[u8], requested: &'static str) -> Result<Vec<String>> {
+pub(crate) fn strings(dtype: &Dtype, raw: &[u8], requested: &'static str) -> Result<Vec<String>> {
     match dtype {
         Dtype::Unicode { chars, order } => {
             let isz = 4 * chars;

@@ -1,0 +1,585 @@
+//! [`Table`]: a python-blosc2 `CTable`, read.
+//!
+//! Layout (python-blosc2 4.x, `ctable_storage.py`), under the table's root key of a TreeStore
+//! (the store's root for a table saved on its own, `.b2z` / `.b2d`):
+//! - `_meta`: an SChunk whose vlmeta holds `kind` (`"ctable"`), `version` and `schema`, a JSON
+//!   text: `{"version", "columns": [{"name", "kind", "nullable"?, "null_value"?,
+//!   "null_storage"?, ...}], "n_rows"?, ...}`;
+//! - `_valid_rows`: one bool per physical row; deleted rows are `False` (their values stay);
+//! - `_cols/<name>`: a fixed-width column's values, one item (or one `(rows, *shape)` row for
+//!   `ndarray` columns) per physical row; nested names `a.b` live at `_cols/a/b`, with `%`,
+//!   `/`, `.` and `\` of a name part escaped as `%25`, `%2F`, `%2E`, `%5C`;
+//! - `_cols/<name>.notnull`: for mask-stored nullable columns, `True` where the value is not
+//!   null (absent: no null was ever written); sentinel-stored ones mark nulls by `null_value`;
+//! - `utf8` columns: int64 offsets (`n + 1`) at `_cols/<name>` and the bytes at
+//!   `_cols/<name>.utf8`.
+//!
+//! Dictionary, list, struct, variable-length string, bytes and object columns are stored in
+//! BatchArray / ListArray frames (frame format 3), which this version does not decode: reading
+//! them is refused by name.
+
+#![forbid(unsafe_code)]
+
+use std::path::Path;
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::model::attrs::Value;
+use crate::model::dtype::Dtype;
+use crate::model::element::{self, Element};
+use crate::store::Store;
+
+/// One column of a table's schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    name: String,
+    kind: String,
+    nullable: bool,
+    null_value: Option<Value>,
+    mask: bool,
+    /// `timestamp` columns: the unit (`s`, `ms`, `us`, `ns`, ...).
+    unit: Option<String>,
+}
+
+impl Column {
+    /// The column's name (`a.b` for a field of a struct column).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The schema kind: `int64`, `float32`, `bool`, `string`, `bytes`, `timestamp`,
+    /// `ndarray`, `utf8`, `dictionary`, `list`, `vlstring`, ...
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// Whether the column may hold nulls.
+    pub fn nullable(&self) -> bool {
+        self.nullable
+    }
+
+    /// Whether nulls are stored in a `.notnull` mask (else by an in-band `null_value`).
+    pub fn mask_nulls(&self) -> bool {
+        self.mask
+    }
+
+    /// Whether its values are read by this version: fixed-width kinds and `utf8`.
+    pub fn is_readable(&self) -> bool {
+        !matches!(
+            self.kind.as_str(),
+            "dictionary" | "list" | "struct" | "vlstring" | "vlbytes" | "object"
+        )
+    }
+
+    /// Whether the column is one fixed-width array (all readable kinds but `utf8`).
+    pub fn is_fixed_width(&self) -> bool {
+        self.is_readable() && self.kind != "utf8"
+    }
+}
+
+/// A python-blosc2 `CTable` opened for reading: its schema, live rows and columns.
+///
+/// ```
+/// let t = b2nd::Table::open("tests/data/tables/basic.b2z")?;
+/// let ids: Vec<i64> = t.read_column("id")?; // live rows only
+/// assert_eq!(ids.len() as u64, t.n_rows());
+/// # Ok::<(), b2nd::Error>(())
+/// ```
+pub struct Table {
+    store: Store,
+    /// The table's root key (`""` for a table that is the whole store).
+    root: String,
+    schema: String,
+    columns: Vec<Column>,
+    /// Physical row `i` is live.
+    valid: Vec<bool>,
+    n_rows: u64,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("store", &self.store.path())
+            .field("root", &self.root)
+            .field("n_rows", &self.n_rows)
+            .field("columns", &self.columns.len())
+            .finish()
+    }
+}
+
+/// One part of a column name as a storage path segment.
+fn encode_segment(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('/', "%2F")
+        .replace('.', "%2E")
+        .replace('\\', "%5C")
+}
+
+/// Split a dotted column name into its parts (`\` escapes the next character).
+fn split_name(name: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut escaped = false;
+    for c in name.chars() {
+        if escaped {
+            parts.last_mut().expect("one part").push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == '.' {
+            parts.push(String::new());
+        } else {
+            parts.last_mut().expect("one part").push(c);
+        }
+    }
+    if escaped {
+        parts.last_mut().expect("one part").push('\\');
+    }
+    parts
+}
+
+/// The storage path of a column under `_cols` (`a.b` -> `a/b`).
+pub(crate) fn column_path(name: &str) -> String {
+    split_name(name)
+        .iter()
+        .map(|p| encode_segment(p))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+impl Table {
+    /// Open a table saved on its own (`CTable(..., urlpath="t.b2z")`, `.b2z` or `.b2d`).
+    pub fn open(path: impl AsRef<Path>) -> Result<Table> {
+        Table::from_store(Store::open(path)?, "/")
+    }
+
+    /// Open the table stored under `key` of a TreeStore (`/` for a store that is a table).
+    pub fn open_key(path: impl AsRef<Path>, key: &str) -> Result<Table> {
+        Table::from_store(Store::open(path)?, key)
+    }
+
+    /// The table under `key` (`/`: the store itself) of an opened store.
+    pub fn from_store(store: Store, key: &str) -> Result<Table> {
+        let root = key.trim_end_matches('/').to_string();
+        let bad = |reason: String| Error::Store {
+            path: store.path().display().to_string(),
+            reason: format!(
+                "table {}: {reason}",
+                if root.is_empty() { "/" } else { &root }
+            ),
+        };
+        let meta_key = format!("{root}/_meta");
+        if !store.contains(&meta_key) {
+            return Err(bad("no `_meta` manifest: not a table".into()));
+        }
+        let meta = store.open_schunk(&meta_key)?;
+        match meta.attr("kind")? {
+            Some(Value::Str(k)) if k == "ctable" => {}
+            Some(Value::Bytes(k)) if k == b"ctable" => {}
+            other => return Err(bad(format!("manifest kind {other:?}, not \"ctable\""))),
+        }
+        let schema = match meta.attr("schema")? {
+            Some(Value::Str(s)) => s,
+            Some(Value::Bytes(b)) => {
+                String::from_utf8(b).map_err(|_| bad("schema is not UTF-8".into()))?
+            }
+            other => return Err(bad(format!("no schema text in the manifest ({other:?})"))),
+        };
+        let parsed = crate::model::json::parse(&schema).map_err(|e| bad(format!("schema: {e}")))?;
+        let columns = parse_columns(&parsed).map_err(|e| bad(format!("schema: {e}")))?;
+        let valid_key = format!("{root}/_valid_rows");
+        let valid_arr = store.open_array(&valid_key)?;
+        if valid_arr.ndim() != 1 || valid_arr.dtype_str() != "|b1" {
+            return Err(bad(format!(
+                "`_valid_rows` is {} of shape {:?}, not a 1-d bool array",
+                valid_arr.dtype_str(),
+                valid_arr.shape()
+            )));
+        }
+        let valid: Vec<bool> = valid_arr.read()?;
+        let n_rows = valid.iter().filter(|&&v| v).count() as u64;
+        let t = Table {
+            store,
+            root,
+            schema,
+            columns,
+            valid,
+            n_rows,
+        };
+        // Every readable column must exist and cover the physical rows.
+        for c in t.columns.iter().filter(|c| c.is_fixed_width()) {
+            let a = t.column_array(&c.name)?;
+            if a.ndim() == 0 || a.shape()[0] < t.physical_rows() {
+                return Err(t.bad(
+                    &c.name,
+                    format!(
+                        "its array has shape {:?}, fewer rows than the table's {}",
+                        a.shape(),
+                        t.physical_rows()
+                    ),
+                ));
+            }
+        }
+        Ok(t)
+    }
+
+    fn bad(&self, column: &str, reason: String) -> Error {
+        Error::Store {
+            path: self.store.path().display().to_string(),
+            reason: format!(
+                "table {}: column {column:?}: {reason}",
+                if self.root.is_empty() {
+                    "/"
+                } else {
+                    &self.root
+                }
+            ),
+        }
+    }
+
+    /// Live rows (deleted rows excluded).
+    pub fn n_rows(&self) -> u64 {
+        self.n_rows
+    }
+
+    /// Physical rows, deleted ones included.
+    pub fn physical_rows(&self) -> u64 {
+        self.valid.len() as u64
+    }
+
+    /// The columns, in schema order.
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// The column named `name`.
+    pub fn column(&self, name: &str) -> Result<&Column> {
+        self.columns.iter().find(|c| c.name == name).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "no column {name:?} (columns: {})",
+                self.columns
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+    }
+
+    /// The schema as stored (JSON text).
+    pub fn schema_json(&self) -> &str {
+        &self.schema
+    }
+
+    fn key(&self, name: &str, suffix: &str) -> String {
+        format!("{}/_cols/{}{suffix}", self.root, column_path(name))
+    }
+
+    /// The array holding a fixed-width column's values for every physical row (deleted rows
+    /// and null slots included).
+    pub fn column_array(&self, name: &str) -> Result<Array> {
+        let c = self.column(name)?;
+        if !c.is_fixed_width() {
+            return Err(self.unsupported(c));
+        }
+        self.store.open_array(&self.key(name, ""))
+    }
+
+    fn unsupported(&self, c: &Column) -> Error {
+        if c.kind == "utf8" {
+            return self.bad(
+                &c.name,
+                "a utf8 column (offsets and bytes): read it with read_utf8".into(),
+            );
+        }
+        self.bad(
+            &c.name,
+            format!(
+                "{} columns are stored in BatchArray / ListArray frames (frame format 3), \
+                 which this version does not decode",
+                c.kind
+            ),
+        )
+    }
+
+    /// The physical rows that are live.
+    fn live(&self) -> impl Iterator<Item = usize> + '_ {
+        self.valid
+            .iter()
+            .enumerate()
+            .filter(|(_, &v)| v)
+            .map(|(i, _)| i)
+    }
+
+    /// A fixed-width column's live rows as raw bytes in C order, with its dtype and the shape
+    /// of the result (`(n_rows, *item_shape)`), as python-blosc2's `t[name].to_numpy()`
+    /// returns them (null slots hold whatever the column stores there).
+    pub fn read_column_bytes(&self, name: &str) -> Result<(Dtype, Vec<u64>, Vec<u8>)> {
+        let a = self.column_array(name)?;
+        let row_items: u64 = a.shape()[1..].iter().product();
+        let row_bytes = usize::try_from(row_items)
+            .ok()
+            .and_then(|r| r.checked_mul(a.itemsize()))
+            .ok_or_else(|| self.bad(name, "rows too large".into()))?;
+        let all = a.read_bytes()?;
+        let mut out = Vec::with_capacity(self.n_rows as usize * row_bytes);
+        for i in self.live() {
+            out.extend_from_slice(&all[i * row_bytes..(i + 1) * row_bytes]);
+        }
+        let mut shape = vec![self.n_rows];
+        shape.extend_from_slice(&a.shape()[1..]);
+        Ok((self.dtype_of(name, &a)?, shape, out))
+    }
+
+    /// The dtype of a fixed-width column's values as python-blosc2 returns them, and the
+    /// shape of one row's item (`[]` but for `ndarray` columns).
+    pub fn column_dtype(&self, name: &str) -> Result<(Dtype, Vec<u64>)> {
+        let a = self.column_array(name)?;
+        Ok((self.dtype_of(name, &a)?, a.shape()[1..].to_vec()))
+    }
+
+    fn dtype_of(&self, name: &str, a: &Array) -> Result<Dtype> {
+        let c = self.column(name)?;
+        Ok(match &c.unit {
+            // Stored as int64; python-blosc2 hands them out as datetime64 of the unit.
+            Some(unit) if a.dtype_str().ends_with("i8") => {
+                let order = &a.dtype_str()[..1];
+                Dtype::parse(&format!("{order}M8[{unit}]"))
+                    .map_err(|e| self.bad(name, format!("timestamp unit {unit:?}: {e}")))?
+            }
+            _ => a.dtype().clone(),
+        })
+    }
+
+    /// A fixed-width column's live rows as `T` (checked against its dtype).
+    pub fn read_column<T: Element + Default>(&self, name: &str) -> Result<Vec<T>> {
+        let (dtype, shape, bytes) = self.read_column_bytes(name)?;
+        element::check::<T>(&dtype)?;
+        let n = shape.iter().product::<u64>() as usize;
+        let mut out = vec![T::default(); n];
+        T::fill_from_bytes(&mut out, &dtype, &mut |buf| {
+            buf.copy_from_slice(&bytes);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Which live rows of column `name` hold a value (`true`) rather than a null; `None`
+    /// when the column is not nullable. Mask-stored nulls come from the `.notnull` array
+    /// (absent: no nulls), sentinel-stored ones from comparing with `null_value` (`NaN`
+    /// matching any NaN).
+    pub fn read_validity(&self, name: &str) -> Result<Option<Vec<bool>>> {
+        let c = self.column(name)?.clone();
+        if !c.nullable && c.null_value.is_none() {
+            return Ok(None);
+        }
+        let mask_key = self.key(name, ".notnull");
+        if self.store.contains(&mask_key) {
+            let m = self.store.open_array(&mask_key)?;
+            if m.ndim() != 1 || m.dtype_str() != "|b1" || m.shape()[0] < self.physical_rows() {
+                return Err(self.bad(
+                    name,
+                    format!(
+                        "its `.notnull` mask is {} of shape {:?}",
+                        m.dtype_str(),
+                        m.shape()
+                    ),
+                ));
+            }
+            let all: Vec<bool> = m.read()?;
+            return Ok(Some(self.live().map(|i| all[i]).collect()));
+        }
+        let Some(sentinel) = &c.null_value else {
+            // Mask storage with no mask written yet (or no sentinel): every row holds a value.
+            return Ok(Some(vec![true; self.n_rows as usize]));
+        };
+        if c.kind == "utf8" {
+            return Err(self.bad(name, "a utf8 column with a sentinel null".into()));
+        }
+        let (dtype, shape, bytes) = self.read_column_bytes(name)?;
+        if shape.len() != 1 {
+            return Err(self.bad(name, "sentinel nulls on an ndarray column".into()));
+        }
+        sentinel_validity(&dtype, &bytes, sentinel)
+            .map(Some)
+            .map_err(|why| self.bad(name, why))
+    }
+
+    /// A `utf8` column's live rows: `None` for nulls.
+    pub fn read_utf8(&self, name: &str) -> Result<Vec<Option<String>>> {
+        let c = self.column(name)?;
+        if c.kind != "utf8" {
+            return Err(self.bad(name, format!("a {} column, not utf8", c.kind)));
+        }
+        let offsets: Vec<i64> = self.store.open_array(&self.key(name, ""))?.read()?;
+        let data: Vec<u8> = self.store.open_array(&self.key(name, ".utf8"))?.read()?;
+        if (offsets.len() as u64) < self.physical_rows() + 1 {
+            return Err(self.bad(
+                name,
+                format!(
+                    "{} offsets for {} rows",
+                    offsets.len(),
+                    self.physical_rows()
+                ),
+            ));
+        }
+        let validity = self.read_validity(name)?;
+        let mut out = Vec::with_capacity(self.n_rows as usize);
+        for (n, i) in self.live().enumerate() {
+            if validity.as_ref().is_some_and(|v| !v[n]) {
+                out.push(None);
+                continue;
+            }
+            let (lo, hi) = (offsets[i], offsets[i + 1]);
+            let bytes = usize::try_from(lo)
+                .ok()
+                .zip(usize::try_from(hi).ok())
+                .filter(|(lo, hi)| lo <= hi && *hi <= data.len())
+                .map(|(lo, hi)| &data[lo..hi])
+                .ok_or_else(|| {
+                    self.bad(
+                        name,
+                        format!(
+                            "row {i}: offsets {lo}..{hi} outside its {} bytes",
+                            data.len()
+                        ),
+                    )
+                })?;
+            let s = std::str::from_utf8(bytes)
+                .map_err(|e| self.bad(name, format!("row {i}: not UTF-8 ({e})")))?;
+            out.push(Some(s.to_string()));
+        }
+        Ok(out)
+    }
+}
+
+/// The columns of a parsed schema.
+fn parse_columns(schema: &Value) -> std::result::Result<Vec<Column>, String> {
+    let cols = schema
+        .get("columns")
+        .and_then(Value::as_slice)
+        .ok_or("no `columns` list")?;
+    let mut out: Vec<Column> = Vec::with_capacity(cols.len());
+    for (i, c) in cols.iter().enumerate() {
+        let name = c
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("column {i} has no name"))?;
+        let kind = c
+            .get("kind")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("column {name:?} has no kind"))?;
+        if name.is_empty() || out.iter().any(|o| o.name == name) {
+            return Err(format!("column name {name:?} is empty or repeated"));
+        }
+        let null_value = c.get("null_value").filter(|v| !v.is_nil()).cloned();
+        out.push(Column {
+            name: name.to_string(),
+            kind: kind.to_string(),
+            nullable: c.get("nullable").and_then(Value::as_bool).unwrap_or(false)
+                || null_value.is_some(),
+            mask: c.get("null_storage").and_then(Value::as_str) == Some("mask"),
+            unit: (kind == "timestamp").then(|| {
+                c.get("unit")
+                    .and_then(Value::as_str)
+                    .unwrap_or("us")
+                    .to_string()
+            }),
+            null_value,
+        });
+    }
+    Ok(out)
+}
+
+/// Which items of a 1-d column (`bytes`, its raw values) differ from the sentinel.
+fn sentinel_validity(
+    dtype: &Dtype,
+    bytes: &[u8],
+    sentinel: &Value,
+) -> std::result::Result<Vec<bool>, String> {
+    let isz = dtype.itemsize();
+    if isz == 0 {
+        return Err("a zero-size dtype".into());
+    }
+    let n = bytes.len() / isz;
+    let items =
+        |f: &dyn Fn(&[u8]) -> bool| (0..n).map(|i| f(&bytes[i * isz..(i + 1) * isz])).collect();
+    let s = dtype.to_numpy_str();
+    let little = s.starts_with('<') || s.starts_with('|');
+    let word = |b: &[u8]| -> u64 {
+        let mut w = [0u8; 8];
+        if little {
+            w[..b.len()].copy_from_slice(b);
+            u64::from_le_bytes(w)
+        } else {
+            w[8 - b.len()..].copy_from_slice(b);
+            u64::from_be_bytes(w)
+        }
+    };
+    let kind = s.as_bytes().get(1).copied().unwrap_or(0);
+    match (kind, sentinel) {
+        (b'f', _) => {
+            let target = sentinel
+                .as_f64()
+                .ok_or("a non-numeric sentinel on a float column")?;
+            let value = |b: &[u8]| -> f64 {
+                match isz {
+                    4 => f64::from(f32::from_bits(word(b) as u32)),
+                    8 => f64::from_bits(word(b)),
+                    _ => f64::NAN,
+                }
+            };
+            if isz != 4 && isz != 8 {
+                return Err(format!("sentinel nulls on {s}"));
+            }
+            Ok(items(&|b| {
+                let v = value(b);
+                if target.is_nan() {
+                    !v.is_nan()
+                } else {
+                    v != target
+                }
+            }))
+        }
+        (b'i' | b'M' | b'm', _) => {
+            let target = sentinel
+                .as_i64()
+                .ok_or("a non-integer sentinel on an integer column")?;
+            let shift = 64 - 8 * isz as u32;
+            Ok(items(&|b| (((word(b) << shift) as i64) >> shift) != target))
+        }
+        (b'u' | b'b', _) => {
+            let target = match sentinel {
+                Value::Bool(b) => u64::from(*b),
+                v => v
+                    .as_u64()
+                    .ok_or("a negative or non-integer sentinel on an unsigned column")?,
+            };
+            Ok(items(&|b| word(b) != target))
+        }
+        (b'U' | b'S', Value::Str(_) | Value::Bytes(_)) => {
+            let strings =
+                crate::read::typed::strings(dtype, bytes, "String").map_err(|e| e.to_string())?;
+            let target = match sentinel {
+                Value::Str(t) => t.clone(),
+                Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                _ => unreachable!(),
+            };
+            Ok(strings.iter().map(|v| *v != target).collect())
+        }
+        _ => Err(format!("sentinel {sentinel:?} on a {s} column")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_paths_escape_like_python() {
+        assert_eq!(column_path("a"), "a");
+        assert_eq!(column_path("trip.lon"), "trip/lon");
+        assert_eq!(column_path("a\\.b.c"), "a%2Eb/c");
+        assert_eq!(column_path("50%/x"), "50%25%2Fx");
+        assert_eq!(column_path("back\\\\slash"), "back%5Cslash");
+    }
+}
