@@ -52,6 +52,10 @@ def describe(name, path, written):
                 expected = written.get(key)
                 if expected is not None:
                     assert np.array_equal(arr, expected), (name, key)
+            elif isinstance(value, blosc2.ObjectArray):
+                m["items"] = list(value)
+            elif isinstance(value, blosc2.BatchArray):
+                m["items"] = list(value.items)
             elif isinstance(value, blosc2.SChunk):
                 m["hex"] = bytes(value[:]).hex()
                 m["attrs"] = {k: v for k, v in value.vlmeta[:].items() if isinstance(v, (int, str))}
@@ -141,7 +145,26 @@ with blosc2.TreeStore(p("tree_objects.b2z"), mode="w") as t:
     t["/objs"] = oa
     ba = blosc2.BatchArray()
     ba.append([1, 2, 3])
+    ba.append(["four", {"five": 5.5}, None, [6, [7]]])
     t["/batches"] = ba
+    big = blosc2.BatchArray(items_per_block=50)
+    big.extend([[f"item {i}" * (i % 7) for i in range(b * 300, b * 300 + 300)] for b in range(4)])
+    t["/bigbatches"] = big
+    oa2 = blosc2.ObjectArray()
+    oa2.extend([{"k": i, "s": "x" * i} for i in range(200)])
+    t["/manyobjs"] = oa2
+    # Compressed with a Zstandard dictionary, and with LZ4 (with and without one).
+    oa3 = blosc2.ObjectArray()
+    oa3.extend([{"name": f"row {i}", "text": "lorem ipsum dolor sit amet " * (20 + i % 5)} for i in range(60)])
+    t["/dictobjs"] = oa3
+    for codec, use_dict, key in [
+        (blosc2.Codec.ZSTD, True, "/zstd_dict_batches"),
+        (blosc2.Codec.LZ4, False, "/lz4_batches"),
+        (blosc2.Codec.LZ4, True, "/lz4_dict_batches"),
+    ]:
+        b = blosc2.BatchArray(items_per_block=20, cparams={"codec": codec, "use_dict": use_dict})
+        b.extend([[f"value {i} " * (1 + i % 9) for i in range(k * 100, k * 100 + 100)] for k in range(3)])
+        t[key] = b
 
     import dataclasses
 

@@ -9,6 +9,7 @@ use std::path::Path;
 use crate::codec::chunk::{ChunkError, Decoded, Decoder};
 use crate::error::{Error, Result};
 use crate::ffi::ChunkBytes;
+use crate::format::chunk::ChunkHeader;
 use crate::format::frame::{Frame, Storage};
 use crate::model::attrs::Value;
 
@@ -30,6 +31,68 @@ pub const MAX_ATTR_BYTES: usize = 256 << 20;
 /// ```
 pub struct SChunk {
     frame: Frame,
+    /// Frame format 3: the chunks, found by Rust from the frame's index.
+    var: Option<VarChunks>,
+}
+
+/// The chunks of a contiguous frame in format 3 (variable-size chunks), which the linked
+/// c-blosc2 2.15 reads as empty: the frame's bytes and each chunk's range in them.
+struct VarChunks {
+    bytes: Vec<u8>,
+    chunks: Vec<std::ops::Range<usize>>,
+}
+
+/// Largest chunk-offsets index decoded (16 M chunks).
+const MAX_INDEX_BYTES: usize = 8 << 24;
+
+impl VarChunks {
+    /// Find the chunks of `frame` from its offsets index, each checked to lie between the
+    /// header and the index.
+    fn read(frame: &Frame) -> Result<Option<VarChunks>> {
+        let Some(layout) = frame.layout else {
+            return Ok(None);
+        };
+        let Some(bytes) = frame.contiguous_bytes()? else {
+            return Ok(None);
+        };
+        let bad = |reason: String| Error::Frame {
+            source_name: frame.source.clone(),
+            reason,
+        };
+        let (header_len, index_at) = (layout.header_len as usize, layout.index_at as usize);
+        let index_end = index_at + layout.index_len as usize; // checked against the frame
+        let mut chunks = Vec::new();
+        if layout.index_len > 0 {
+            let index = Decoder::new(1)
+                .decode_standalone(&bytes[index_at..index_end], MAX_INDEX_BYTES)
+                .map_err(|e| bad(format!("chunk index: {e}")))?;
+            if index.len() % 8 != 0 {
+                return Err(bad(format!("chunk index of {} bytes", index.len())));
+            }
+            for (n, raw) in index.chunks_exact(8).enumerate() {
+                let off = i64::from_le_bytes(raw.try_into().expect("8 bytes"));
+                let start = usize::try_from(off)
+                    .ok()
+                    .and_then(|o| o.checked_add(header_len))
+                    .filter(|&s| s + 16 <= index_at)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "chunk {n}: offset {off} outside the frame's chunks"
+                        ))
+                    })?;
+                let h = ChunkHeader::parse(&bytes[start..index_at])
+                    .map_err(|e| bad(format!("chunk {n}: {e}")))?;
+                let end = start
+                    .checked_add(h.cbytes)
+                    .filter(|&e| e <= index_at && h.cbytes >= 16)
+                    .ok_or_else(|| {
+                        bad(format!("chunk {n}: {} bytes run past the chunks", h.cbytes))
+                    })?;
+                chunks.push(start..end);
+            }
+        }
+        Ok(Some(VarChunks { bytes, chunks }))
+    }
 }
 
 impl std::fmt::Debug for SChunk {
@@ -92,7 +155,12 @@ impl SChunk {
         } else if nbytes != 0 {
             return Err(bad(format!("{nbytes} bytes but no chunks")));
         }
-        Ok(SChunk { frame })
+        let var = if frame.version >= 3 {
+            VarChunks::read(&frame)?
+        } else {
+            None
+        };
+        Ok(SChunk { frame, var })
     }
 
     /// Where the frame came from (a path, `path@offset`, or `<memory>`).
@@ -111,10 +179,13 @@ impl SChunk {
         (self.frame.version < 3).then(|| u64::try_from(self.frame.params.chunksize).unwrap_or(0))
     }
 
-    /// Number of chunks; `None` for frame format 3, whose chunks the linked c-blosc2 2.15
-    /// cannot enumerate.
+    /// Number of chunks; `None` for a sparse frame in format 3, whose chunks the linked
+    /// c-blosc2 2.15 cannot enumerate.
     pub fn nchunks(&self) -> Option<u64> {
-        (self.frame.version < 3).then_some(self.frame.params.nchunks as u64)
+        match &self.var {
+            Some(v) => Some(v.chunks.len() as u64),
+            None => (self.frame.version < 3).then_some(self.frame.params.nchunks as u64),
+        }
     }
 
     /// Decoded bytes in the stream.
@@ -193,7 +264,122 @@ impl SChunk {
 
     /// The whole decoded stream.
     pub fn read_bytes(&self) -> Result<Vec<u8>> {
+        if self.var.is_some() {
+            let mut out = Vec::new();
+            for n in 0..self.nchunks().unwrap_or(0) {
+                out.extend(self.read_chunk(n)?);
+            }
+            if out.len() as u64 != self.nbytes() {
+                return Err(Error::Frame {
+                    source_name: self.frame.source.clone(),
+                    reason: format!(
+                        "its chunks hold {} bytes, the header says {}",
+                        out.len(),
+                        self.nbytes()
+                    ),
+                });
+            }
+            return Ok(out);
+        }
         self.read_bytes_range(0, self.nbytes())
+    }
+
+    /// The compressed bytes of chunk `n`.
+    fn compressed_chunk(&self, n: u64) -> Result<Vec<u8>> {
+        let nchunks = self.nchunks().unwrap_or(0);
+        if n >= nchunks {
+            return Err(Error::InvalidArgument(format!(
+                "{}: chunk {n} of {nchunks}",
+                self.frame.source
+            )));
+        }
+        self.check_readable()?;
+        match &self.var {
+            Some(v) => Ok(v.bytes[v.chunks[n as usize].clone()].to_vec()),
+            None => {
+                let mut c = ChunkBytes::default();
+                self.frame.chunk_into(n, &mut c)?;
+                Ok(c.to_vec())
+            }
+        }
+    }
+
+    /// The decoded bytes of chunk `n` (of a variable-length-block chunk, its blocks one after
+    /// the other).
+    pub fn read_chunk(&self, n: u64) -> Result<Vec<u8>> {
+        Ok(self.read_blocks(n)?.concat())
+    }
+
+    /// The decoded blocks of chunk `n`: one per variable-length block (BatchArray batches
+    /// store one msgpack payload per block), or the whole chunk as one block otherwise.
+    pub fn read_blocks(&self, n: u64) -> Result<Vec<Vec<u8>>> {
+        let c = self.compressed_chunk(n)?;
+        let h = ChunkHeader::parse(&c).map_err(|e| self.chunk_error(n, e.into()))?;
+        // A chunk's size is an int32: at most 2 GiB whatever the header says.
+        let max = i32::MAX as usize;
+        if crate::codec::vlblocks::is_vl(&h) {
+            crate::codec::vlblocks::decode_blocks(&c, max).map_err(|e| self.chunk_error(n, e))
+        } else {
+            Decoder::new(1)
+                .decode_standalone(&c, max)
+                .map(|b| vec![b])
+                .map_err(|e| self.chunk_error(n, e))
+        }
+    }
+
+    /// The items of an ObjectArray, BatchArray or ListArray frame (metalayers `vlarray`,
+    /// `batcharray`, `listarray`), decoded from msgpack with python-blosc2's conventions:
+    /// one item per chunk (ObjectArray), or the items of every block of every batch in order
+    /// (BatchArray; ListArray stores its rows in either).
+    pub fn read_objects(&self) -> Result<Vec<Value>> {
+        let names = self.metalayer_names();
+        let has = |n: &str| names.iter().any(|m| m == n);
+        let bad = |reason: String| Error::Frame {
+            source_name: self.frame.source.clone(),
+            reason,
+        };
+        let decode = |n: u64, b: &[u8]| {
+            Value::decode(b).map_err(|e| bad(format!("chunk {n}: not msgpack: {}", e.reason)))
+        };
+        let mut out = Vec::new();
+        if has("batcharray") {
+            let meta = self.metalayer_value("batcharray")?;
+            let serializer = meta
+                .as_ref()
+                .and_then(|m| m.get("serializer"))
+                .and_then(Value::as_str)
+                .unwrap_or("msgpack");
+            if serializer != "msgpack" {
+                return Err(Error::Unsupported {
+                    source_name: self.frame.source.clone(),
+                    chunk: 0,
+                    what: "BatchArray serializer",
+                    name: serializer.to_string(),
+                });
+            }
+            for n in 0..self.nchunks().unwrap_or(0) {
+                for block in self.read_blocks(n)? {
+                    match decode(n, &block)? {
+                        Value::Array(items) => out.extend(items),
+                        other => {
+                            return Err(bad(format!(
+                                "chunk {n}: a block holding {other:?}, not a list"
+                            )))
+                        }
+                    }
+                }
+            }
+        } else if has("vlarray") {
+            for n in 0..self.nchunks().unwrap_or(0) {
+                out.push(decode(n, &self.read_chunk(n)?)?);
+            }
+        } else {
+            return Err(bad(format!(
+                "not an ObjectArray, BatchArray or ListArray (metalayers: {})",
+                names.join(", ")
+            )));
+        }
+        Ok(out)
     }
 
     /// `len` decoded bytes of the stream from byte `start`; only the chunks holding them are
@@ -214,6 +400,11 @@ impl SChunk {
             return Ok(out);
         }
         self.check_readable()?;
+        if self.var.is_some() {
+            // Variable-size chunks: no arithmetic finds the chunks of a range.
+            let all = self.read_bytes()?;
+            return Ok(all[start as usize..end as usize].to_vec());
+        }
         let n = usize::try_from(len)
             .map_err(|_| Error::InvalidArgument(format!("{len} bytes do not fit in memory")))?;
         out.try_reserve_exact(n).map_err(|_| {
@@ -245,7 +436,7 @@ impl SChunk {
 
     /// Refuse streams the linked c-blosc2 cannot enumerate.
     fn check_readable(&self) -> Result<()> {
-        if self.frame.version >= 3 {
+        if self.frame.version >= 3 && self.var.is_none() {
             return Err(Error::Unsupported {
                 source_name: self.frame.source.clone(),
                 chunk: 0,

@@ -20,6 +20,26 @@ fn expected(name: &str) -> J {
     serde_json::from_str(&text).unwrap()
 }
 
+/// A msgpack value as the JSON python's `json.dump` writes for it.
+fn to_json(v: &b2nd::Value) -> J {
+    use b2nd::Value as V;
+    match v {
+        V::Nil => J::Null,
+        V::Bool(b) => J::Bool(*b),
+        V::Int(i) => J::from(*i),
+        V::UInt(u) => J::from(*u),
+        V::Float(f) => J::from(*f),
+        V::Str(s) => J::String(s.clone()),
+        V::Array(a) | V::Tuple(a) => J::Array(a.iter().map(to_json).collect()),
+        V::Map(m) => J::Object(
+            m.iter()
+                .map(|(k, v)| (k.as_str().unwrap().to_string(), to_json(v)))
+                .collect(),
+        ),
+        other => panic!("no JSON for {other:?}"),
+    }
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -78,6 +98,11 @@ fn check(name: &str, kind: StoreKind) -> usize {
                         _ => unreachable!(),
                     }
                 }
+            }
+            MemberKind::ObjectArray | MemberKind::BatchArray | MemberKind::ListArray => {
+                let items = store.open_schunk(key).unwrap().read_objects().unwrap();
+                let got: Vec<J> = items.iter().map(to_json).collect();
+                assert_eq!(&J::Array(got), &m["items"], "{name} {key}: items");
             }
             _ => {}
         }

@@ -200,6 +200,7 @@ fn member_info(
         );
         let chunks = match (s.nchunks(), s.chunksize()) {
             (Some(n), Some(size)) => format!("in {} of {size} bytes", count(n, "chunk")),
+            (Some(n), None) => format!("in {} of variable size", count(n, "chunk")),
             _ => "in variable-size chunks".into(),
         };
         outln!(

@@ -26,6 +26,7 @@ pub(crate) mod chunk;
 pub(crate) mod filters;
 pub(crate) mod kernels;
 pub(crate) mod ndlz;
+pub(crate) mod vlblocks;
 pub(crate) mod worker;
 pub(crate) mod zfp;
 

@@ -16,6 +16,7 @@ use blosc2_src as sys;
 
 mod buffer;
 mod cctx;
+mod codecs;
 mod dctx;
 mod error;
 mod lz4;
@@ -23,6 +24,7 @@ mod schunk;
 
 pub(crate) use buffer::{advise_huge_pages, ChunkBytes};
 pub(crate) use cctx::{Cctx, CompressParams};
+pub(crate) use codecs::{blosclz_decompress_into, zstd_decompress};
 pub(crate) use dctx::{BlockHook, Dctx, HookedDctx};
 pub(crate) use error::CError;
 pub(crate) use lz4::lz4_decompress_with_dict;

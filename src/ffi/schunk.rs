@@ -167,6 +167,11 @@ impl Schunk {
         unsafe { self.ptr.as_ref() }
     }
 
+    /// The bytes of an in-memory frame (`None` for frames on disk).
+    pub(crate) fn frame_bytes(&self) -> Option<&[u8]> {
+        self.buffer.as_ref().map(|(buf, len)| &buf[..*len])
+    }
+
     /// The super-chunk's parameters.
     pub(crate) fn params(&self) -> SchunkParams {
         let s = self.raw();

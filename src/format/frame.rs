@@ -177,7 +177,12 @@ fn check_index_header(ih: &[u8]) -> Result<(), Malformed> {
 
 /// Check the frame starting at `offset` in the file at `path`: header, then layout, then
 /// the index header. A malformed frame is an [`Error::Frame`] of `source`.
-fn check_file(path: &Path, offset: u64, sparse: bool, source: &str) -> Result<FrameHeader> {
+fn check_file(
+    path: &Path,
+    offset: u64,
+    sparse: bool,
+    source: &str,
+) -> Result<(FrameHeader, Layout)> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -214,7 +219,25 @@ fn check_file(path: &Path, offset: u64, sparse: bool, source: &str) -> Result<Fr
         (&mut f).take(32).read_to_end(&mut ih).map_err(io)?;
         check_index_header(&ih).map_err(bad)?;
     }
-    Ok(header)
+    Ok((
+        header,
+        Layout {
+            header_len: u64::from(header.header_len),
+            index_at,
+            index_len,
+        },
+    ))
+}
+
+/// Where the parts of a contiguous frame are, from its start (checked against the frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Layout {
+    /// Bytes of the header; chunk offsets count from here.
+    pub header_len: u64,
+    /// Where the chunk-offsets index (a Blosc2 chunk of `int64`s) starts.
+    pub index_at: u64,
+    /// Its length (0: no chunks).
+    pub index_len: u64,
 }
 
 /// An opened frame: the c-blosc2 super-chunk behind a lock, plus where it came from.
@@ -227,6 +250,8 @@ pub(crate) struct Frame {
     pub(crate) version: u8,
     /// For frames on disk: where the chunks are, to read parts of them directly.
     files: Option<ChunkFiles>,
+    /// Where the index is, for contiguous frames.
+    pub(crate) layout: Option<Layout>,
 }
 
 /// Where the chunks of a frame on disk live.
@@ -273,8 +298,10 @@ impl Frame {
         } else {
             check_file(path, offset, false, &source)?
         };
+        let (header, layout) = header;
         let schunk = Schunk::open(path, offset).map_err(|e| bad(e.to_string()))?;
         let mut frame = Frame::new(source, schunk, header.version);
+        frame.layout = (!meta.is_dir()).then_some(layout);
         frame.files = Some(ChunkFiles {
             path: path.to_path_buf(),
             frame_offset: offset,
@@ -302,7 +329,13 @@ impl Frame {
             check_index_header(&bytes[at..(at + 32).min(bytes.len())]).map_err(|e| bad(e.0))?;
         }
         let schunk = Schunk::from_buffer(bytes).map_err(|e| bad(e.to_string()))?;
-        Ok(Frame::new(source, schunk, header.version))
+        let mut frame = Frame::new(source, schunk, header.version);
+        frame.layout = Some(Layout {
+            header_len: u64::from(header.header_len),
+            index_at,
+            index_len,
+        });
+        Ok(frame)
     }
 
     fn new(source: String, schunk: Schunk, version: u8) -> Frame {
@@ -313,7 +346,35 @@ impl Frame {
             params,
             version,
             files: None,
+            layout: None,
         }
+    }
+
+    /// The whole bytes of a contiguous frame (`None` for a sparse one).
+    pub(crate) fn contiguous_bytes(&self) -> Result<Option<Vec<u8>>> {
+        if let Some(bytes) = self.lock().frame_bytes() {
+            return Ok(Some(bytes.to_vec()));
+        }
+        let Some(files) = &self.files else {
+            return Ok(None);
+        };
+        if files.sparse {
+            return Ok(None);
+        }
+        let len = usize::try_from(files.header.frame_len).map_err(|_| Error::Frame {
+            source_name: self.source.clone(),
+            reason: "frame larger than memory".into(),
+        })?;
+        let file = File::open(&files.path).map_err(|source| Error::Io {
+            path: files.path.clone(),
+            source,
+        })?;
+        let mut buf = vec![0u8; len];
+        read_at(&file, &mut buf, files.frame_offset).ok_or_else(|| Error::Frame {
+            source_name: self.source.clone(),
+            reason: "the frame's bytes could not be read".into(),
+        })?;
+        Ok(Some(buf))
     }
 
     /// The same frame, named `source` in errors (a store member: `store.b2z:/key`).
