@@ -79,6 +79,13 @@ def describe(name, t):
     for c in out["columns"]:
         col = t[c["name"]]
         v = {}
+        if c["kind"] not in ("timestamp", "ndarray"):
+            rows = col[:]
+            if isinstance(rows, np.ma.MaskedArray):
+                rows = [None if m else x for x, m in zip(rows.data.tolist(), np.ma.getmaskarray(rows).tolist())]
+            elif isinstance(rows, np.ndarray):
+                rows = rows.tolist()
+            v["rows"] = [None if isinstance(x, float) and x != x else x for x in rows]
         try:
             arr = col.to_numpy()
         except Exception as e:

@@ -14,9 +14,10 @@
 //! - `utf8` columns: int64 offsets (`n + 1`) at `_cols/<name>` and the bytes at
 //!   `_cols/<name>.utf8`.
 //!
-//! Dictionary, list, struct, variable-length string, bytes and object columns are stored in
-//! BatchArray / ListArray frames (frame format 3), which this version does not decode: reading
-//! them is refused by name.
+//! - `dictionary` columns: int32 codes (-1: null) at `_cols/<name>` and the values in the
+//!   BatchArray `_cols/<name>_dict`; `list`, `vlstring`, `vlbytes`, `object` (and stored
+//!   `struct`) columns: one item per physical row in a BatchArray / ListArray at `_cols/<name>`
+//!   (frame format 3, read by [`crate::SChunk::read_objects`]).
 
 #![forbid(unsafe_code)]
 
@@ -63,17 +64,14 @@ impl Column {
         self.mask
     }
 
-    /// Whether its values are read by this version: fixed-width kinds and `utf8`.
-    pub fn is_readable(&self) -> bool {
+    /// Whether the column is one fixed-width array (read with [`Table::read_column`] and
+    /// [`Table::read_column_bytes`]); the others (`utf8`, `dictionary`, `list`, `struct`,
+    /// `vlstring`, `vlbytes`, `object`) read with [`Table::read_values`].
+    pub fn is_fixed_width(&self) -> bool {
         !matches!(
             self.kind.as_str(),
-            "dictionary" | "list" | "struct" | "vlstring" | "vlbytes" | "object"
+            "utf8" | "dictionary" | "list" | "struct" | "vlstring" | "vlbytes" | "object"
         )
-    }
-
-    /// Whether the column is one fixed-width array (all readable kinds but `utf8`).
-    pub fn is_fixed_width(&self) -> bool {
-        self.is_readable() && self.kind != "utf8"
     }
 }
 
@@ -285,18 +283,16 @@ impl Table {
     }
 
     fn unsupported(&self, c: &Column) -> Error {
-        if c.kind == "utf8" {
-            return self.bad(
-                &c.name,
-                "a utf8 column (offsets and bytes): read it with read_utf8".into(),
-            );
-        }
         self.bad(
             &c.name,
             format!(
-                "{} columns are stored in BatchArray / ListArray frames (frame format 3), \
-                 which this version does not decode",
-                c.kind
+                "a {} column is not one fixed-width array: read it with read_values{}",
+                c.kind,
+                if c.kind == "utf8" {
+                    " or read_utf8"
+                } else {
+                    ""
+                }
             ),
         )
     }
@@ -404,6 +400,119 @@ impl Table {
             .map_err(|why| self.bad(name, why))
     }
 
+    /// Any column's live rows as msgpack-style values, as python-blosc2's `t[name][:]` gives
+    /// them: `Nil` for nulls. Variable-length kinds (`list`, `vlstring`, `vlbytes`,
+    /// `object`, `struct`) come from their BatchArray / ListArray (one item per physical
+    /// row), `dictionary` columns from their int32 codes (-1: null) and their values,
+    /// `utf8` from offsets and bytes, fixed-width columns from their numbers, bools and
+    /// strings (other fixed-width dtypes: read them with [`Table::read_column_bytes`]).
+    pub fn read_values(&self, name: &str) -> Result<Vec<Value>> {
+        let c = self.column(name)?.clone();
+        match c.kind.as_str() {
+            "utf8" => Ok(self
+                .read_utf8(name)?
+                .into_iter()
+                .map(|s| s.map_or(Value::Nil, Value::Str))
+                .collect()),
+            "dictionary" => {
+                let codes_arr = self.store.open_array(&self.key(name, ""))?;
+                if codes_arr.dtype_str() != "<i4" || codes_arr.ndim() != 1 {
+                    return Err(self.bad(
+                        name,
+                        format!(
+                            "dictionary codes are {} of shape {:?}, not 1-d int32",
+                            codes_arr.dtype_str(),
+                            codes_arr.shape()
+                        ),
+                    ));
+                }
+                let codes: Vec<i32> = codes_arr.read()?;
+                if (codes.len() as u64) < self.physical_rows() {
+                    return Err(self.bad(
+                        name,
+                        format!("{} codes for {} rows", codes.len(), self.physical_rows()),
+                    ));
+                }
+                let values = self
+                    .store
+                    .open_schunk(&self.key(name, "_dict"))?
+                    .read_objects()?;
+                self.live()
+                    .map(|i| match codes[i] {
+                        -1 => Ok(Value::Nil),
+                        k => usize::try_from(k)
+                            .ok()
+                            .and_then(|k| values.get(k))
+                            .cloned()
+                            .ok_or_else(|| {
+                                self.bad(
+                                    name,
+                                    format!(
+                                        "row {i}: code {k} outside its {} values",
+                                        values.len()
+                                    ),
+                                )
+                            }),
+                    })
+                    .collect()
+            }
+            "list" | "vlstring" | "vlbytes" | "object" | "struct" => {
+                let items = self
+                    .store
+                    .open_schunk(&self.key(name, ""))?
+                    .read_objects()?;
+                if (items.len() as u64) < self.physical_rows() {
+                    return Err(self.bad(
+                        name,
+                        format!(
+                            "{} stored rows for the table's {}",
+                            items.len(),
+                            self.physical_rows()
+                        ),
+                    ));
+                }
+                Ok(self.live().map(|i| items[i].clone()).collect())
+            }
+            _ => {
+                let (dtype, shape, bytes) = self.read_column_bytes(name)?;
+                if shape.len() != 1 {
+                    return Err(self.bad(
+                        name,
+                        "an ndarray column: read it with read_column_bytes".into(),
+                    ));
+                }
+                let s = dtype.to_numpy_str();
+                let isz = dtype.itemsize().max(1);
+                let values: Vec<Value> = if matches!(s.as_bytes()[1], b'U' | b'S') {
+                    crate::read::typed::strings(&dtype, &bytes, "String")?
+                        .into_iter()
+                        .map(Value::Str)
+                        .collect()
+                } else {
+                    bytes
+                        .chunks_exact(isz)
+                        .map(|b| number(&s, b))
+                        .collect::<Option<_>>()
+                        .ok_or_else(|| {
+                            self.bad(
+                                name,
+                                format!("{s} values: read them with read_column_bytes"),
+                            )
+                        })?
+                };
+                let valid = self.read_validity(name)?;
+                Ok(values
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| match &valid {
+                        Some(ok) if !ok[i] => Value::Nil,
+                        _ => v,
+                    })
+                    .collect())
+            }
+        }
+    }
+
     /// A `utf8` column's live rows: `None` for nulls.
     pub fn read_utf8(&self, name: &str) -> Result<Vec<Option<String>>> {
         let c = self.column(name)?;
@@ -490,7 +599,38 @@ fn parse_columns(schema: &Value) -> std::result::Result<Vec<Column>, String> {
     Ok(out)
 }
 
-/// Which items of a 1-d column (`bytes`, its raw values) differ from the sentinel.
+/// One item of a numeric or bool dtype (`s` its NumPy string, `b` its bytes) as a value;
+/// `None` for other dtypes.
+fn number(s: &str, b: &[u8]) -> Option<Value> {
+    let little = !s.starts_with('>');
+    let mut w = [0u8; 8];
+    if b.len() > 8 {
+        return None;
+    }
+    let word = if little {
+        w[..b.len()].copy_from_slice(b);
+        u64::from_le_bytes(w)
+    } else {
+        w[8 - b.len()..].copy_from_slice(b);
+        u64::from_be_bytes(w)
+    };
+    let shift = 64 - 8 * b.len() as u32;
+    Some(match (s.as_bytes().get(1)?, b.len()) {
+        (b'b', 1) => Value::Bool(word != 0),
+        (b'i' | b'M' | b'm', 1..=8) => Value::Int(((word << shift) as i64) >> shift),
+        (b'u', 1..=7) => Value::Int(word as i64),
+        (b'u', 8) => match i64::try_from(word) {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::UInt(word),
+        },
+        (b'f', 4) => Value::Float(f64::from(f32::from_bits(word as u32))),
+        (b'f', 8) => Value::Float(f64::from_bits(word)),
+        _ => return None,
+    })
+}
+
+/// Which items of a 1-d column (`bytes`, its raw values) differ from the sentinel (`NaN`
+/// matching any NaN).
 fn sentinel_validity(
     dtype: &Dtype,
     bytes: &[u8],
@@ -500,74 +640,40 @@ fn sentinel_validity(
     if isz == 0 {
         return Err("a zero-size dtype".into());
     }
-    let n = bytes.len() / isz;
-    let items =
-        |f: &dyn Fn(&[u8]) -> bool| (0..n).map(|i| f(&bytes[i * isz..(i + 1) * isz])).collect();
     let s = dtype.to_numpy_str();
-    let little = s.starts_with('<') || s.starts_with('|');
-    let word = |b: &[u8]| -> u64 {
-        let mut w = [0u8; 8];
-        if little {
-            w[..b.len()].copy_from_slice(b);
-            u64::from_le_bytes(w)
-        } else {
-            w[8 - b.len()..].copy_from_slice(b);
-            u64::from_be_bytes(w)
-        }
-    };
-    let kind = s.as_bytes().get(1).copied().unwrap_or(0);
-    match (kind, sentinel) {
-        (b'f', _) => {
-            let target = sentinel
-                .as_f64()
-                .ok_or("a non-numeric sentinel on a float column")?;
-            let value = |b: &[u8]| -> f64 {
-                match isz {
-                    4 => f64::from(f32::from_bits(word(b) as u32)),
-                    8 => f64::from_bits(word(b)),
-                    _ => f64::NAN,
-                }
-            };
-            if isz != 4 && isz != 8 {
-                return Err(format!("sentinel nulls on {s}"));
-            }
-            Ok(items(&|b| {
-                let v = value(b);
-                if target.is_nan() {
-                    !v.is_nan()
-                } else {
-                    v != target
-                }
-            }))
-        }
-        (b'i' | b'M' | b'm', _) => {
-            let target = sentinel
-                .as_i64()
-                .ok_or("a non-integer sentinel on an integer column")?;
-            let shift = 64 - 8 * isz as u32;
-            Ok(items(&|b| (((word(b) << shift) as i64) >> shift) != target))
-        }
-        (b'u' | b'b', _) => {
-            let target = match sentinel {
-                Value::Bool(b) => u64::from(*b),
-                v => v
-                    .as_u64()
-                    .ok_or("a negative or non-integer sentinel on an unsigned column")?,
-            };
-            Ok(items(&|b| word(b) != target))
-        }
-        (b'U' | b'S', Value::Str(_) | Value::Bytes(_)) => {
-            let strings =
-                crate::read::typed::strings(dtype, bytes, "String").map_err(|e| e.to_string())?;
-            let target = match sentinel {
-                Value::Str(t) => t.clone(),
-                Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-                _ => unreachable!(),
-            };
-            Ok(strings.iter().map(|v| *v != target).collect())
-        }
-        _ => Err(format!("sentinel {sentinel:?} on a {s} column")),
+    if matches!(s.as_bytes().get(1), Some(b'U' | b'S')) {
+        let target = match sentinel {
+            Value::Str(t) => t.clone(),
+            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            other => return Err(format!("sentinel {other:?} on a {s} column")),
+        };
+        let strings =
+            crate::read::typed::strings(dtype, bytes, "String").map_err(|e| e.to_string())?;
+        return Ok(strings.iter().map(|v| *v != target).collect());
     }
+    let differs = |v: Value| -> Option<bool> {
+        Some(match (v, sentinel) {
+            (Value::Float(x), t) => {
+                let t = t.as_f64()?;
+                if t.is_nan() {
+                    !x.is_nan()
+                } else {
+                    x != t
+                }
+            }
+            (Value::Bool(x), Value::Bool(t)) => x != *t,
+            (Value::Bool(x), t) => u64::from(x) != t.as_u64()?,
+            (v, t) => match (v.as_i64(), t.as_i64()) {
+                (Some(a), Some(b)) => a != b,
+                _ => v.as_u64()? != t.as_u64()?,
+            },
+        })
+    };
+    bytes
+        .chunks_exact(isz)
+        .map(|b| number(&s, b).and_then(differs))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("sentinel {sentinel:?} on a {s} column"))
 }
 
 #[cfg(test)]
