@@ -380,8 +380,141 @@ fn zip64_fields(
     Ok(())
 }
 
+/// CRC-32 (IEEE 802.3, the zip checksum) of `data`.
+pub(crate) fn crc32(data: &[u8]) -> u32 {
+    const fn table() -> [u32; 256] {
+        let mut t = [0u32; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+                k += 1;
+            }
+            t[i] = c;
+            i += 1;
+        }
+        t
+    }
+    const TABLE: [u32; 256] = table();
+    !data.iter().fold(!0u32, |c, &b| {
+        TABLE[((c ^ u32::from(b)) & 0xFF) as usize] ^ (c >> 8)
+    })
+}
+
+/// Writes a zip of stored members (what a `.b2z` is) into a byte sink, member by member,
+/// then the central directory. Members and offsets over 4 GiB are refused (ZIP64 is read,
+/// not written).
+pub(crate) struct ZipWriter<W: std::io::Write> {
+    out: W,
+    at: u64,
+    central: Vec<u8>,
+    count: u64,
+}
+
+impl<W: std::io::Write> ZipWriter<W> {
+    pub(crate) fn new(out: W) -> ZipWriter<W> {
+        ZipWriter {
+            out,
+            at: 0,
+            central: Vec::new(),
+            count: 0,
+        }
+    }
+
+    fn put(&mut self, b: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(b)?;
+        self.at += b.len() as u64;
+        Ok(())
+    }
+
+    /// Add member `name` (a checked relative path) holding `data`, stored.
+    pub(crate) fn add(&mut self, name: &str, data: &[u8]) -> std::io::Result<()> {
+        let too_big = || std::io::Error::other("a zip member or offset over 4 GiB");
+        check_name(name).map_err(std::io::Error::other)?;
+        let size = u32::try_from(data.len()).map_err(|_| too_big())?;
+        let offset = u32::try_from(self.at).map_err(|_| too_big())?;
+        let n = u16::try_from(name.len()).map_err(|_| too_big())?;
+        let crc = crc32(data);
+        // Version 2.0, UTF-8 names (bit 11), stored, DOS time 1980-01-01 00:00.
+        let flags: u16 = if name.is_ascii() { 0 } else { FLAG_UTF8 };
+        let (time, date): (u16, u16) = (0, (1 << 5) | 1);
+        let mut local = Vec::with_capacity(30 + name.len());
+        local.extend_from_slice(&LOCAL_SIG.to_le_bytes());
+        for v in [20u16, flags, 0, time, date] {
+            local.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [crc, size, size] {
+            local.extend_from_slice(&v.to_le_bytes());
+        }
+        local.extend_from_slice(&n.to_le_bytes());
+        local.extend_from_slice(&0u16.to_le_bytes());
+        local.extend_from_slice(name.as_bytes());
+        self.put(&local)?;
+        self.put(data)?;
+        let c = &mut self.central;
+        c.extend_from_slice(&CENTRAL_SIG.to_le_bytes());
+        for v in [20u16, 20, flags, 0, time, date] {
+            c.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [crc, size, size] {
+            c.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [n, 0, 0, 0, 0] {
+            c.extend_from_slice(&v.to_le_bytes());
+        }
+        c.extend_from_slice(&0u32.to_le_bytes()); // external attributes
+        c.extend_from_slice(&offset.to_le_bytes());
+        c.extend_from_slice(name.as_bytes());
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Write the central directory and the end record; the sink, flushed.
+    pub(crate) fn finish(mut self) -> std::io::Result<W> {
+        let too_big = || std::io::Error::other("a zip over 4 GiB or 65535 members");
+        let cd_at = u32::try_from(self.at).map_err(|_| too_big())?;
+        let cd_len = u32::try_from(self.central.len()).map_err(|_| too_big())?;
+        let count = u16::try_from(self.count).map_err(|_| too_big())?;
+        let central = std::mem::take(&mut self.central);
+        self.put(&central)?;
+        let mut end = Vec::with_capacity(22);
+        end.extend_from_slice(&EOCD_SIG.to_le_bytes());
+        for v in [0u16, 0, count, count] {
+            end.extend_from_slice(&v.to_le_bytes());
+        }
+        end.extend_from_slice(&cd_len.to_le_bytes());
+        end.extend_from_slice(&cd_at.to_le_bytes());
+        end.extend_from_slice(&0u16.to_le_bytes());
+        self.put(&end)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn written_zips_read_back() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        let mut w = ZipWriter::new(Vec::new());
+        w.add("embed.b2e", b"abc").unwrap();
+        w.add("dir1/big.b2nd", &[7u8; 1000]).unwrap();
+        let bytes = w.finish().unwrap();
+        let index = ZipIndex::read(&bytes[..], bytes.len() as u64).unwrap();
+        assert_eq!(index.entries.len(), 2);
+        let e = index.get("dir1/big.b2nd").unwrap();
+        assert!(e.stored && e.size == 1000);
+        assert_eq!(&bytes[e.data_offset as usize..][..1000], &[7u8; 1000][..]);
+        let mut w = ZipWriter::new(Vec::new());
+        assert!(w.add("../x", b"").is_err());
+    }
+
     use super::*;
 
     #[test]

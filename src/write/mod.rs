@@ -29,6 +29,7 @@ mod builder;
 mod edit;
 mod options;
 mod staging;
+mod store;
 mod writer;
 
 pub use builder::ArrayBuilder;
@@ -36,4 +37,5 @@ use builder::Plan;
 pub use edit::{delete_attrs, set_attrs};
 pub use options::{default_chunks_blocks, Codec, Filter, Target};
 use staging::{parent_dir, Staging};
+pub use store::StoreBuilder;
 pub use writer::Writer;
