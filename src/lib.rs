@@ -159,7 +159,7 @@ pub use read::slice::SliceSlabs;
 pub use schunk::{SChunk, MAX_ATTR_BYTES};
 pub use store::{MemberKind, Store, StoreKind};
 pub use table::{Column, Table};
-pub use write::{ArrayBuilder, Codec, Filter, StoreBuilder, Target, Writer};
+pub use write::{ArrayBuilder, Codec, Filter, StoreBuilder, TableBuilder, Target, Writer};
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

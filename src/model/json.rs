@@ -23,6 +23,80 @@ pub(crate) fn parse(text: &str) -> Result<Value, String> {
     Ok(v)
 }
 
+/// Write `v` as Python's `json.dumps` does by default (`", "` and `": "` separators,
+/// non-ASCII escaped, `NaN` / `Infinity` for non-finite floats). Values JSON has no form for
+/// (bytes, extensions) are written as `null`.
+pub(crate) fn write(v: &Value) -> String {
+    let mut out = String::new();
+    write_into(v, &mut out);
+    out
+}
+
+fn write_str(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn write_into(v: &Value, out: &mut String) {
+    match v {
+        Value::Nil => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::UInt(u) => out.push_str(&u.to_string()),
+        Value::Float(f) if f.is_nan() => out.push_str("NaN"),
+        Value::Float(f) if f.is_infinite() => {
+            out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" })
+        }
+        Value::Float(f) => {
+            let s = format!("{f:?}");
+            out.push_str(&s);
+        }
+        Value::Str(s) => write_str(s, out),
+        Value::Array(items) | Value::Tuple(items) => {
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_into(x, out);
+            }
+            out.push(']');
+        }
+        Value::Map(pairs) => {
+            out.push('{');
+            for (i, (k, x)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                match k {
+                    Value::Str(s) => write_str(s, out),
+                    other => write_str(&write(other), out),
+                }
+                out.push_str(": ");
+                write_into(x, out);
+            }
+            out.push('}');
+        }
+        _ => out.push_str("null"),
+    }
+}
+
 struct Parser<'a> {
     s: &'a [u8],
     at: usize,
@@ -248,6 +322,18 @@ mod tests {
         assert!(v.get("n").unwrap().as_f64().unwrap().is_nan());
         assert_eq!(v.get("i").unwrap().as_f64(), Some(f64::NEG_INFINITY));
         assert_eq!(v.get("u").unwrap().as_u64(), Some(u64::MAX));
+    }
+
+    #[test]
+    fn written_json_reads_back() {
+        let v = parse(r#"{"a": [1, -2.5, true, null, "x\u00e9\"\n"], "n": NaN, "e": {}}"#).unwrap();
+        let text = write(&v);
+        assert_eq!(
+            text,
+            r#"{"a": [1, -2.5, true, null, "x\u00e9\"\n"], "n": NaN, "e": {}}"#
+        );
+        let back = parse(&text).unwrap();
+        assert_eq!(back.get("a"), v.get("a"));
     }
 
     #[test]

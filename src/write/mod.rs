@@ -30,6 +30,7 @@ mod edit;
 mod options;
 mod staging;
 mod store;
+mod table;
 mod writer;
 
 pub use builder::ArrayBuilder;
@@ -38,4 +39,5 @@ pub use edit::{delete_attrs, set_attrs};
 pub use options::{default_chunks_blocks, Codec, Filter, Target};
 use staging::{parent_dir, Staging};
 pub use store::StoreBuilder;
+pub use table::TableBuilder;
 pub use writer::Writer;

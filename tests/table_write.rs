@@ -1,0 +1,90 @@
+//! Tables written by TableBuilder: read back by b2nd here, and by python-blosc2 in CI
+//! (`B2ND_TABLE_OUT=DIR cargo test --test table_write` then
+//! `python scripts/check_tables_written.py DIR`).
+
+use b2nd::{Table, TableBuilder};
+
+fn build() -> TableBuilder {
+    let n = 1000usize;
+    let ids: Vec<i64> = (0..n as i64).collect();
+    let scores: Vec<f32> = (0..n).map(|i| i as f32 / 4.0).collect();
+    let valid: Vec<bool> = (0..n).map(|i| i % 7 != 3).collect();
+    let small: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+    let flags: Vec<bool> = (0..n).map(|i| i % 2 == 0).collect();
+    let names: Vec<String> = (0..n).map(|i| format!("row {i} é")).collect();
+    let text: Vec<Option<&str>> = names
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i % 5 != 0).then_some(s.as_str()))
+        .collect();
+    let fixed: Vec<u8> = names
+        .iter()
+        .flat_map(|s| {
+            let mut item: Vec<u32> = s.chars().map(|c| c as u32).collect();
+            item.resize(12, 0);
+            item.into_iter().flat_map(u32::to_le_bytes)
+        })
+        .collect();
+    TableBuilder::new()
+        .column("id", &ids)
+        .unwrap()
+        .nullable_column("score", &scores, &valid)
+        .unwrap()
+        .column("small", &small)
+        .unwrap()
+        .column("flag", &flags)
+        .unwrap()
+        .column_bytes("name", b2nd::Dtype::parse("<U12").unwrap(), &fixed)
+        .unwrap()
+        .utf8_column("text", &text)
+        .unwrap()
+}
+
+#[test]
+fn written_tables_read_back() {
+    let out = std::env::var_os("B2ND_TABLE_OUT").map(std::path::PathBuf::from);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out.unwrap_or_else(|| tmp.path().to_path_buf());
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["t.b2z", "t.b2d"] {
+        let path = dir.join(name);
+        build().overwrite(true).write(&path).unwrap();
+        let t = Table::open(&path).unwrap();
+        assert_eq!(t.n_rows(), 1000);
+        assert_eq!(t.read_column::<i64>("id").unwrap()[999], 999);
+        let v = t.read_validity("score").unwrap().unwrap();
+        assert_eq!(v.iter().filter(|&&x| !x).count(), 143);
+        let text = t.read_utf8("text").unwrap();
+        assert_eq!(text[0], None);
+        assert_eq!(text[1].as_deref(), Some("row 1 é"));
+        let names = t.read_values("name").unwrap();
+        assert_eq!(names[7].as_str(), Some("row 7 é"));
+        assert_eq!(t.read_validity("id").unwrap(), None);
+    }
+}
+
+#[test]
+fn table_writes_refuse_bad_columns() {
+    assert!(TableBuilder::new()
+        .column("a", &[1i32, 2])
+        .unwrap()
+        .column("b", &[1i32])
+        .is_err());
+    assert!(TableBuilder::new()
+        .column("a", &[1i32])
+        .unwrap()
+        .column("a", &[2i32])
+        .is_err());
+    assert!(TableBuilder::new().column("a.b", &[1i32]).is_err());
+    assert!(TableBuilder::new()
+        .nullable_column("a", &[1i32, 2], &[true])
+        .is_err());
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(TableBuilder::new()
+        .write(tmp.path().join("empty.b2z"))
+        .is_err());
+    assert!(
+        std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
+        "nothing left behind"
+    );
+}
