@@ -310,20 +310,67 @@ impl Table {
     /// of the result (`(n_rows, *item_shape)`), as python-blosc2's `t[name].to_numpy()`
     /// returns them (null slots hold whatever the column stores there).
     pub fn read_column_bytes(&self, name: &str) -> Result<(Dtype, Vec<u64>, Vec<u8>)> {
+        self.read_rows_bytes(name, 0..self.n_rows)
+    }
+
+    /// Live rows `rows` (counted among live rows, as python-blosc2's `t[name][a:b]`) of a
+    /// fixed-width column, as [`Table::read_column_bytes`]; only the chunks holding them
+    /// are read.
+    pub fn read_rows_bytes(
+        &self,
+        name: &str,
+        rows: std::ops::Range<u64>,
+    ) -> Result<(Dtype, Vec<u64>, Vec<u8>)> {
+        if rows.start > rows.end || rows.end > self.n_rows {
+            return Err(Error::InvalidArgument(format!(
+                "rows {}..{} of a table of {} rows",
+                rows.start, rows.end, self.n_rows
+            )));
+        }
         let a = self.column_array(name)?;
         let row_items: u64 = a.shape()[1..].iter().product();
         let row_bytes = usize::try_from(row_items)
             .ok()
             .and_then(|r| r.checked_mul(a.itemsize()))
             .ok_or_else(|| self.bad(name, "rows too large".into()))?;
-        let all = a.read_bytes()?;
-        let mut out = Vec::with_capacity(self.n_rows as usize * row_bytes);
-        for i in self.live() {
-            out.extend_from_slice(&all[i * row_bytes..(i + 1) * row_bytes]);
+        let picked: Vec<usize> = self
+            .live()
+            .skip(rows.start as usize)
+            .take((rows.end - rows.start) as usize)
+            .collect();
+        let mut out = Vec::with_capacity(picked.len() * row_bytes);
+        if let (Some(&first), Some(&last)) = (picked.first(), picked.last()) {
+            // The physical rows spanning the live ones asked for.
+            let span = a.read_slice_bytes(&[crate::SliceItem::Range {
+                start: Some(first as i64),
+                stop: Some(last as i64 + 1),
+                step: 1,
+            }])?;
+            for i in &picked {
+                let at = (i - first) * row_bytes;
+                out.extend_from_slice(&span[at..at + row_bytes]);
+            }
         }
-        let mut shape = vec![self.n_rows];
+        let mut shape = vec![picked.len() as u64];
         shape.extend_from_slice(&a.shape()[1..]);
         Ok((self.dtype_of(name, &a)?, shape, out))
+    }
+
+    /// Live rows `rows` of a fixed-width column as `T` (checked against its dtype).
+    pub fn read_rows<T: Element + Default>(
+        &self,
+        name: &str,
+        rows: std::ops::Range<u64>,
+    ) -> Result<Vec<T>> {
+        let (dtype, shape, bytes) = self.read_rows_bytes(name, rows)?;
+        element::check::<T>(&dtype)?;
+        let n = shape.iter().product::<u64>() as usize;
+        let mut out = vec![T::default(); n];
+        T::fill_from_bytes(&mut out, &dtype, &mut |buf| {
+            buf.copy_from_slice(&bytes);
+            Ok(())
+        })?;
+        Ok(out)
     }
 
     /// The dtype of a fixed-width column's values as python-blosc2 returns them, and the
@@ -348,15 +395,7 @@ impl Table {
 
     /// A fixed-width column's live rows as `T` (checked against its dtype).
     pub fn read_column<T: Element + Default>(&self, name: &str) -> Result<Vec<T>> {
-        let (dtype, shape, bytes) = self.read_column_bytes(name)?;
-        element::check::<T>(&dtype)?;
-        let n = shape.iter().product::<u64>() as usize;
-        let mut out = vec![T::default(); n];
-        T::fill_from_bytes(&mut out, &dtype, &mut |buf| {
-            buf.copy_from_slice(&bytes);
-            Ok(())
-        })?;
-        Ok(out)
+        self.read_rows(name, 0..self.n_rows)
     }
 
     /// Which live rows of column `name` hold a value (`true`) rather than a null; `None`

@@ -115,6 +115,13 @@ fn tables_read_as_python_reads_them() {
         }
         let ids: Vec<i64> = t.read_column("id").unwrap();
         assert_eq!(ids, [0, 2, 3, 4, 6, 7], "{name}");
+        // Slices of live rows (python's t["id"][1:4]).
+        assert_eq!(t.read_rows::<i64>("id", 1..4).unwrap(), [2, 3, 4]);
+        assert_eq!(t.read_rows::<i64>("id", 5..6).unwrap(), [7]);
+        assert!(t.read_rows::<i64>("id", 3..3).unwrap().is_empty());
+        assert!(t.read_rows::<i64>("id", 2..9).is_err());
+        let (_, shape, bytes) = t.read_rows_bytes("vec", 1..3).unwrap();
+        assert_eq!((shape, bytes), (vec![2, 2], vec![2, 253, 3, 252]));
     }
 }
 
@@ -130,5 +137,63 @@ fn a_table_inside_a_tree_store() {
     assert!(t.read_column::<i64>("nope").is_err());
     // The store's root is not a table.
     let e = Table::open(&path).unwrap_err().to_string();
+    assert!(e.contains("not a table"), "{e}");
+}
+
+#[test]
+fn hostile_tables_are_refused_by_name() {
+    use b2nd::{ArrayBuilder, TableBuilder};
+    let tmp = tempfile::tempdir().unwrap();
+    let make = |name: &str| {
+        let p = tmp.path().join(name);
+        TableBuilder::new()
+            .column("id", &[1i64, 2, 3])
+            .unwrap()
+            .column("flag", &[true, false, true])
+            .unwrap()
+            .utf8_column("text", &[Some("a"), Some("bc"), None])
+            .unwrap()
+            .write(&p)
+            .unwrap();
+        p
+    };
+    // A column the schema names but no array holds.
+    let p = make("missing.b2d");
+    std::fs::remove_file(p.join("_cols/flag.b2nd")).unwrap();
+    let e = Table::open(&p).unwrap_err().to_string();
+    assert!(e.contains("_cols/flag"), "{e}");
+    // A column shorter than the table.
+    let p = make("short.b2d");
+    let frame = ArrayBuilder::for_type::<i64>(&[2])
+        .to_vec(&[1i64, 2])
+        .unwrap();
+    std::fs::write(p.join("_cols/id.b2nd"), frame).unwrap();
+    let e = Table::open(&p).unwrap_err().to_string();
+    assert!(e.contains("\"id\"") && e.contains("fewer rows"), "{e}");
+    // utf8 offsets pointing past the bytes.
+    let p = make("offsets.b2d");
+    let frame = ArrayBuilder::for_type::<i64>(&[4])
+        .to_vec(&[0i64, 1, 99, 99])
+        .unwrap();
+    std::fs::write(p.join("_cols/text.b2nd"), frame).unwrap();
+    let e = Table::open(&p)
+        .unwrap()
+        .read_utf8("text")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"text\"") && e.contains("outside"), "{e}");
+    // A validity array of the wrong type.
+    let p = make("valid.b2d");
+    let frame = ArrayBuilder::for_type::<u8>(&[3])
+        .to_vec(&[1u8, 1, 1])
+        .unwrap();
+    std::fs::write(p.join("_valid_rows.b2nd"), frame).unwrap();
+    let e = Table::open(&p).unwrap_err().to_string();
+    assert!(e.contains("_valid_rows"), "{e}");
+    // Not a table at all, and a schema that is not JSON.
+    let e =
+        Table::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stores/dict_ext.b2z"))
+            .unwrap_err()
+            .to_string();
     assert!(e.contains("not a table"), "{e}");
 }
