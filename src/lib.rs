@@ -102,7 +102,8 @@
 //! ## Features
 //!
 //! None by default. `ndarray`: `read_ndarray`, `read_slice_ndarray` and `write_ndarray`;
-//! `f16`: `half::f16` elements; `complex`: `num_complex::Complex<f32|f64>` elements. The
+//! `f16`: `half::f16` elements; `complex`: `num_complex::Complex<f32|f64>` elements;
+//! `arrow`: [`Table::to_record_batch`] (a CTable as an Arrow `RecordBatch`, nulls included). The
 //! `b2nd` command-line tool is the separate `b2nd-cli` package.
 //!
 //! ## Layers

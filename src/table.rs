@@ -30,6 +30,9 @@ use crate::model::dtype::Dtype;
 use crate::model::element::{self, Element};
 use crate::store::Store;
 
+#[cfg(feature = "arrow")]
+mod arrow;
+
 /// One column of a table's schema.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {
@@ -220,7 +223,7 @@ impl Table {
         Ok(t)
     }
 
-    fn bad(&self, column: &str, reason: String) -> Error {
+    pub(crate) fn bad(&self, column: &str, reason: String) -> Error {
         Error::Store {
             path: self.store.path().display().to_string(),
             reason: format!(

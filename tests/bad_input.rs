@@ -233,7 +233,7 @@ fn corrupted_files_never_crash_partial_chunk_reads() {
         let mut b = bytes.clone();
         for _ in 0..1 + rnd() % 3 {
             // Mostly in the first bytes of a chunk (header and block offsets).
-            let i = if rnd() % 2 == 0 {
+            let i = if rnd().is_multiple_of(2) {
                 (rnd() as usize) % b.len()
             } else {
                 let chunk_start = [0x100usize, b.len() / 2][(rnd() % 2) as usize];

@@ -141,7 +141,7 @@ fn plan(
                     EXTENDED_HEADER_LEN + typesize
                 ));
             }
-            if h.nbytes % typesize != 0 {
+            if !h.nbytes.is_multiple_of(typesize) {
                 return corrupt(format!(
                     "repeated-value chunk of {} bytes is not whole items of {typesize} bytes",
                     h.nbytes
@@ -243,7 +243,7 @@ pub(crate) fn encode_in_rust(
     scratch: &mut Vec<u8>,
 ) -> Result<Vec<u8>, ChunkError> {
     let nbytes = i32::try_from(data.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
-    if block_bytes == 0 || data.len() % block_bytes != 0 {
+    if block_bytes == 0 || !data.len().is_multiple_of(block_bytes) {
         return Err(format!("{} bytes are not whole blocks of {block_bytes}", data.len()).into());
     }
     let nblocks = data.len() / block_bytes;

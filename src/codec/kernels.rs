@@ -33,7 +33,7 @@ pub(crate) fn unshuffle_items_into(src: &[u8], w: usize, first: usize, dst: &mut
     let w = w.max(1);
     let n = src.len() / w;
     let count = dst.len() / w;
-    if dst.len() % w != 0 || first.checked_add(count).is_none_or(|end| end > n) {
+    if !dst.len().is_multiple_of(w) || first.checked_add(count).is_none_or(|end| end > n) {
         return false;
     }
     if w == 1 {

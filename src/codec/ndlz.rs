@@ -58,7 +58,13 @@ pub(crate) fn decode(input: &[u8], out: &mut [u8], cell: usize) -> Result<usize,
     }
     let stream = Stream(input);
     let (grid0, grid1) = (b0.div_ceil(cell), b1.div_ceil(cell));
-    let cut = |b: usize| if b % cell == 0 { cell } else { b % cell };
+    let cut = |b: usize| {
+        if b.is_multiple_of(cell) {
+            cell
+        } else {
+            b % cell
+        }
+    };
     let mut local = vec![0u8; cell * cell];
     let mut repeat = vec![0u8; cell * cell];
     let mut ip = 9usize;

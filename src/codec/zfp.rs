@@ -425,7 +425,7 @@ fn fwd_lift<I: Int>(p: &mut [I], at: usize, s: usize) {
 
 /// The start of every line along the axis of stride `s` in a 4^dims block.
 fn lines(dims: usize, s: usize) -> impl Iterator<Item = usize> {
-    (0..1usize << (2 * dims)).filter(move |&i| (i / s) % 4 == 0)
+    (0..1usize << (2 * dims)).filter(move |&i| (i / s).is_multiple_of(4))
 }
 
 /// The inverse decorrelating transform: slowest axis first, then down to x.

@@ -152,7 +152,7 @@ impl TableBuilder {
     /// strings, whose schema kind is `string` with `max_length`).
     pub fn column_bytes(self, name: &str, dtype: Dtype, bytes: &[u8]) -> Result<TableBuilder> {
         let isz = dtype.itemsize().max(1);
-        if bytes.len() % isz != 0 {
+        if !bytes.len().is_multiple_of(isz) {
             return Err(Error::InvalidArgument(format!(
                 "column {name:?}: {} bytes are not whole items of {isz}",
                 bytes.len()
