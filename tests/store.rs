@@ -107,6 +107,12 @@ fn check(name: &str, kind: StoreKind) -> usize {
             _ => {}
         }
     }
+    let groups: Vec<String> = keys
+        .iter()
+        .filter(|k| want["members"][k.as_str()]["kind"] == "treestore")
+        .cloned()
+        .collect();
+    assert_eq!(store.groups(), groups, "{name}: groups");
     if let Some(groups) = want.get("group_attrs") {
         for (g, attrs) in groups.as_object().unwrap() {
             let got = store.group_attrs(g).unwrap();
@@ -195,4 +201,32 @@ fn every_truncation_of_a_store_is_an_error() {
             panic!("{len} bytes opened: {s:?}");
         }
     }
+}
+
+#[test]
+fn directory_stores_refuse_links_and_deep_nesting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("s.b2d");
+    let src = dir().join("dict_ext.b2d");
+    let copy_tree = |from: &Path, to: &Path| {
+        std::fs::create_dir_all(to.join("dir1")).unwrap();
+        for rel in ["embed.b2e", "bigsc.b2f", "dir1/big.b2nd"] {
+            std::fs::copy(from.join(rel), to.join(rel)).unwrap();
+        }
+    };
+    copy_tree(&src, &copy);
+    assert!(Store::open(&copy).is_ok());
+    // A link back to the store itself would make the walk loop: refused by name.
+    std::os::unix::fs::symlink(&copy, copy.join("dir1/loop")).unwrap();
+    let e = Store::open(&copy).unwrap_err().to_string();
+    assert!(e.contains("symbolic link"), "{e}");
+    std::fs::remove_file(copy.join("dir1/loop")).unwrap();
+    // Directories nested past any sane depth.
+    let mut deep = copy.clone();
+    for _ in 0..70 {
+        deep = deep.join("d");
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    let e = Store::open(&copy).unwrap_err().to_string();
+    assert!(e.contains("nested deeper"), "{e}");
 }

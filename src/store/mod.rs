@@ -91,7 +91,7 @@ pub enum MemberKind {
     /// A reference to a remote array (`C2Array`): nothing of it is stored.
     C2Array,
     /// A saved Blosc2 object (metalayer `b2o`: `lazyexpr`, `lazyudf`, `c2array`,
-    /// `remote_array`), named by its kind: it holds no data of its own.
+    /// `remotearray`), named by its python class: it holds no data of its own.
     Object(String),
     /// A group of a TreeStore (`store[key]` is a sub-`TreeStore`).
     Group,
@@ -125,7 +125,9 @@ impl MemberKind {
             let kind = s
                 .metalayer_value("b2o")?
                 .and_then(|v| v.get("kind").and_then(Value::as_str).map(str::to_string))
-                .unwrap_or_else(|| "b2o".into());
+                .unwrap_or_else(|| "b2o".into())
+                // The python class, lowercase: `remote_array` is a `RemoteArray`.
+                .replace('_', "");
             MemberKind::Object(kind)
         } else if has("listarray") {
             MemberKind::ListArray
@@ -396,6 +398,19 @@ impl Store {
 
     fn place(&self, key: &str) -> Option<&Place> {
         self.members.iter().find(|(k, _)| k == key).map(|(_, p)| p)
+    }
+
+    /// The groups of a TreeStore (every key prefix, and groups holding only attributes),
+    /// sorted; none for other stores.
+    pub fn groups(&self) -> Vec<String> {
+        if self.kind != StoreKind::TreeStore {
+            return Vec::new();
+        }
+        let tables = self.table_roots();
+        self.keys()
+            .into_iter()
+            .filter(|k| !self.contains(k) && !tables.contains(k))
+            .collect()
     }
 
     /// Whether `key` holds a stored value (not a group).
