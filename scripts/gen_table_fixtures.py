@@ -118,6 +118,30 @@ for name in ["basic.b2z", "basic.b2d"]:
     # The fixture proves what it is named for: deleted rows, nulls of both storages.
     assert d["n_rows"] == 6, d["n_rows"]
     assert any(d["values"]["opt"]["nulls"]) and any(d["values"]["sent"]["nulls"])
+# Nested columns (a struct flattened into `trip.lon`, `trip.lat` at `_cols/trip/...`), a
+# list of strings, and a field name needing escapes, as from_arrow writes them.
+import pyarrow as pa
+
+arrow = pa.table(
+    {
+        "id": pa.array([1, 2, 3, 4], pa.int64()),
+        "trip": pa.array(
+            [{"lon": 1.5, "lat": 2.5}, None, {"lon": 3.5, "lat": None}, {"lon": 5.5, "lat": 6.5}],
+            pa.struct([("lon", pa.float64()), ("lat", pa.float64())]),
+        ),
+        "tags": pa.array([["a"], [], None, ["b", "c"]], pa.list_(pa.string())),
+        "50%/x": pa.array([1.0, 2.0, 3.0, 4.0], pa.float32()),
+    }
+)
+t = b2.CTable.from_arrow(arrow, urlpath=p("nested.b2z"), mode="w")
+t.close()
+t = b2.open(p("nested.b2z"))
+d = describe("nested.b2z", t)
+assert [c["name"] for c in d["columns"]] == ["id", "trip.lon", "trip.lat", "tags", "50%\\/x"], d["columns"]
+with zipfile.ZipFile(p("nested.b2z")) as z:
+    names = z.namelist()
+    assert "_cols/trip/lon.b2nd" in names and "_cols/50%25%2Fx.b2nd" in names, names
+
 with zipfile.ZipFile(p("basic.b2z")) as z:
     names = z.namelist()
     assert "_cols/opt.notnull.b2nd" in names and "_cols/txt.utf8.b2nd" in names, names
