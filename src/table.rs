@@ -643,7 +643,7 @@ fn parse_columns(schema: &Value) -> std::result::Result<Vec<Column>, String> {
 
 /// One item of a numeric or bool dtype (`s` its NumPy string, `b` its bytes) as a value;
 /// `None` for other dtypes.
-fn number(s: &str, b: &[u8]) -> Option<Value> {
+pub(crate) fn number(s: &str, b: &[u8]) -> Option<Value> {
     let little = !s.starts_with('>');
     let mut w = [0u8; 8];
     if b.len() > 8 {

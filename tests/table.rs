@@ -225,16 +225,13 @@ fn tables_as_arrow_record_batches() {
         serde_json::from_str(&std::fs::read_to_string(dir().join("basic.b2z.json")).unwrap())
             .unwrap();
     let t = Table::open(dir().join("basic.b2z")).unwrap();
-    // `vec` (an ndarray column) has no Arrow form here: refused by name, not dropped.
-    let e = t.to_record_batch().unwrap_err().to_string();
-    assert!(e.contains("\"vec\""), "{e}");
-    let names: Vec<&str> = t
-        .columns()
-        .iter()
-        .map(|c| c.name())
-        .filter(|n| *n != "vec")
-        .collect();
-    let batch = t.to_record_batch_of(&names).unwrap();
+    let names: Vec<&str> = t.columns().iter().map(|c| c.name()).collect();
+    let batch = t.to_record_batch().unwrap();
+    // `vec`, an ndarray column of (2,) u1 items: a FixedSizeList(2) of UInt8.
+    let vec = batch.column_by_name("vec").unwrap().as_fixed_size_list();
+    let row = vec.value(1);
+    let items = row.as_primitive::<arrow_array::types::UInt8Type>();
+    assert_eq!(items.values().to_vec(), [2, 253]);
     assert_eq!(batch.num_rows() as u64, t.n_rows());
     for (i, name) in names.iter().enumerate() {
         let col = batch.column(i);

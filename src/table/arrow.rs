@@ -9,9 +9,10 @@
 //! | `timestamp` | `Timestamp` of the column's unit |
 //! | `dictionary` | `Dictionary(Int32, Utf8)` |
 //! | `list` of numbers, bools or strings | `List` of `Int64`, `Float64`, `Boolean` or `Utf8` |
+//! | `ndarray` of numbers or bools, item shape `(a, b, ...)` | `FixedSizeList(a)` of `FixedSizeList(b)` ... of the primitive |
 //!
-//! Other kinds (`ndarray`, complex numbers, `object`, `struct`, lists of anything else) are
-//! refused by name, never dropped.
+//! Other kinds (complex numbers, `object`, `struct`, lists of anything else) are refused by
+//! name, never dropped.
 
 #![forbid(unsafe_code)]
 
@@ -23,7 +24,8 @@ use arrow_array::builder::{
 };
 use arrow_array::types::*;
 use arrow_array::{
-    Array as _, ArrayRef, BinaryArray, BooleanArray, PrimitiveArray, RecordBatch, StringArray,
+    Array as _, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, PrimitiveArray,
+    RecordBatch, StringArray,
 };
 use arrow_schema::{Field, Schema};
 
@@ -179,9 +181,74 @@ impl Table {
                 Arc::new(b.finish())
             }
             "list" => list_array(self, name, values()?)?,
+            "ndarray" => {
+                let (dtype, shape, bytes) = self.read_column_bytes(name)?;
+                let mut a = flat_array(&dtype, &bytes)
+                    .ok_or_else(|| unsupported(&format!("ndarray of {}", dtype.to_numpy_str())))?;
+                // Innermost dimension first; nulls only on the rows (the outermost list).
+                for (d, &side) in shape.iter().enumerate().skip(1).rev() {
+                    let size = i32::try_from(side)
+                        .map_err(|_| self.bad(name, format!("an item dimension of {side}")))?;
+                    let nulls = (d == 1)
+                        .then(|| valid.clone().map(arrow_buffer::NullBuffer::from))
+                        .flatten();
+                    let field = Arc::new(Field::new_list_field(
+                        a.data_type().clone(),
+                        d > 1 || a.null_count() > 0,
+                    ));
+                    a = Arc::new(
+                        FixedSizeListArray::try_new(field, size, a, nulls)
+                            .map_err(|e| self.bad(name, format!("arrow: {e}")))?,
+                    );
+                }
+                a
+            }
             other => return Err(unsupported(other)),
         })
     }
+}
+
+/// Items of a number or bool dtype (`bytes`, C order) as one flat Arrow array.
+fn flat_array(dtype: &crate::model::dtype::Dtype, bytes: &[u8]) -> Option<ArrayRef> {
+    let s = dtype.to_numpy_str();
+    let isz = dtype.itemsize().max(1);
+    let items = || bytes.chunks_exact(isz).map(|b| super::number(&s, b));
+    macro_rules! prim {
+        ($t:ty, $get:expr) => {{
+            let v: Option<Vec<_>> = items().map(|x| x.and_then($get)).collect();
+            Arc::new(PrimitiveArray::<$t>::from(v?)) as ArrayRef
+        }};
+    }
+    Some(match &s[1..] {
+        "b1" => Arc::new(BooleanArray::from(
+            items()
+                .map(|x| x.and_then(|v| v.as_bool()))
+                .collect::<Option<Vec<bool>>>()?,
+        )),
+        "i1" => prim!(Int8Type, |v: Value| v
+            .as_i64()
+            .and_then(|x| i8::try_from(x).ok())),
+        "i2" => prim!(Int16Type, |v: Value| v
+            .as_i64()
+            .and_then(|x| i16::try_from(x).ok())),
+        "i4" => prim!(Int32Type, |v: Value| v
+            .as_i64()
+            .and_then(|x| i32::try_from(x).ok())),
+        "i8" => prim!(Int64Type, |v: Value| v.as_i64()),
+        "u1" => prim!(UInt8Type, |v: Value| v
+            .as_u64()
+            .and_then(|x| u8::try_from(x).ok())),
+        "u2" => prim!(UInt16Type, |v: Value| v
+            .as_u64()
+            .and_then(|x| u16::try_from(x).ok())),
+        "u4" => prim!(UInt32Type, |v: Value| v
+            .as_u64()
+            .and_then(|x| u32::try_from(x).ok())),
+        "u8" => prim!(UInt64Type, |v: Value| v.as_u64()),
+        "f4" => prim!(Float32Type, |v: Value| v.as_f64().map(|x| x as f32)),
+        "f8" => prim!(Float64Type, |v: Value| v.as_f64()),
+        _ => return None,
+    })
 }
 
 /// A list column as an Arrow list of the one element type its items share.
