@@ -7,6 +7,9 @@ use std::process::Command;
 
 use b2nd::{ArrayBuilder, Codec, StoreBuilder, StoreKind, TableBuilder, Target};
 
+mod common;
+use common::noise;
+
 /// A tmpfs of `kib` KiB, unmounted on drop.
 struct Tmpfs {
     dir: tempfile::TempDir,
@@ -44,19 +47,6 @@ fn names(dir: &Path) -> Vec<String> {
         .collect();
     v.sort();
     v
-}
-
-/// Incompressible bytes (a xorshift stream), so that compression cannot save the write.
-fn noise(n: usize) -> Vec<u8> {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 #[test]

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use b2nd::{Error, MemberKind, Store, StoreKind};
 use serde_json::Value as J;
 
+mod common;
+use common::{to_hex as hex, to_json};
+
 /// The committed fixtures, or those `B2ND_STORE_FIXTURES` names (CI regenerates them live).
 fn dir() -> PathBuf {
     match std::env::var_os("B2ND_STORE_FIXTURES") {
@@ -18,30 +21,6 @@ fn dir() -> PathBuf {
 fn expected(name: &str) -> J {
     let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap();
     serde_json::from_str(&text).unwrap()
-}
-
-/// A msgpack value as the JSON python's `json.dump` writes for it.
-fn to_json(v: &b2nd::Value) -> J {
-    use b2nd::Value as V;
-    match v {
-        V::Nil => J::Null,
-        V::Bool(b) => J::Bool(*b),
-        V::Int(i) => J::from(*i),
-        V::UInt(u) => J::from(*u),
-        V::Float(f) => J::from(*f),
-        V::Str(s) => J::String(s.clone()),
-        V::Array(a) | V::Tuple(a) => J::Array(a.iter().map(to_json).collect()),
-        V::Map(m) => J::Object(
-            m.iter()
-                .map(|(k, v)| (k.as_str().unwrap().to_string(), to_json(v)))
-                .collect(),
-        ),
-        other => panic!("no JSON for {other:?}"),
-    }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// Compare the store `name` with what python-blosc2 said of it; returns how many members

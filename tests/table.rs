@@ -8,31 +8,15 @@ use std::path::{Path, PathBuf};
 use b2nd::Table;
 use serde_json::Value as J;
 
+mod common;
+use common::{to_hex as hex, to_json};
+
 /// The committed fixtures, or those `B2ND_TABLE_FIXTURES` names (CI regenerates them live).
 fn dir() -> PathBuf {
     match std::env::var_os("B2ND_TABLE_FIXTURES") {
         Some(d) => PathBuf::from(d),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tables"),
     }
-}
-
-/// A value as the JSON python's `json.dump` writes for it.
-fn to_json(v: &b2nd::Value) -> J {
-    use b2nd::Value as V;
-    match v {
-        V::Nil => J::Null,
-        V::Bool(b) => J::Bool(*b),
-        V::Int(i) => J::from(*i),
-        V::UInt(u) => J::from(*u),
-        V::Float(f) => J::from(*f),
-        V::Str(s) => J::String(s.clone()),
-        V::Array(a) | V::Tuple(a) => J::Array(a.iter().map(to_json).collect()),
-        other => panic!("no JSON for {other:?}"),
-    }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[test]

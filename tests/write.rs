@@ -282,17 +282,7 @@ fn byte_group_shuffle_as_python_writes_it() {
     // SHUFFLE with a group width other than the item size is done in Rust (c-blosc2 2.15
     // shuffles by item size); python-blosc2 must read the same values back.
     let mut out = Out::new();
-    let mut x = 0x9e3779b97f4a7c15u64;
-    let mut noise = |n: usize| -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
-    };
+    let noise = common::noise;
     let text: Vec<u8> = (0..5000u32)
         .flat_map(|i| {
             let s = format!("id-{:05}", i * 7);

@@ -576,6 +576,18 @@ fn a_closed_pipe_ends_to_npy_quietly() {
     );
 }
 
+/// Run `cmd`, which must succeed; its output.
+fn run_ok(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        cmd,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn stores() -> std::path::PathBuf {
     data_dir().join("stores")
 }
@@ -595,16 +607,7 @@ fn ls_json_lists_what_python_lists() {
             &std::fs::read_to_string(stores().join(format!("{name}.json"))).unwrap(),
         )
         .unwrap();
-        let out = b2nd()
-            .args(["ls", "--json"])
-            .arg(stores().join(name))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = run_ok(b2nd().args(["ls", "--json"]).arg(stores().join(name)));
         let j: J = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(j["kind"], want["kind"], "{name}");
         let members = j["members"].as_array().unwrap();
@@ -676,16 +679,11 @@ fn info_and_to_npy_take_a_store_key() {
     // to-npy of a member (the embedded one python-blosc2 cannot read back), and a slice.
     let tmp = tempfile::tempdir().unwrap();
     let npy = tmp.path().join("w.npy");
-    let out = b2nd()
-        .args(["to-npy", "--key", "/wide"])
-        .arg(&store)
-        .arg(&npy)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        b2nd()
+            .args(["to-npy", "--key", "/wide"])
+            .arg(&store)
+            .arg(&npy),
     );
     let bytes = std::fs::read(&npy).unwrap();
     let want: J =
@@ -740,16 +738,7 @@ fn tables_list_and_convert_columns() {
     let want: J =
         serde_json::from_str(&std::fs::read_to_string(tables.join("basic.b2z.json")).unwrap())
             .unwrap();
-    let out = b2nd()
-        .args(["ls", "--json"])
-        .arg(tables.join("basic.b2z"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(b2nd().args(["ls", "--json"]).arg(tables.join("basic.b2z")));
     let j: J = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["kind"], "ctable");
     assert_eq!(j["n_rows"], want["n_rows"]);
@@ -769,16 +758,11 @@ fn tables_list_and_convert_columns() {
     let tmp = tempfile::tempdir().unwrap();
     let npy = tmp.path().join("c.npy");
     for name in ["id", "score", "name", "sent", "vec", "when"] {
-        let out = b2nd()
-            .args(["to-npy", "--force", "--column", name])
-            .arg(tables.join("basic.b2d"))
-            .arg(&npy)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        run_ok(
+            b2nd()
+                .args(["to-npy", "--force", "--column", name])
+                .arg(tables.join("basic.b2d"))
+                .arg(&npy),
         );
         let bytes = std::fs::read(&npy).unwrap();
         let hex = want["values"][name]["hex"].as_str().unwrap();

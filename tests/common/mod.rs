@@ -84,3 +84,41 @@ pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         x
     }
 }
+
+/// Bytes as lowercase hex (how the fixture manifests record values).
+pub fn to_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A msgpack value as the JSON python's `json.dump` writes for it.
+pub fn to_json(v: &b2nd::Value) -> J {
+    use b2nd::Value as V;
+    match v {
+        V::Nil => J::Null,
+        V::Bool(b) => J::Bool(*b),
+        V::Int(i) => J::from(*i),
+        V::UInt(u) => J::from(*u),
+        V::Float(f) => J::from(*f),
+        V::Str(s) => J::String(s.clone()),
+        V::Array(a) | V::Tuple(a) => J::Array(a.iter().map(to_json).collect()),
+        V::Map(m) => J::Object(
+            m.iter()
+                .map(|(k, v)| (k.as_str().expect("string keys").to_string(), to_json(v)))
+                .collect(),
+        ),
+        other => panic!("no JSON for {other:?}"),
+    }
+}
+
+/// `n` incompressible bytes (a xorshift stream from a fixed seed).
+pub fn noise(n: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
