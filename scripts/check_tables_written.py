@@ -19,7 +19,7 @@ for name in ["t.b2z", "t.b2d"]:
         t = blosc2.open(os.path.join(d, name), mode="r")
         assert isinstance(t, blosc2.CTable), type(t)
         assert len(t) == n
-        assert t.col_names == ["id", "score", "small", "flag", "name", "text"], t.col_names
+        assert t.col_names == ["id", "score", "small", "flag", "name", "text", "when", "xy"], t.col_names
         assert np.array_equal(t["id"].to_numpy(), np.arange(n, dtype="i8"))
         valid = np.array([i % 7 != 3 for i in range(n)])
         assert np.array_equal(~t["score"].is_null(), valid)
@@ -32,6 +32,11 @@ for name in ["t.b2z", "t.b2d"]:
         text = t["text"][:]
         got = [None if np.ma.getmaskarray(text)[i] else str(text[i]) for i in range(n)]
         assert got == [None if i % 5 == 0 else names[i] for i in range(n)], got[:6]
+        when = t["when"].to_numpy()
+        assert when.dtype == np.dtype("<M8[ms]"), when.dtype
+        assert np.array_equal(when.astype("i8"), 1_700_000_000_000 + np.arange(n))
+        xy = t["xy"].to_numpy()
+        assert xy.shape == (n, 2) and np.array_equal(xy.ravel(), np.arange(2 * n, dtype="f4"))
         passed += 1
     except Exception as e:
         failed += 1

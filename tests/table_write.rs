@@ -38,6 +38,20 @@ fn build() -> TableBuilder {
         .unwrap()
         .utf8_column("text", &text)
         .unwrap()
+        .timestamp_column(
+            "when",
+            "ms",
+            &(0..n as i64)
+                .map(|i| 1_700_000_000_000 + i)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap()
+        .ndarray_column(
+            "xy",
+            &[2],
+            &(0..2 * n).map(|i| i as f32).collect::<Vec<_>>(),
+        )
+        .unwrap()
 }
 
 #[test]
@@ -60,6 +74,11 @@ fn written_tables_read_back() {
         let names = t.read_values("name").unwrap();
         assert_eq!(names[7].as_str(), Some("row 7 é"));
         assert_eq!(t.read_validity("id").unwrap(), None);
+        let (dtype, _, when) = t.read_column_bytes("when").unwrap();
+        assert_eq!(dtype.to_numpy_str(), "<M8[ms]");
+        assert_eq!(when[..8], 1_700_000_000_000i64.to_le_bytes());
+        let (_, shape, _) = t.read_column_bytes("xy").unwrap();
+        assert_eq!(shape, [1000, 2]);
     }
 }
 

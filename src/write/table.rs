@@ -186,6 +186,66 @@ impl TableBuilder {
         Ok(self)
     }
 
+    /// Add a `timestamp` column: `values` counted in `unit` (`s`, `ms`, `us` or `ns`) from
+    /// the Unix epoch, stored as int64 and read back by python-blosc2 as `datetime64[unit]`.
+    pub fn timestamp_column(
+        mut self,
+        name: &str,
+        unit: &str,
+        values: &[i64],
+    ) -> Result<TableBuilder> {
+        if !matches!(unit, "s" | "ms" | "us" | "ns") {
+            return Err(Error::InvalidArgument(format!(
+                "column {name:?}: timestamp unit {unit:?} (s, ms, us or ns)"
+            )));
+        }
+        self.rows(name, values.len() as u64)?;
+        let frame = ArrayBuilder::for_type::<i64>(&[values.len() as u64]).to_vec(values)?;
+        self.columns.push(ColumnData {
+            name: name.to_string(),
+            kind: "timestamp".into(),
+            extra: vec![("unit".into(), Value::Str(unit.into()))],
+            arrays: vec![("", frame)],
+            nullable: false,
+        });
+        Ok(self)
+    }
+
+    /// Add an `ndarray` column: one item of shape `item_shape` per row, `values` holding
+    /// the rows one after the other in C order.
+    pub fn ndarray_column<T: Element>(
+        mut self,
+        name: &str,
+        item_shape: &[u64],
+        values: &[T],
+    ) -> Result<TableBuilder> {
+        let per_row = item_shape.iter().product::<u64>();
+        if item_shape.is_empty() || per_row == 0 || !(values.len() as u64).is_multiple_of(per_row) {
+            return Err(Error::InvalidArgument(format!(
+                "column {name:?}: {} values are not whole items of shape {item_shape:?}",
+                values.len()
+            )));
+        }
+        let n = values.len() as u64 / per_row;
+        self.rows(name, n)?;
+        let mut shape = vec![n];
+        shape.extend_from_slice(item_shape);
+        let dtype = T::dtype();
+        let frame = ArrayBuilder::new(&shape, dtype.clone()).to_vec(values)?;
+        let dims = item_shape.iter().map(|&d| Value::Int(d as i64)).collect();
+        self.columns.push(ColumnData {
+            name: name.to_string(),
+            kind: "ndarray".into(),
+            extra: vec![
+                ("item_shape".into(), Value::Array(dims)),
+                ("dtype_str".into(), Value::Str(dtype.to_numpy_str())),
+            ],
+            arrays: vec![("", frame)],
+            nullable: false,
+        });
+        Ok(self)
+    }
+
     /// Add a `utf8` column (variable-length strings; `None` is a null).
     pub fn utf8_column(mut self, name: &str, values: &[Option<&str>]) -> Result<TableBuilder> {
         self.rows(name, values.len() as u64)?;
