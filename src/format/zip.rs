@@ -241,7 +241,7 @@ impl ZipIndex {
             );
             let mut disk = u32::from(u16_at(h, 34));
             zip64_fields(extra, &mut usize_, &mut csize, &mut offset, &mut disk)
-                .map_err(|why| what(&why))?;
+                .map_err(|why| what(&why.0))?;
             if disk != 0 {
                 return Err(what("on another disk of a multi-disk zip file"));
             }
@@ -250,7 +250,7 @@ impl ZipIndex {
                 // A directory entry: no data.
                 continue;
             }
-            check_name(&name).map_err(|why| what(&why))?;
+            check_name(&name).map_err(|why| what(&why.0))?;
             if !names.insert(name.clone()) {
                 return Err(what("occurs twice"));
             }
@@ -311,7 +311,7 @@ impl ZipIndex {
 }
 
 /// A member name: UTF-8 when flagged, else CP437, of which only ASCII is accepted here.
-fn entry_name(raw: &[u8], utf8: bool) -> Result<String, String> {
+fn entry_name(raw: &[u8], utf8: bool) -> Result<String, Malformed> {
     if utf8 || raw.is_ascii() {
         String::from_utf8(raw.to_vec()).map_err(|_| "a name that is not valid UTF-8".into())
     } else {
@@ -320,7 +320,7 @@ fn entry_name(raw: &[u8], utf8: bool) -> Result<String, String> {
 }
 
 /// A member name must be a relative path of plain parts.
-fn check_name(name: &str) -> Result<(), String> {
+fn check_name(name: &str) -> Result<(), Malformed> {
     if name.is_empty() {
         return Err("an empty name".into());
     }
@@ -350,7 +350,7 @@ fn zip64_fields(
     csize: &mut u64,
     offset: &mut u64,
     disk: &mut u32,
-) -> Result<(), String> {
+) -> Result<(), Malformed> {
     while extra.len() >= 4 {
         let (id, len) = (u16_at(extra, 0), usize::from(u16_at(extra, 2)));
         let body = extra
@@ -358,7 +358,7 @@ fn zip64_fields(
             .ok_or("an extra field runs past its entry")?;
         if id == ZIP64_EXTRA {
             let mut b = body;
-            let mut take8 = |v: &mut u64| -> Result<(), String> {
+            let mut take8 = |v: &mut u64| -> Result<(), Malformed> {
                 if *v == 0xFFFF_FFFF {
                     if b.len() < 8 {
                         return Err("a short ZIP64 extra field".into());
