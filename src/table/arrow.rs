@@ -113,7 +113,15 @@ impl Table {
                 Arc::new(a)
             }
             "timestamp" => {
-                let (_, _, bytes) = self.read_column_bytes(name)?;
+                let (dtype, _, bytes) = self.read_column_bytes(name)?;
+                if !dtype.to_numpy_str().starts_with("<M8") {
+                    // Stored as anything but little-endian int64, its items are not the
+                    // unit counts read below.
+                    return Err(self.bad(
+                        name,
+                        format!("a timestamp column stored as {}", dtype.to_numpy_str()),
+                    ));
+                }
                 let raw: Vec<Option<i64>> = bytes
                     .chunks_exact(8)
                     .enumerate()
