@@ -17,12 +17,7 @@ fn b2nd() -> Command {
 fn info_json_has_the_documented_fields() {
     for f in good_contiguous().iter().take(30) {
         let p = data_dir().join(f["path"].as_str().unwrap());
-        let out = b2nd().arg("info").arg(&p).arg("--json").output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = run_ok(b2nd().arg("info").arg(&p).arg("--json"));
         let j: J = serde_json::from_slice(&out.stdout).unwrap();
         for k in [
             "format",
@@ -69,28 +64,10 @@ fn to_npy_writes_header_and_data() {
     for f in good_contiguous().iter().take(40) {
         let p = data_dir().join(f["path"].as_str().unwrap());
         let out = dir.path().join("o.npy");
-        let r = b2nd()
-            .args(["to-npy", "--force"])
-            .arg(&p)
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(
-            r.status.success(),
-            "{}: {}",
-            f["name"],
-            String::from_utf8_lossy(&r.stderr)
-        );
-        let bytes = std::fs::read(&out).unwrap();
-        assert_eq!(&bytes[..6], b"\x93NUMPY");
-        let hlen = if bytes[6] == 1 {
-            10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize
-        } else {
-            12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize
-        };
-        assert_eq!(hlen % 64, 0);
+        run_ok(b2nd().args(["to-npy", "--force"]).arg(&p).arg(&out));
+        let (_, payload) = npy_parts(&std::fs::read(&out).unwrap());
         let want = std::fs::read(data_dir().join(f["expected"].as_str().unwrap())).unwrap();
-        assert!(bytes[hlen..] == want[..], "{}: data differs", f["name"]);
+        assert!(payload == want, "{}: data differs", f["name"]);
     }
 }
 
@@ -109,13 +86,7 @@ fn errors_exit_1_with_one_line_and_leave_no_output() {
     let bad = dir.path().join("bad.b2nd");
     std::fs::write(&bad, b"this is not a frame at all, not even close......").unwrap();
     let out = out_dir.path().join("o.npy");
-    let r = b2nd()
-        .args(["to-npy", "--force"])
-        .arg(&bad)
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(r.status.code(), Some(1));
+    let r = run_fail(b2nd().args(["to-npy", "--force"]).arg(&bad).arg(&out), 1);
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("bad.b2nd"), "{err}");
@@ -148,19 +119,11 @@ fn errors_exit_1_with_one_line_and_leave_no_output() {
     let good = &good_contiguous()[0];
     let bytes = std::fs::read(data_dir().join(good["path"].as_str().unwrap())).unwrap();
     std::fs::write(&bad, &bytes[..bytes.len() - 7]).unwrap();
-    let r = b2nd()
-        .args(["to-npy", "--force"])
-        .arg(&bad)
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(r.status.code(), Some(1));
+    run_fail(b2nd().args(["to-npy", "--force"]).arg(&bad).arg(&out), 1);
     assert_clean(out_dir.path());
     // Usage errors exit 2.
-    let r = b2nd().args(["to-npy", "--force"]).output().unwrap();
-    assert_eq!(r.status.code(), Some(2));
-    let r = b2nd().arg("frobnicate").output().unwrap();
-    assert_eq!(r.status.code(), Some(2));
+    run_fail(b2nd().args(["to-npy", "--force"]), 2);
+    run_fail(b2nd().arg("frobnicate"), 2);
 }
 
 #[test]
@@ -182,19 +145,7 @@ fn from_npy_round_trips_and_refuses_bad_options() {
             .status()
             .unwrap()
             .success());
-        let r = b2nd()
-            .arg("from-npy")
-            .arg(&npy)
-            .arg(&out)
-            .arg("--force")
-            .output()
-            .unwrap();
-        assert!(
-            r.status.success(),
-            "{}: {}",
-            f["name"],
-            String::from_utf8_lossy(&r.stderr)
-        );
+        run_ok(b2nd().arg("from-npy").arg(&npy).arg(&out).arg("--force"));
         let a = b2nd::Array::open(&out).unwrap();
         let want = std::fs::read(data_dir().join(f["expected"].as_str().unwrap())).unwrap();
         assert_eq!(a.read_bytes().unwrap(), want, "{}", f["name"]);
@@ -212,25 +163,18 @@ fn from_npy_round_trips_and_refuses_bad_options() {
         .unwrap()
         .success());
     let out = dir.path().join("o.b2nd");
-    let r = b2nd()
-        .args(["from-npy"])
-        .arg(&npy)
-        .arg(&out)
-        .args([
-            "--chunks",
-            "4,5",
-            "--blocks",
-            "3,2",
-            "--codec",
-            "lz4",
-            "--clevel",
-            "7",
-            "--filters",
-            "delta,shuffle",
-        ])
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    run_ok(b2nd().args(["from-npy"]).arg(&npy).arg(&out).args([
+        "--chunks",
+        "4,5",
+        "--blocks",
+        "3,2",
+        "--codec",
+        "lz4",
+        "--clevel",
+        "7",
+        "--filters",
+        "delta,shuffle",
+    ]));
     let a = b2nd::Array::open(&out).unwrap();
     assert_eq!((a.chunks(), a.blocks()), (&[4u64, 5][..], &[3u64, 2][..]));
     assert_eq!(
@@ -242,14 +186,13 @@ fn from_npy_round_trips_and_refuses_bad_options() {
         )
     );
     let s = dir.path().join("s.b2nd");
-    let r = b2nd()
-        .arg("from-npy")
-        .arg(&npy)
-        .arg(&s)
-        .args(["--sparse", "--meta", "caterva", "--filters", "none"])
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    run_ok(b2nd().arg("from-npy").arg(&npy).arg(&s).args([
+        "--sparse",
+        "--meta",
+        "caterva",
+        "--filters",
+        "none",
+    ]));
     let a = b2nd::Array::open(&s).unwrap();
     assert_eq!(
         (a.storage().name(), a.format().name()),
@@ -288,18 +231,17 @@ fn from_npy_round_trips_and_refuses_bad_options() {
         assert!(!bad.exists(), "{args:?} left output");
     }
     // A clevel out of range is a usage error (exit 2), nothing written.
-    let r = b2nd()
-        .arg("from-npy")
-        .arg(&npy)
-        .arg(&bad)
-        .args(["--clevel", "12"])
-        .output()
-        .unwrap();
-    assert_eq!(r.status.code(), Some(2));
+    run_fail(
+        b2nd()
+            .arg("from-npy")
+            .arg(&npy)
+            .arg(&bad)
+            .args(["--clevel", "12"]),
+        2,
+    );
     assert!(!bad.exists());
     // A file that is not .npy is named as such.
-    let r = b2nd().arg("from-npy").arg(&src).arg(&bad).output().unwrap();
-    assert_eq!(r.status.code(), Some(1));
+    let r = run_fail(b2nd().arg("from-npy").arg(&src).arg(&bad), 1);
     assert!(
         String::from_utf8_lossy(&r.stderr).contains("not a .npy file"),
         "{}",
@@ -307,11 +249,9 @@ fn from_npy_round_trips_and_refuses_bad_options() {
     );
     // An existing OUT is refused unless --force, by both conversions; both create files
     // the same way (0666 less the umask).
-    let r = b2nd().arg("from-npy").arg(&npy).arg(&out).output().unwrap();
-    assert_eq!(r.status.code(), Some(1));
+    let r = run_fail(b2nd().arg("from-npy").arg(&npy).arg(&out), 1);
     assert!(String::from_utf8_lossy(&r.stderr).contains("--force"));
-    let r = b2nd().arg("to-npy").arg(&out).arg(&npy).output().unwrap();
-    assert_eq!(r.status.code(), Some(1));
+    let r = run_fail(b2nd().arg("to-npy").arg(&out).arg(&npy), 1);
     assert!(String::from_utf8_lossy(&r.stderr).contains("--force"));
     {
         use std::os::unix::fs::PermissionsExt;
@@ -329,8 +269,7 @@ fn from_npy_round_trips_and_refuses_bad_options() {
     // A truncated .npy is refused and leaves nothing.
     let bytes = std::fs::read(&npy).unwrap();
     std::fs::write(&npy, &bytes[..bytes.len() - 3]).unwrap();
-    let r = b2nd().arg("from-npy").arg(&npy).arg(&bad).output().unwrap();
-    assert_eq!(r.status.code(), Some(1));
+    run_fail(b2nd().arg("from-npy").arg(&npy).arg(&bad), 1);
     assert!(!bad.exists());
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -345,13 +284,7 @@ fn from_npy_round_trips_and_refuses_bad_options() {
 fn to_npy_to_a_device_writes_through_it() {
     // /dev/null must stay a device: never replaced by a renamed temporary file.
     let p = data_dir().join("ref_7x5_i4.b2nd");
-    let r = b2nd()
-        .args(["to-npy", "--force"])
-        .arg(&p)
-        .arg("/dev/null")
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    run_ok(b2nd().args(["to-npy", "--force"]).arg(&p).arg("/dev/null"));
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::metadata("/dev/null")
         .unwrap()
@@ -506,14 +439,14 @@ fn cli_bad_slices_exit_1_with_one_line_and_no_output() {
         }
     }
     // A usage error (missing value) exits 2.
-    let r = b2nd()
-        .args(["to-npy", "--force"])
-        .arg(&f)
-        .arg(&out)
-        .arg("--slice")
-        .output()
-        .unwrap();
-    assert_eq!(r.status.code(), Some(2));
+    run_fail(
+        b2nd()
+            .args(["to-npy", "--force"])
+            .arg(&f)
+            .arg(&out)
+            .arg("--slice"),
+        2,
+    );
 }
 
 #[cfg(unix)]
@@ -533,15 +466,14 @@ fn cli_writes_into_a_fifo_in_place() {
         std::thread::spawn(move || std::fs::read(fifo).unwrap())
     };
     let f = sf::fixture_dir().join("d1_i4.b2nd");
-    let r = b2nd()
-        .args(["to-npy", "--force"])
-        .arg(&f)
-        .arg(&fifo)
-        .arg("--slice")
-        .arg("10:14")
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    run_ok(
+        b2nd()
+            .args(["to-npy", "--force"])
+            .arg(&f)
+            .arg(&fifo)
+            .arg("--slice")
+            .arg("10:14"),
+    );
     let (header, data) = npy_parts(&reader.join().unwrap());
     assert!(header.contains("'shape': (4,)"));
     let raw = std::fs::read(f.with_extension("raw")).unwrap();
@@ -574,6 +506,18 @@ fn a_closed_pipe_ends_to_npy_quietly() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Run `cmd`, which must exit with `code`; its output.
+fn run_fail(cmd: &mut Command, code: i32) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// Run `cmd`, which must succeed; its output.
@@ -720,13 +664,10 @@ fn info_and_to_npy_take_a_store_key() {
         (stores().join("dict_ext.b2z"), "/nope"),
         (stores().join("bad/escaping.b2z"), "/small"),
     ] {
-        let out = b2nd()
-            .args(["to-npy", "--key", key])
-            .arg(&store)
-            .arg(&gone)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1));
+        let out = run_fail(
+            b2nd().args(["to-npy", "--key", key]).arg(&store).arg(&gone),
+            1,
+        );
         assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
         assert!(!gone.exists());
     }
@@ -774,13 +715,13 @@ fn tables_list_and_convert_columns() {
     }
     // A column kind this version does not decode: exit 1, named, nothing written.
     let gone = tmp.path().join("gone.npy");
-    let out = b2nd()
-        .args(["to-npy", "--column", "tag"])
-        .arg(tables.join("basic.b2z"))
-        .arg(&gone)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let out = run_fail(
+        b2nd()
+            .args(["to-npy", "--column", "tag"])
+            .arg(tables.join("basic.b2z"))
+            .arg(&gone),
+        1,
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("dictionary"));
     assert!(!gone.exists());
 }
