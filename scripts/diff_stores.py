@@ -1,0 +1,318 @@
+"""Randomized differential test of stores and tables: python-blosc2 writes them, b2nd lists and
+reads them through its command line, both must agree.
+
+usage: diff_stores.py B2ND_BINARY WORKDIR [CASES]        (CASES defaults to 60)
+       SEED=N diff_stores.py ...                         replay a run (the seed is printed)
+       SEED=N CASE=K diff_stores.py ...                  replay one case of that run
+
+Each case draws, from its own seed, either a store (DictStore or TreeStore as `.b2z` or `.b2d`
+with a random threshold, or an EmbedStore) of 1 to 6 members at random nested keys (N-d arrays
+of random dtypes, shapes, chunks and codecs, SChunks, ObjectArrays, group attributes), or a
+CTable (random number, bool and string columns, nullable by mask or by sentinel, random
+appends and deletes; as `.b2z` or `.b2d`). Then:
+
+- `b2nd ls --json` must list python-blosc2's keys (`sorted(store.keys())`) with the kind of
+  `store[key]` (python's class, lowercase), and shape and dtype for arrays; for a table, its
+  row count and columns;
+- `b2nd to-npy --key KEY` must equal `store[key][()]` byte for byte (dtype included), for every
+  array python-blosc2 can read (and the data written where it cannot: embedded items over 255
+  bytes);
+- `b2nd to-npy --column NAME` must equal `t[NAME].to_numpy()` for every fixed-width column.
+
+A failure keeps its files in WORKDIR/failures/case-K. Exit status 1 on any failure.
+"""
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import blosc2
+import numpy as np
+
+assert blosc2.__version__ == "4.14.1", blosc2.__version__
+blosc2.set_nthreads(1)
+
+DTYPES = ["<i1", "<i2", "<i4", "<i8", "<u1", "<u2", "<u4", "<u8", "<f4", "<f8", "|b1",
+          ">i4", ">f8", "<U5", "|S3", "<U70", "<c8"]
+CODECS = [blosc2.Codec.ZSTD, blosc2.Codec.LZ4, blosc2.Codec.BLOSCLZ, blosc2.Codec.LZ4HC]
+
+
+def rand_array(r: random.Random):
+    dtype = np.dtype(r.choice(DTYPES))
+    ndim = r.randint(0, 3)
+    shape = tuple(r.randint(0, 9) if r.random() < 0.1 else r.randint(1, 40) for _ in range(ndim))
+    n = int(np.prod(shape)) if shape else 1
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        data = np.array([r.randint(max(info.min, -1000), min(info.max, 1000)) for _ in range(n)], dtype=dtype)
+    elif dtype.kind == "f":
+        data = np.array([r.uniform(-1e3, 1e3) for _ in range(n)], dtype=dtype)
+    elif dtype.kind == "c":
+        data = np.array([complex(r.random(), r.random()) for _ in range(n)], dtype=dtype)
+    elif dtype.kind == "b":
+        data = np.array([r.random() < 0.5 for _ in range(n)], dtype=dtype)
+    elif dtype.kind == "U":
+        data = np.array(["".join(r.choice("abcé€") for _ in range(r.randint(0, 5))) for _ in range(n)], dtype=dtype)
+    else:
+        data = np.array([bytes(r.randint(65, 90) for _ in range(r.randint(0, 3))) for _ in range(n)], dtype=dtype)
+    data = data.reshape(shape)
+    cparams = blosc2.CParams(codec=r.choice(CODECS), clevel=r.randint(0, 9))
+    kw = {"cparams": cparams}
+    if shape and all(s > 0 for s in shape) and r.random() < 0.6:
+        chunks = tuple(r.randint(1, s) for s in shape)
+        kw["chunks"] = chunks
+        kw["blocks"] = tuple(r.randint(1, c) for c in chunks)
+    return data, blosc2.asarray(data, **kw)
+
+
+def rand_key(r: random.Random, used: set) -> str:
+    while True:
+        depth = r.randint(1, 3)
+        key = "/" + "/".join(r.choice(["a", "b", "grp", "x1", "data.v2", "n_"]) + str(r.randint(0, 3)) for _ in range(depth))
+        # A key must not be a prefix group of another key, nor have one as its prefix.
+        if key not in used and not any(u.startswith(key + "/") or key.startswith(u + "/") for u in used):
+            used.add(key)
+            return key
+
+
+def make_store(r: random.Random, path: Path, case: dict):
+    kind = r.choice(["dict", "tree", "embed"])
+    ext = ".b2e" if kind == "embed" else r.choice([".b2z", ".b2d"])
+    path = path.with_suffix(ext)
+    threshold = r.choice([0, None, 200, 2000, 50000])
+    case.update(kind=kind, path=path.name, threshold=threshold)
+    written = {}
+    used = set()
+    if kind == "embed":
+        store = blosc2.EmbedStore(str(path), mode="w")
+    elif kind == "dict":
+        store = blosc2.DictStore(str(path), mode="w", threshold=threshold)
+    else:
+        store = blosc2.TreeStore(str(path), mode="w", threshold=threshold)
+    for _ in range(r.randint(1, 6)):
+        key = rand_key(r, used)
+        what = r.random()
+        if what < 0.7:
+            data, arr = rand_array(r)
+            store[key] = arr
+            written[key] = data
+        elif what < 0.85:
+            store[key] = blosc2.SChunk(chunksize=r.randint(10, 300), data=bytes(r.randrange(256) for _ in range(r.randint(0, 900))))
+        else:
+            oa = blosc2.ObjectArray()
+            oa.extend([r.choice([1, "s", [2, 3], {"k": 1.5}, None]) for _ in range(r.randint(1, 20))])
+            store[key] = oa
+    if kind == "tree" and used and r.random() < 0.7:
+        store.vlmeta["note"] = "root"
+    if kind == "embed":
+        del store
+    else:
+        store.close()
+    return path, written
+
+
+def make_table(r: random.Random, path: Path, case: dict):
+    import dataclasses
+
+    path = path.with_suffix(r.choice([".b2z", ".b2d"]))
+    specs = []
+    for i in range(r.randint(1, 6)):
+        kind = r.choice(["int32", "int64", "float64", "float32", "bool", "string", "uint8"])
+        null = r.choice([None, "mask", "sentinel"]) if kind not in ("bool", "string") else None
+        specs.append((f"c{i}", kind, null))
+    case.update(kind="ctable", path=path.name, columns=specs)
+    fields = []
+    for name, kind, null in specs:
+        if kind == "string":
+            spec, typ, default = blosc2.string(max_length=6), str, ""
+        elif kind == "bool":
+            spec, typ, default = blosc2.bool(), bool, False
+        else:
+            mk = getattr(blosc2, kind)
+            typ = float if kind.startswith("float") else int
+            if null == "mask":
+                spec, default = mk(nullable=True, null_storage="mask"), None
+            elif null == "sentinel":
+                sentinel = float("nan") if typ is float else 7
+                spec, default = mk(nullable=True, null_value=sentinel), sentinel
+            else:
+                spec, default = mk(), typ(0)
+        fields.append((name, typ, blosc2.field(spec, default=default)))
+    Row = dataclasses.make_dataclass("Row", fields)
+    t = blosc2.CTable(Row, urlpath=str(path), mode="w")
+    n = r.randint(0, 60)
+    for i in range(n):
+        vals = {}
+        for name, kind, null in specs:
+            if null == "mask" and r.random() < 0.2:
+                vals[name] = None
+                continue
+            if null == "sentinel" and r.random() < 0.2:
+                vals[name] = float("nan") if kind.startswith("float") else 7
+                continue
+            if kind == "string":
+                vals[name] = "".join(r.choice("xyzé") for _ in range(r.randint(0, 6)))
+            elif kind == "bool":
+                vals[name] = r.random() < 0.5
+            elif kind.startswith("float"):
+                vals[name] = r.uniform(-100, 100)
+            elif kind == "uint8":
+                vals[name] = r.randint(0, 255)
+            else:
+                vals[name] = r.randint(-1000, 1000)
+        t.append(Row(**vals))
+    if n > 2 and r.random() < 0.6:
+        t.delete(sorted(r.sample(range(n), r.randint(1, n // 2))))
+    t.close()
+    return path
+
+
+def c_order(x):
+    """`x` as a C-order array, 0-d kept 0-d (np.ascontiguousarray makes it 1-d)."""
+    return np.array(x, order="C", copy=True)
+
+
+def run(b2nd, *args):
+    return subprocess.run([b2nd, *map(str, args)], capture_output=True)
+
+
+def npy_bytes(path):
+    a = np.load(path, allow_pickle=False)
+    return a.dtype.str, list(a.shape), c_order(a).tobytes()
+
+
+def check_store(b2nd, path: Path, written: dict, work: Path) -> list:
+    problems = []
+    store = blosc2.open(str(path), mode="r")
+    out = run(b2nd, "ls", "--json", path)
+    if out.returncode != 0:
+        return [f"ls failed: {out.stderr.decode().strip()}"]
+    listing = json.loads(out.stdout)
+    want_kind = type(store).__name__.lower()
+    if listing["kind"] != want_kind:
+        problems.append(f"kind {listing['kind']} != {want_kind}")
+    keys = sorted(store.keys())
+    got_keys = [m["key"] for m in listing["members"]]
+    if got_keys != keys:
+        problems.append(f"keys {got_keys} != {keys}")
+        return problems
+    for m in listing["members"]:
+        key = m["key"]
+        try:
+            value = store[key]
+            kind = type(value).__name__.lower()
+        except Exception as e:
+            if key not in written:
+                problems.append(f"{key}: python-blosc2 cannot read it ({e}) and it is not an array")
+                continue
+            # python-blosc2 cannot open a member it wrote (seen: 0-d embedded arrays):
+            # compare with the data written.
+            print(f"NOTE {path.name} {key}: python-blosc2 fails to read it ({e}); checked against the data written")
+            value, kind = None, "ndarray"
+        if m["kind"] != kind:
+            problems.append(f"{key}: kind {m['kind']} != {kind}")
+            continue
+        if kind != "ndarray":
+            continue
+        try:
+            arr = c_order(value[()])
+        except Exception:
+            arr = c_order(written[key])  # python-blosc2 cannot read its own member
+        if m["shape"] != list(arr.shape) or m["dtype"] != arr.dtype.str:
+            problems.append(f"{key}: {m['shape']} {m['dtype']} != {list(arr.shape)} {arr.dtype.str}")
+            continue
+        npy = work / "m.npy"
+        out = run(b2nd, "to-npy", "--force", "--key", key, path, npy)
+        if out.returncode != 0:
+            problems.append(f"{key}: to-npy failed: {out.stderr.decode().strip()}")
+            continue
+        if npy_bytes(npy) != (arr.dtype.str, list(arr.shape), arr.tobytes()):
+            problems.append(f"{key}: values differ")
+    return problems
+
+
+def check_table(b2nd, path: Path, work: Path) -> list:
+    problems = []
+    t = blosc2.open(str(path), mode="r")
+    out = run(b2nd, "ls", "--json", path)
+    if out.returncode != 0:
+        return [f"ls failed: {out.stderr.decode().strip()}"]
+    listing = json.loads(out.stdout)
+    if listing["kind"] != "ctable" or listing["n_rows"] != len(t):
+        problems.append(f"listing {listing['kind']} {listing['n_rows']} != ctable {len(t)}")
+    if [c["name"] for c in listing["columns"]] != list(t.col_names):
+        problems.append(f"columns {listing['columns']} != {t.col_names}")
+        return problems
+    for c in listing["columns"]:
+        name = c["name"]
+        arr = c_order(t[name].to_numpy())
+        if c.get("dtype") != arr.dtype.str:
+            problems.append(f"{name}: dtype {c.get('dtype')} != {arr.dtype.str}")
+            continue
+        npy = work / "c.npy"
+        out = run(b2nd, "to-npy", "--force", "--column", name, path, npy)
+        if out.returncode != 0:
+            problems.append(f"{name}: to-npy failed: {out.stderr.decode().strip()}")
+            continue
+        if npy_bytes(npy) != (arr.dtype.str, list(arr.shape), arr.tobytes()):
+            problems.append(f"{name}: values differ")
+    return problems
+
+
+def main():
+    b2nd, work = sys.argv[1], Path(sys.argv[2])
+    cases = int(sys.argv[3]) if len(sys.argv) > 3 else 60
+    seed = int(os.environ.get("SEED", random.SystemRandom().randrange(2**32)))
+    only = os.environ.get("CASE")
+    print(f"diff_stores: SEED={seed} ({cases} cases; replay with SEED={seed})", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    failed = stores = tables = refused = 0
+    for k in range(cases):
+        if only is not None and k != int(only):
+            continue
+        r = random.Random(seed * 1000003 + k)
+        d = work / f"case-{k}"
+        d.mkdir()
+        case = {"seed": seed, "case": k}
+        is_store = r.random() < 0.6
+        try:
+            if is_store:
+                path, written = make_store(r, d / "s", case)
+            else:
+                path = make_table(r, d / "t", case)
+        except Exception as e:  # python-blosc2 refusing to write a combination: reported
+            refused += 1
+            print(f"NOTE case {k}: python-blosc2 refused to write it ({type(e).__name__}: {e})")
+            shutil.rmtree(d)
+            continue
+        try:
+            if is_store:
+                problems = check_store(b2nd, path, written, d)
+                stores += 1
+            else:
+                problems = check_table(b2nd, path, d)
+                tables += 1
+        except Exception as e:
+            problems = [f"the check raised {type(e).__name__}: {e}"]
+        if problems:
+            failed += 1
+            keep = work / "failures" / f"case-{k}"
+            shutil.copytree(d, keep)
+            (keep / "case.json").write_text(json.dumps(case, default=str, indent=1))
+            print(f"FAIL case {k} ({case.get('kind')}): " + "; ".join(problems[:5]), flush=True)
+        else:
+            shutil.rmtree(d)
+    print(
+        f"diff_stores: {stores} stores and {tables} tables: {stores + tables - failed} passed, "
+        f"{failed} failed ({refused} combinations python-blosc2 refused to write)"
+    )
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
