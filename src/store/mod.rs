@@ -189,6 +189,8 @@ pub struct Store {
     embed: SChunk,
     /// Stored values: external ones (sorted by key), then embedded ones (in map order).
     members: Vec<(String, Place)>,
+    /// The table roots, found once (each needs its manifest opened).
+    tables: std::sync::OnceLock<BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -311,6 +313,7 @@ impl Store {
             container,
             embed,
             members,
+            tables: std::sync::OnceLock::new(),
         })
     }
 
@@ -376,7 +379,11 @@ impl Store {
 
     /// Table roots of a TreeStore: the keys `k` with a `k/_meta` manifest whose `kind` is
     /// `ctable` (not the root: a store whose `/_meta` is a manifest is a table itself).
-    fn table_roots(&self) -> BTreeSet<String> {
+    fn table_roots(&self) -> &BTreeSet<String> {
+        self.tables.get_or_init(|| self.find_table_roots())
+    }
+
+    fn find_table_roots(&self) -> BTreeSet<String> {
         let mut roots = BTreeSet::new();
         for (key, _) in &self.members {
             if let Some(root) = key.strip_suffix("/_meta") {
