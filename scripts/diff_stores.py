@@ -185,6 +185,17 @@ def npy_bytes(path):
     return a.dtype.str, list(a.shape), c_order(a).tobytes()
 
 
+def npy_differs(b2nd, what, arr, work: Path, *args) -> list:
+    """`b2nd to-npy ARGS` must give `arr` exactly (dtype and shape included)."""
+    npy = work / "out.npy"
+    out = run(b2nd, "to-npy", "--force", *args, npy)
+    if out.returncode != 0:
+        return [f"{what}: to-npy failed: {out.stderr.decode().strip()}"]
+    if npy_bytes(npy) != (arr.dtype.str, list(arr.shape), arr.tobytes()):
+        return [f"{what}: values differ"]
+    return []
+
+
 def check_store(b2nd, path: Path, written: dict, work: Path) -> list:
     problems = []
     store = blosc2.open(str(path), mode="r")
@@ -225,13 +236,7 @@ def check_store(b2nd, path: Path, written: dict, work: Path) -> list:
         if m["shape"] != list(arr.shape) or m["dtype"] != arr.dtype.str:
             problems.append(f"{key}: {m['shape']} {m['dtype']} != {list(arr.shape)} {arr.dtype.str}")
             continue
-        npy = work / "m.npy"
-        out = run(b2nd, "to-npy", "--force", "--key", key, path, npy)
-        if out.returncode != 0:
-            problems.append(f"{key}: to-npy failed: {out.stderr.decode().strip()}")
-            continue
-        if npy_bytes(npy) != (arr.dtype.str, list(arr.shape), arr.tobytes()):
-            problems.append(f"{key}: values differ")
+        problems += npy_differs(b2nd, key, arr, work, "--key", key, path)
     return problems
 
 
@@ -253,13 +258,7 @@ def check_table(b2nd, path: Path, work: Path) -> list:
         if c.get("dtype") != arr.dtype.str:
             problems.append(f"{name}: dtype {c.get('dtype')} != {arr.dtype.str}")
             continue
-        npy = work / "c.npy"
-        out = run(b2nd, "to-npy", "--force", "--column", name, path, npy)
-        if out.returncode != 0:
-            problems.append(f"{name}: to-npy failed: {out.stderr.decode().strip()}")
-            continue
-        if npy_bytes(npy) != (arr.dtype.str, list(arr.shape), arr.tobytes()):
-            problems.append(f"{name}: values differ")
+        problems += npy_differs(b2nd, name, arr, work, "--column", name, path)
     return problems
 
 
