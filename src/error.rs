@@ -175,6 +175,13 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// Another writer holds the array's lock (see [`crate::ArrayMut`]).
+    #[error("{}: another writer has it open (locked)", path.display())]
+    Locked {
+        /// The array's file or directory.
+        path: PathBuf,
+    },
+
     /// A store (`.b2z`, `.b2d`, `.b2e`) is malformed or not a store.
     #[error("{path}: not a readable store: {reason}")]
     Store {

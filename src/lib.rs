@@ -160,6 +160,7 @@ pub use read::slice::SliceSlabs;
 pub use schunk::{SChunk, MAX_ATTR_BYTES};
 pub use store::{MemberKind, Store, StoreKind};
 pub use table::{Column, Table};
+pub use write::ArrayMut;
 pub use write::{ArrayBuilder, Codec, Filter, StoreBuilder, TableBuilder, Target, Writer};
 
 /// The README's examples, compiled and run as doctests.

@@ -11,6 +11,8 @@ use std::sync::{Mutex, OnceLock};
 use crate::error::{Error, Result};
 use crate::ffi::{ChunkBytes, Schunk, SchunkParams, EXTENDED_HEADER_LEN};
 use crate::format::chunk::ChunkHeader;
+use crate::format::journal::Journal;
+use crate::format::parts::FrameParts;
 use crate::format::{read_at, Malformed};
 
 /// Bytes of the frame header this crate checks.
@@ -175,6 +177,71 @@ fn check_index_header(ih: &[u8]) -> Result<(), Malformed> {
     Ok(())
 }
 
+/// A frame on disk as an in-place change sees it: its parts and where they are.
+pub(crate) struct OnDisk {
+    /// Header and attributes.
+    pub(crate) parts: FrameParts,
+    /// Bytes of the header.
+    pub(crate) header_len: u64,
+    /// Bytes of the frame (header to trailer end).
+    pub(crate) frame_len: u64,
+    /// The header's compressed-size field.
+    pub(crate) cbytes: i64,
+}
+
+/// Read the frame at the start of `file` (a CFrame file, or the `chunks.b2frame` of a sparse
+/// frame when `sparse`) for an in-place change: checked as [`Frame::open`] checks it, then
+/// its header and trailer parsed.
+pub(crate) fn read_on_disk(file: &Path, sparse: bool) -> Result<OnDisk> {
+    let source = file.display().to_string();
+    let (header, layout) = check_file(file, 0, sparse, &source)?;
+    let io = |source| Error::Io {
+        path: file.to_path_buf(),
+        source,
+    };
+    let f = File::open(file).map_err(io)?;
+    let bad = |reason: String| Error::Frame {
+        source_name: source.clone(),
+        reason,
+    };
+    // Both lengths are at most the file's size (checked above).
+    let mut head = vec![0u8; header.header_len as usize];
+    let trailer_at = layout.index_at + layout.index_len;
+    let mut trailer = vec![0u8; (header.frame_len - trailer_at) as usize];
+    read_at(&f, &mut head, 0).ok_or_else(|| bad("the header could not be read".into()))?;
+    read_at(&f, &mut trailer, trailer_at)
+        .ok_or_else(|| bad("the trailer could not be read".into()))?;
+    let parts = FrameParts::parse(head, &trailer).map_err(|e| bad(e.0))?;
+    Ok(OnDisk {
+        parts,
+        header_len: u64::from(header.header_len),
+        frame_len: header.frame_len,
+        cbytes: header.cbytes,
+    })
+}
+
+/// Refuse a frame file whose header an interrupted in-place change left half-written: a
+/// valid journal is present and the header is neither the old nor the new one.
+fn check_journal(path: &Path, source: &str) -> Result<()> {
+    let Some(j) = Journal::read(path) else {
+        return Ok(());
+    };
+    let mut head = vec![0u8; j.old.len()];
+    let f = File::open(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if read_at(&f, &mut head, 0).is_some() && (head == j.old || head == j.new) {
+        return Ok(());
+    }
+    Err(Error::Frame {
+        source_name: source.to_string(),
+        reason: "an in-place change was interrupted while it wrote the header: open the \
+                 array for writing (ArrayMut::open) to finish it"
+            .into(),
+    })
+}
+
 /// Check the frame starting at `offset` in the file at `path`: header, then layout, then
 /// the index header. A malformed frame is an [`Error::Frame`] of `source`.
 fn check_file(
@@ -264,6 +331,34 @@ struct ChunkFiles {
     sparse: bool,
     /// The frame file, opened on first use (contiguous frames).
     file: OnceLock<Option<File>>,
+    /// The file holding the header (the frame file, or `chunks.b2frame`) as it was when
+    /// opened: an in-place change or a compaction alters it.
+    stamp: Option<Stamp>,
+}
+
+/// What identifies one version of a file: size, modification time, and (Unix) inode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp(u64, Option<std::time::SystemTime>, u64);
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        let m = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(&m);
+        #[cfg(not(unix))]
+        let ino = 0;
+        Some(Stamp(m.len(), m.modified().ok(), ino))
+    }
+}
+
+impl ChunkFiles {
+    fn header_file(&self) -> PathBuf {
+        if self.sparse {
+            self.path.join("chunks.b2frame")
+        } else {
+            self.path.clone()
+        }
+    }
 }
 
 impl Frame {
@@ -296,6 +391,9 @@ impl Frame {
             }
             check_file(&index, 0, true, &source)?
         } else {
+            if offset == 0 {
+                check_journal(path, &source)?;
+            }
             check_file(path, offset, false, &source)?
         };
         let (header, layout) = header;
@@ -308,7 +406,11 @@ impl Frame {
             header,
             sparse: meta.is_dir(),
             file: OnceLock::new(),
+            stamp: None,
         });
+        if let Some(f) = frame.files.as_mut() {
+            f.stamp = Stamp::of(&f.header_file());
+        }
         Ok(frame)
     }
 
@@ -401,11 +503,35 @@ impl Frame {
     /// Copy compressed chunk `n` into `out`.
     pub(crate) fn chunk_into(&self, n: u64, out: &mut ChunkBytes) -> Result<()> {
         let n = i64::try_from(n).map_err(|_| Error::InvalidArgument(format!("chunk index {n}")))?;
-        self.lock().chunk_into(n, out).map_err(|e| Error::Chunk {
+        let fetched = self.lock().chunk_into(n, out);
+        // c-blosc2 reads the header and index from the path at every fetch: a change
+        // published since this frame was opened could mix versions. Checked after the fetch:
+        // unchanged now means unchanged during it.
+        if !self.unchanged() {
+            return Err(self.changed_error());
+        }
+        fetched.map_err(|e| Error::Chunk {
             source_name: self.source.clone(),
             chunk: n,
             reason: format!("could not fetch it ({e}): missing or corrupt chunk data"),
         })
+    }
+
+    /// Whether the frame's file is still the version this frame opened.
+    fn unchanged(&self) -> bool {
+        match &self.files {
+            Some(f) => f.stamp.is_some() && Stamp::of(&f.header_file()) == f.stamp,
+            None => true,
+        }
+    }
+
+    fn changed_error(&self) -> Error {
+        Error::Frame {
+            source_name: self.source.clone(),
+            reason: "the file was changed (an in-place change or compaction) since it was \
+                     opened: open it again to read the new contents"
+                .into(),
+        }
     }
 }
 
@@ -426,8 +552,10 @@ impl Frame {
         block_bytes: usize,
         out: &mut ChunkBytes,
     ) -> bool {
+        // A changed file fails here; the caller's whole-chunk fetch then reports it.
         self.try_chunk_blocks_into(n, wanted, block_bytes, out)
             .unwrap_or(false)
+            && self.unchanged()
     }
 
     fn try_chunk_blocks_into(

@@ -8,8 +8,10 @@
 pub(crate) mod chunk;
 pub mod frame;
 pub(crate) mod ids;
+pub(crate) mod journal;
 pub mod meta;
 pub mod npy;
+pub(crate) mod parts;
 pub(crate) mod zip;
 
 /// Bytes that break their layout's rules, and why: the error of every parser of this layer

@@ -222,12 +222,63 @@ pub(crate) fn step(pos: &mut [u64], lo: &[u64], hi: &[u64]) -> bool {
     false
 }
 
+/// Copy the items of `src` (the C-order buffer of region `src_r`) that also lie in `dst_r`
+/// into `dst` (the C-order buffer of `dst_r`), items of `itemsize` bytes. Buffers must hold
+/// their regions (checked by the callers' sizes; a short one panics on slicing).
+pub(crate) fn copy_overlap(
+    src_r: &Region,
+    src: &[u8],
+    dst_r: &Region,
+    dst: &mut [u8],
+    itemsize: usize,
+) {
+    let Some(ov) = src_r.intersect(dst_r) else {
+        return;
+    };
+    let nd = ov.ndim();
+    if nd == 0 {
+        dst[..itemsize].copy_from_slice(&src[..itemsize]);
+        return;
+    }
+    let run = ov.shape[nd - 1] as usize * itemsize;
+    let (lo, mut hi) = ov.bounds();
+    hi[nd - 1] = lo[nd - 1] + 1; // one step per row
+    let mut pos = lo;
+    loop {
+        let s = src_r.offset_of(&pos[..nd]) as usize * itemsize;
+        let d = dst_r.offset_of(&pos[..nd]) as usize * itemsize;
+        dst[d..d + run].copy_from_slice(&src[s..s + run]);
+        if !step(&mut pos[..nd], &lo[..nd], &hi[..nd]) {
+            break;
+        }
+    }
+}
+
 /// Zeros for the `lo` of [`step`] over index ranges starting at 0.
 pub(crate) const ZEROS: [u64; MAX_DIM] = [0; MAX_DIM];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copy_overlap_copies_the_intersection() {
+        let a = Region::new(vec![0, 0], vec![3, 4]);
+        let src: Vec<u8> = (0..12).collect();
+        let b = Region::new(vec![1, 2], vec![3, 3]);
+        let mut dst = vec![99u8; 9];
+        copy_overlap(&a, &src, &b, &mut dst, 1);
+        assert_eq!(dst, vec![6, 7, 99, 10, 11, 99, 99, 99, 99]);
+        let mut d0 = vec![0u8; 2];
+        copy_overlap(
+            &Region::whole(&[]),
+            &[5, 6],
+            &Region::whole(&[]),
+            &mut d0,
+            2,
+        );
+        assert_eq!(d0, vec![5, 6]);
+    }
 
     #[test]
     fn step_walks_a_box_in_c_order() {

@@ -46,6 +46,16 @@ pub(crate) fn key_of_path(rel: &str) -> String {
     format!("/{}", &rel[..stem_end])
 }
 
+/// The relative path of the external NDArray member at `key` (`/dir1/node` ->
+/// `dir1/node.b2nd`), checked.
+pub(crate) fn member_file(key: &str) -> Result<String, String> {
+    check_key(key).map_err(|why| format!("key {key:?} {why}"))?;
+    if key == "/" {
+        return Err("the root is not a member".into());
+    }
+    Ok(format!("{}.b2nd", &key[1..]))
+}
+
 /// Whether `rel` ends with one of the [`EXTERNAL_SUFFIXES`].
 pub(crate) fn has_external_suffix(rel: &str) -> bool {
     EXTERNAL_SUFFIXES.iter().any(|s| rel.ends_with(s))

@@ -27,6 +27,7 @@ use crate::model::region::Region;
 
 mod builder;
 mod edit;
+mod inplace;
 mod options;
 mod staging;
 mod store;
@@ -36,6 +37,7 @@ mod writer;
 pub use builder::ArrayBuilder;
 use builder::Plan;
 pub use edit::{delete_attrs, set_attrs};
+pub use inplace::ArrayMut;
 pub use options::{default_chunks_blocks, Codec, Filter, Target};
 use staging::{parent_dir, Staging};
 pub use store::StoreBuilder;

@@ -53,7 +53,7 @@ pub(super) struct Packer {
 
 impl Packer {
     /// A packer compressing with `cctx` as `plan` says.
-    fn new(cctx: Cctx, plan: &Plan) -> Packer {
+    pub(super) fn new(cctx: Cctx, plan: &Plan) -> Packer {
         Packer {
             cctx,
             chunk: Vec::new(),

@@ -1,0 +1,955 @@
+//! [`ArrayMut`]: an existing array changed in place (write a region, resize, append, set or
+//! delete attributes), every change published atomically; see `docs/in-place-writes.md`.
+//!
+//! One mechanism for every change: the new chunks, a new chunk index and a new trailer are
+//! written *after* everything the current header reaches (contiguous frames) or to new files
+//! (sparse frames), made durable, and only then published: by one header write guarded by a
+//! journal (contiguous), or by renaming a new `chunks.b2frame` into place (sparse). Nothing a
+//! reader of the old contents can reach is ever overwritten.
+
+#![forbid(unsafe_code)]
+
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+
+use super::writer::{pack_chunk, Packer};
+use super::*;
+use crate::array::Array;
+use crate::format::frame::{read_on_disk, OnDisk};
+use crate::format::journal::{journal_path, Journal};
+use crate::format::parts::{special_offset, trailer_bytes, ZERO_CHUNK_OFFSET};
+use crate::model::region::{copy_overlap, ravel};
+use crate::parallel::Threads;
+
+/// An array opened for in-place changes: a contiguous `.b2nd` file, a sparse directory, or a
+/// member of a `.b2d` store (see [`ArrayMut::open_in_store`]).
+///
+/// Each method is one change, published atomically: after a crash (or `kill -9`) at any
+/// moment the file holds the whole old or the whole new contents of that change, for b2nd
+/// and for python-blosc2 (see `docs/in-place-writes.md` for the guarantee and its limits).
+/// Touched chunks are re-encoded with the array's own codec, level and filters, in
+/// parallel; untouched chunks are not rewritten. Superseded chunks stay in a contiguous file
+/// as dead space until [`ArrayMut::compact`].
+///
+/// One writer at a time: opening takes an exclusive advisory lock (`flock`) on the file (or
+/// the sparse directory) for the life of the `ArrayMut`. [`Array`]s opened before a change
+/// keep reading the contents they opened (nothing they reach is overwritten) until a
+/// compaction replaces the file.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("a.b2nd");
+/// b2nd::ArrayBuilder::for_type::<i32>(&[4, 4]).chunks(&[2, 2]).blocks(&[1, 2])
+///     .write(b2nd::Target::File(path.clone()), &[0i32; 16])?;
+/// let mut a = b2nd::ArrayMut::open(&path)?;
+/// a.write_region(&[1, 1], &[2, 2], &[1i32, 2, 3, 4])?;
+/// a.append(0, &[7i32; 4])?; // one more row
+/// assert_eq!(a.array().shape(), &[5, 4]);
+/// drop(a);
+/// let v: Vec<i32> = b2nd::Array::open(&path)?.read()?;
+/// assert_eq!(&v[4..8], &[0, 1, 2, 0]);
+/// assert_eq!(&v[16..], &[7; 4]);
+/// # Ok::<(), b2nd::Error>(())
+/// ```
+pub struct ArrayMut {
+    path: PathBuf,
+    sparse: bool,
+    /// Holds the advisory lock (the file, or the sparse directory).
+    lock: File,
+    array: Array,
+    threads: Threads,
+}
+
+impl std::fmt::Debug for ArrayMut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArrayMut")
+            .field("path", &self.path)
+            .field("shape", &self.array.shape())
+            .finish()
+    }
+}
+
+/// Where chunk `n` of the new contents comes from.
+enum Source {
+    /// The old chunk's index entry, kept as it is.
+    Keep(i64),
+    /// A chunk of zeros (grown area).
+    Zeros,
+    /// Encoded anew: from the written data alone (`full`), or from old data and written data.
+    Build { full: bool },
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn lock_file(path: &Path, what: &Path) -> Result<File> {
+    let f = File::open(what).map_err(io_err(what))?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked {
+            path: path.to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(io_err(what)(e)),
+    }
+}
+
+/// Make the directory entry changes in `dir` durable (a no-op where directories cannot be
+/// opened).
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Finish or roll back what an interrupted header publication left: with a valid journal,
+/// a header that is neither the old nor the new one is replaced by the new one (all the data
+/// it refers to was made durable before the journal was written). The journal is removed.
+fn recover(path: &Path) -> Result<()> {
+    let jpath = journal_path(path);
+    if std::fs::symlink_metadata(&jpath).is_err() {
+        return Ok(());
+    }
+    if let Some(j) = Journal::read(path) {
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io_err(path))?;
+        let mut head = vec![0u8; j.old.len()];
+        let ok = crate::format::read_at(&f, &mut head, 0).is_some();
+        if !ok || (head != j.old && head != j.new) {
+            f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+            f.write_all(&j.new).map_err(io_err(path))?;
+            f.sync_data().map_err(io_err(path))?;
+        }
+    }
+    std::fs::remove_file(&jpath).map_err(io_err(&jpath))?;
+    Ok(())
+}
+
+impl ArrayMut {
+    /// Open the array at `path` (a contiguous file or a sparse directory) for changes,
+    /// taking the writer's lock ([`Error::Locked`] when another writer holds it) and
+    /// finishing what an interrupted change left, if anything.
+    pub fn open(path: impl AsRef<Path>) -> Result<ArrayMut> {
+        let path = path.as_ref().to_path_buf();
+        let meta = std::fs::metadata(&path).map_err(io_err(&path))?;
+        let sparse = meta.is_dir();
+        let lock = lock_file(&path, &path)?;
+        if !sparse {
+            recover(&path)?;
+        }
+        let array = Array::open(&path)?;
+        let threads = array.exec.clone();
+        Ok(ArrayMut {
+            path,
+            sparse,
+            lock,
+            array,
+            threads,
+        })
+    }
+
+    /// Open the member `key` of the directory store (`.b2d`) at `store` for changes. Members
+    /// of `.b2z` files and members embedded in `embed.b2e` cannot be changed in place.
+    pub fn open_in_store(store: impl AsRef<Path>, key: &str) -> Result<ArrayMut> {
+        let store = store.as_ref();
+        let refuse = |reason: String| Error::Store {
+            path: store.display().to_string(),
+            reason,
+        };
+        if !store.is_dir() {
+            return Err(refuse(
+                "only members of a directory store (.b2d) can be changed in place".into(),
+            ));
+        }
+        let rel = crate::store::keys::member_file(key).map_err(refuse)?;
+        let path = store.join(rel);
+        if !path.exists() {
+            return Err(Error::KeyNotFound {
+                store: store.display().to_string(),
+                key: format!(
+                    "{key} (as a .b2nd file: embedded members cannot be changed in place)"
+                ),
+            });
+        }
+        ArrayMut::open(path)
+    }
+
+    /// Where parallel encoding runs (default: the array's, see [`Array::with_threads`]).
+    pub fn with_threads(mut self, threads: Threads) -> ArrayMut {
+        self.threads = threads.clone();
+        self.array = self.array.with_threads(threads);
+        self
+    }
+
+    /// The array as it is now (after the last change).
+    pub fn array(&self) -> &Array {
+        &self.array
+    }
+
+    /// The path being changed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Write `data` (raw bytes in the dtype's byte order, C order of the region) into the
+    /// region `[start, start + shape)`, which must lie inside the array.
+    pub fn write_region_bytes(&mut self, start: &[u64], shape: &[u64], data: &[u8]) -> Result<()> {
+        let region = self.check_region(start, shape, data.len())?;
+        let new_shape = self.array.shape().to_vec();
+        self.change(&new_shape, Some((&region, data)), None)
+    }
+
+    /// Write typed items into the region `[start, start + shape)` (`T` must be the array's
+    /// dtype).
+    pub fn write_region<T: Element>(
+        &mut self,
+        start: &[u64],
+        shape: &[u64],
+        data: &[T],
+    ) -> Result<()> {
+        self.check_type::<T>()?;
+        self.write_region_bytes(start, shape, &T::as_bytes(data))
+    }
+
+    /// Write an ndarray view at `start` (its shape is the region's).
+    #[cfg(feature = "ndarray")]
+    pub fn write_ndarray<T: Element, S: ndarray::Data<Elem = T>, D: ndarray::Dimension>(
+        &mut self,
+        start: &[u64],
+        view: &ndarray::ArrayBase<S, D>,
+    ) -> Result<()> {
+        let shape: Vec<u64> = view.shape().iter().map(|&s| s as u64).collect();
+        let items: Vec<T> = view.iter().cloned().collect();
+        self.write_region(start, &shape, &items)
+    }
+
+    /// Change the shape (same number of dimensions). Grown positions read as zeros, as
+    /// python-blosc2's `resize` leaves them; shrinking drops the positions outside.
+    pub fn resize(&mut self, shape: &[u64]) -> Result<()> {
+        if shape.len() != self.array.ndim() {
+            return Err(Error::InvalidArgument(format!(
+                "new shape {shape:?} has {} dimensions, the array {}",
+                shape.len(),
+                self.array.ndim()
+            )));
+        }
+        self.change(shape, None, None)
+    }
+
+    /// Append `data` (raw bytes, C order) along `axis`: its shape is the array's with
+    /// `axis` replaced by however many positions `data` holds. Grows the array and writes
+    /// the data, published as one change.
+    pub fn append_bytes(&mut self, axis: usize, data: &[u8]) -> Result<()> {
+        let shape = self.array.shape().to_vec();
+        if axis >= shape.len() {
+            return Err(Error::InvalidArgument(format!(
+                "axis {axis} of a {}-dimensional array",
+                shape.len()
+            )));
+        }
+        let slice_bytes = shape
+            .iter()
+            .enumerate()
+            .filter(|&(d, _)| d != axis)
+            .map(|(_, &s)| s)
+            .product::<u64>()
+            .saturating_mul(self.array.itemsize() as u64);
+        if slice_bytes == 0 || !(data.len() as u64).is_multiple_of(slice_bytes) {
+            return Err(Error::InvalidArgument(format!(
+                "{} bytes are not whole slices of {slice_bytes} bytes along axis {axis}",
+                data.len()
+            )));
+        }
+        let added = data.len() as u64 / slice_bytes;
+        let mut new_shape = shape.clone();
+        new_shape[axis] = shape[axis]
+            .checked_add(added)
+            .ok_or_else(|| Error::InvalidArgument("the new shape overflows".into()))?;
+        let mut start = vec![0; shape.len()];
+        start[axis] = shape[axis];
+        let mut region_shape = shape;
+        region_shape[axis] = added;
+        let region = Region::new(start, region_shape);
+        self.change(&new_shape, Some((&region, data)), None)
+    }
+
+    /// Append typed items along `axis` (see [`ArrayMut::append_bytes`]).
+    pub fn append<T: Element>(&mut self, axis: usize, data: &[T]) -> Result<()> {
+        self.check_type::<T>()?;
+        self.append_bytes(axis, &T::as_bytes(data))
+    }
+
+    /// Set (add or replace) the attribute `name`.
+    pub fn set_attr(&mut self, name: &str, value: &Value) -> Result<()> {
+        self.set_attrs(&[(name, value.clone())])
+    }
+
+    /// Set several attributes, published as one change.
+    pub fn set_attrs(&mut self, attrs: &[(&str, Value)]) -> Result<()> {
+        let mut vlmeta = self.current()?.parts.vlmeta;
+        for (name, value) in attrs {
+            if name.is_empty() || name.len() >= 32 {
+                return Err(Error::Attr {
+                    source_name: self.array.source().into(),
+                    name: (*name).into(),
+                    reason: "names have 1 to 31 bytes".into(),
+                });
+            }
+            let stored = compress_attr(&value.encode()).map_err(|e| Error::Attr {
+                source_name: self.array.source().into(),
+                name: (*name).into(),
+                reason: format!("could not compress it ({e})"),
+            })?;
+            match vlmeta.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = stored,
+                None => vlmeta.push((name.to_string(), stored)),
+            }
+        }
+        let shape = self.array.shape().to_vec();
+        self.change(&shape, None, Some(vlmeta))
+    }
+
+    /// Delete the attribute `name` (an error when there is none).
+    pub fn delete_attr(&mut self, name: &str) -> Result<()> {
+        let mut vlmeta = self.current()?.parts.vlmeta;
+        let before = vlmeta.len();
+        vlmeta.retain(|(n, _)| n != name);
+        if vlmeta.len() == before {
+            return Err(Error::Attr {
+                source_name: self.array.source().into(),
+                name: name.into(),
+                reason: "no such attribute".into(),
+            });
+        }
+        let shape = self.array.shape().to_vec();
+        self.change(&shape, None, Some(vlmeta))
+    }
+
+    /// Rewrite the array without dead space (superseded chunks, old indexes and trailers),
+    /// copying the live chunks as they are, into a new file renamed over the old one (a
+    /// sparse frame: delete chunk files nothing refers to). [`Array`]s opened before must be
+    /// reopened afterwards.
+    pub fn compact(&mut self) -> Result<()> {
+        if self.sparse {
+            let disk = self.current()?;
+            let live: std::collections::HashSet<i64> = self
+                .old_offsets(&disk)?
+                .into_iter()
+                .filter(|&o| o >= 0)
+                .collect();
+            for e in std::fs::read_dir(&self.path).map_err(io_err(&self.path))? {
+                let e = e.map_err(io_err(&self.path))?;
+                if let Some(id) = chunk_file_id(&e.file_name()) {
+                    if !live.contains(&id) {
+                        std::fs::remove_file(e.path()).map_err(io_err(&e.path()))?;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let disk = self.current()?;
+        let offsets = self.old_offsets(&disk)?;
+        let mut chunks = Vec::with_capacity(offsets.len());
+        let mut buf = crate::ffi::ChunkBytes::default();
+        for (n, &o) in offsets.iter().enumerate() {
+            if o < 0 {
+                chunks.push(Built::Code(o));
+                continue;
+            }
+            self.array.frame.chunk_into(n as u64, &mut buf)?;
+            chunks.push(Built::Bytes(buf.to_vec()));
+        }
+        let shape = self.array.shape().to_vec();
+        self.publish_rewrite(&disk, &shape, chunks, &disk.parts.vlmeta)?;
+        self.reopen(true)
+    }
+
+    fn check_type<T: Element>(&self) -> Result<()> {
+        if *self.array.dtype() != T::dtype() {
+            return Err(Error::TypeMismatch {
+                dtype: self.array.dtype().to_numpy_str(),
+                requested: T::NAME,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_region(&self, start: &[u64], shape: &[u64], len: usize) -> Result<Region> {
+        let nd = self.array.ndim();
+        if start.len() != nd || shape.len() != nd {
+            return Err(Error::InvalidArgument(format!(
+                "region of {} / {} dimensions in a {nd}-dimensional array",
+                start.len(),
+                shape.len()
+            )));
+        }
+        let region = Region::new(start.to_vec(), shape.to_vec());
+        if !region.fits_in(self.array.shape()) {
+            return Err(Error::InvalidArgument(format!(
+                "region {start:?} + {shape:?} exceeds the array's shape {:?}",
+                self.array.shape()
+            )));
+        }
+        let want = region
+            .nitems()
+            .and_then(|n| n.checked_mul(self.array.itemsize() as u64));
+        if want != Some(len as u64) {
+            return Err(Error::BufferSize {
+                expected: want.unwrap_or(u64::MAX) as usize,
+                got: len,
+            });
+        }
+        Ok(region)
+    }
+
+    /// The frame as it is on disk now.
+    fn current(&self) -> Result<OnDisk> {
+        if self.sparse {
+            read_on_disk(&self.path.join("chunks.b2frame"), true)
+        } else {
+            read_on_disk(&self.path, false)
+        }
+    }
+
+    /// The current chunk index entries.
+    fn old_offsets(&self, disk: &OnDisk) -> Result<Vec<i64>> {
+        let g = self.array.geometry();
+        let n = if g.nitems() == 0 { 0 } else { g.nchunks() };
+        let mut s = self.array.frame.lock();
+        (0..n)
+            .map(|i| {
+                s.chunk_offset(i as i64, disk.header_len as i32, disk.cbytes)
+                    .map_err(|e| Error::Chunk {
+                        source_name: self.array.source().into(),
+                        chunk: i as i64,
+                        reason: format!("its index entry could not be read ({e})"),
+                    })
+            })
+            .collect()
+    }
+
+    /// The one mechanism: the array with `shape`, `write` written into it, and the
+    /// attributes `vlmeta` (unchanged when `None`), published atomically.
+    fn change(
+        &mut self,
+        shape: &[u64],
+        write: Option<(&Region, &[u8])>,
+        vlmeta: Option<Vec<(String, Vec<u8>)>>,
+    ) -> Result<()> {
+        let a = &self.array;
+        if matches!(a.codec(), Codec::Other { .. })
+            || a.filters()
+                .iter()
+                .any(|f| matches!(f, Filter::Other { .. }))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "{}: codec {} / filters {:?} can be read but not written, so its chunks cannot be re-encoded",
+                a.source(),
+                a.codec_name(),
+                a.filter_names()
+            )));
+        }
+        let disk = self.current()?;
+        let old_offsets = self.old_offsets(&disk)?;
+        let g0 = a.geometry().clone();
+        let mut builder = ArrayBuilder::like(a);
+        builder.shape = shape.to_vec();
+        builder.threads = self.threads.clone();
+        let plan = builder.plan()?;
+        let g1 = plan.geom.clone();
+        let n0 = old_offsets.len() as u64;
+        let n1 = if g1.nitems() == 0 { 0 } else { g1.nchunks() };
+
+        // Where each new chunk comes from.
+        let mut sources = Vec::with_capacity(n1 as usize);
+        for idx in 0..n1 {
+            let ext = g1.chunk_region(idx);
+            let coords = g1.chunk_coords(idx);
+            let old = (n0 > 0 && coords.iter().zip(g0.chunk_grid()).all(|(c, n)| c < n))
+                .then(|| ravel(&coords, g0.chunk_grid()));
+            let covered = write.and_then(|(r, _)| r.intersect(&ext));
+            let full = covered.as_ref() == Some(&ext);
+            sources.push(match (old, covered) {
+                (_, Some(_)) if full => Source::Build { full: true },
+                (Some(i0), None) if g0.chunk_region(i0) == ext => {
+                    Source::Keep(old_offsets[i0 as usize])
+                }
+                (None, None) => Source::Zeros,
+                _ => Source::Build { full: false },
+            });
+        }
+
+        // Old data of partly written or re-cut chunks, read first (reads run in parallel
+        // inside), then every chunk to build encoded in parallel.
+        let isz = g1.itemsize();
+        let mut inputs: Vec<(u64, Vec<u8>)> = Vec::new();
+        for (idx, s) in sources.iter().enumerate() {
+            let idx = idx as u64;
+            if !matches!(s, Source::Build { full: false }) {
+                continue;
+            }
+            let ext = g1.chunk_region(idx);
+            let mut buf = vec![0u8; ext.nitems().unwrap_or(0) as usize * isz];
+            if let Some(keep) = Region::whole(g0.shape()).intersect(&ext) {
+                let mut old = vec![0u8; keep.nitems().unwrap_or(0) as usize * isz];
+                a.read_region_into(&keep, &mut old)?;
+                copy_overlap(&keep, &old, &ext, &mut buf, isz);
+            }
+            if let Some((r, data)) = write {
+                copy_overlap(r, data, &ext, &mut buf, isz);
+            }
+            inputs.push((idx, buf));
+        }
+        let mut built: Vec<Option<Vec<u8>>> = vec![None; n1 as usize];
+        {
+            let mut jobs: Vec<Job<'_>> = Vec::new();
+            let mut input_iter = inputs.iter();
+            for (idx, slot) in built.iter_mut().enumerate() {
+                let idx = idx as u64;
+                match sources[idx as usize] {
+                    Source::Build { full: true } => {
+                        let (r, data) = write.expect("a full chunk comes from a write");
+                        jobs.push((idx, data, r.clone(), slot));
+                    }
+                    Source::Build { full: false } => {
+                        let (_, buf) = input_iter.next().expect("read above");
+                        jobs.push((idx, buf, g1.chunk_region(idx), slot));
+                    }
+                    _ => {}
+                }
+            }
+            let lanes_n = self.array.threads().max(1).min(jobs.len().max(1));
+            let params = plan.cctx_params(1);
+            let mut lanes = Vec::with_capacity(lanes_n);
+            for _ in 0..lanes_n {
+                let cctx = Cctx::new(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+                lanes.push(Packer::new(cctx, &plan));
+            }
+            self.threads
+                .for_each_lane(&mut lanes, jobs, |p, (idx, src, region, slot)| {
+                    *slot = Some(pack_chunk(&g1, p, idx, src, &region)?);
+                    Ok::<(), Error>(())
+                })?;
+        }
+        let chunks: Vec<Built> = sources
+            .iter()
+            .zip(built)
+            .map(|(s, b)| match (s, b) {
+                (Source::Keep(o), _) => Built::Old(*o),
+                (Source::Zeros, _) => Built::Code(ZERO_CHUNK_OFFSET),
+                (_, Some(bytes)) => match special_offset(&bytes) {
+                    Some(code) => Built::Code(code),
+                    None => Built::Bytes(bytes),
+                },
+                (_, None) => unreachable!("every chunk to build was built"),
+            })
+            .collect();
+        let vlmeta = vlmeta.unwrap_or_else(|| disk.parts.vlmeta.clone());
+        if self.sparse {
+            self.publish_sparse(&disk, shape, chunks, &old_offsets, &vlmeta)?;
+            self.reopen(false)
+        } else if n1 == 0 {
+            self.publish_rewrite(&disk, shape, chunks, &vlmeta)?;
+            self.reopen(true)
+        } else {
+            self.publish_contiguous(&disk, shape, chunks, &vlmeta)?;
+            self.reopen(false)
+        }
+    }
+
+    /// Open the new contents; `replaced`: a rewrite renamed a new file into place, whose
+    /// lock is taken now (a writer in another process that opened the path meanwhile found
+    /// the old file locked, or locks the new one first and this fails with `Locked`).
+    fn reopen(&mut self, replaced: bool) -> Result<()> {
+        if replaced {
+            self.lock = lock_file(&self.path, &self.path)?;
+        }
+        self.array = Array::open(&self.path)?.with_threads(self.threads.clone());
+        Ok(())
+    }
+
+    /// The header of the new contents: sizes, attributes flag and the shape in the
+    /// metalayer.
+    fn header_for(
+        &self,
+        disk: &OnDisk,
+        shape: &[u64],
+        frame_len: u64,
+        nchunks: u64,
+        cbytes: u64,
+        has_vlmeta: bool,
+    ) -> Result<Vec<u8>> {
+        let a = &self.array;
+        let m = a.metalayer();
+        let name = m.format.name();
+        let old = disk
+            .parts
+            .metalayer(name)
+            .ok_or_else(|| self.bad(format!("no `{name}` metalayer")))?;
+        let reencoded = meta::encode(m.format, &m.shape, &m.chunks, &m.blocks, m.dtype.as_deref());
+        if reencoded != old {
+            return Err(self.bad(format!(
+                "the `{name}` metalayer is not laid out as c-blosc2 writes it, so its shape cannot be rewritten"
+            )));
+        }
+        let shape_i: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
+        let content = meta::encode(m.format, &shape_i, &m.chunks, &m.blocks, m.dtype.as_deref());
+        // The extended chunk (whole blocks), from the shapes: an empty array's geometry
+        // reports no chunk bytes.
+        let chunk_bytes = m
+            .chunks
+            .iter()
+            .zip(&m.blocks)
+            .map(|(&c, &b)| (c as u64).div_ceil(b.max(1) as u64) * b as u64)
+            .product::<u64>()
+            * a.itemsize() as u64;
+        let nbytes = nchunks as i64 * chunk_bytes as i64;
+        let chunksize = (nchunks > 0).then_some(chunk_bytes as i32);
+        disk.parts
+            .new_header(
+                frame_len,
+                nbytes,
+                cbytes as i64,
+                Some((name, &content)),
+                has_vlmeta,
+                chunksize,
+            )
+            .map_err(|e| self.bad(e.0))
+    }
+
+    fn bad(&self, reason: String) -> Error {
+        Error::Frame {
+            source_name: self.array.source().into(),
+            reason,
+        }
+    }
+
+    /// Contiguous frames: append chunks, index and trailer after the current frame end,
+    /// make them durable, then publish with one journaled header write.
+    fn publish_contiguous(
+        &mut self,
+        disk: &OnDisk,
+        shape: &[u64],
+        chunks: Vec<Built>,
+        vlmeta: &[(String, Vec<u8>)],
+    ) -> Result<()> {
+        let path = self.path.clone();
+        let io = io_err(&path);
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(&io)?;
+        let result = (|| {
+            f.seek(SeekFrom::Start(disk.frame_len)).map_err(&io)?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
+            let mut pos = disk.frame_len;
+            let mut offsets = Vec::with_capacity(chunks.len());
+            for c in &chunks {
+                offsets.push(match c {
+                    Built::Old(o) | Built::Code(o) => *o,
+                    Built::Bytes(b) => {
+                        w.write_all(b).map_err(&io)?;
+                        let at = (pos - disk.header_len) as i64;
+                        pos += b.len() as u64;
+                        at
+                    }
+                });
+            }
+            let index = index_chunk(&offsets)
+                .map_err(|e| Error::blosc("compressing the chunk index", e))?;
+            let cbytes = pos - disk.header_len;
+            w.write_all(&index).map_err(&io)?;
+            let trailer = trailer_bytes(vlmeta).map_err(|e| self.bad(e.0))?;
+            w.write_all(&trailer).map_err(&io)?;
+            w.flush().map_err(&io)?;
+            drop(w);
+            let frame_len = pos + index.len() as u64 + trailer.len() as u64;
+            f.sync_data().map_err(&io)?;
+            crash_point("data");
+            let new = self.header_for(
+                disk,
+                shape,
+                frame_len,
+                offsets.len() as u64,
+                cbytes,
+                !vlmeta.is_empty(),
+            )?;
+            publish_header(&path, &mut f, &disk.parts.header, &new)?;
+            Ok(frame_len)
+        })();
+        match result {
+            Ok(frame_len) => {
+                // Bytes a failed earlier attempt left past the end.
+                if f.metadata().map(|m| m.len() > frame_len).unwrap_or(false) {
+                    let _ = f.set_len(frame_len);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                // Nothing was published: drop what was appended (best effort).
+                let _ = f.set_len(disk.frame_len);
+                Err(e)
+            }
+        }
+    }
+
+    /// A contiguous frame written anew beside the file and renamed over it (compaction, and
+    /// frames without chunks, whose trailer must follow the header).
+    fn publish_rewrite(
+        &mut self,
+        disk: &OnDisk,
+        shape: &[u64],
+        chunks: Vec<Built>,
+        vlmeta: &[(String, Vec<u8>)],
+    ) -> Result<()> {
+        let dir = parent_dir(&self.path);
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".b2nd-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(io_err(&dir))?;
+        let tpath = tmp.path().to_path_buf();
+        let io = io_err(&tpath);
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        w.write_all(&vec![0u8; disk.header_len as usize])
+            .map_err(&io)?;
+        let mut pos = disk.header_len;
+        let mut offsets = Vec::with_capacity(chunks.len());
+        for c in &chunks {
+            offsets.push(match c {
+                Built::Code(o) => *o,
+                Built::Old(_) => unreachable!("a rewrite copies chunk bytes"),
+                Built::Bytes(b) => {
+                    w.write_all(b).map_err(&io)?;
+                    let at = (pos - disk.header_len) as i64;
+                    pos += b.len() as u64;
+                    at
+                }
+            });
+        }
+        let cbytes = pos - disk.header_len;
+        let mut frame_len = pos;
+        if !offsets.is_empty() {
+            let index = index_chunk(&offsets)
+                .map_err(|e| Error::blosc("compressing the chunk index", e))?;
+            w.write_all(&index).map_err(&io)?;
+            frame_len += index.len() as u64;
+        }
+        let trailer = trailer_bytes(vlmeta).map_err(|e| self.bad(e.0))?;
+        w.write_all(&trailer).map_err(&io)?;
+        frame_len += trailer.len() as u64;
+        w.flush().map_err(&io)?;
+        drop(w);
+        let header = self.header_for(
+            disk,
+            shape,
+            frame_len,
+            offsets.len() as u64,
+            cbytes,
+            !vlmeta.is_empty(),
+        )?;
+        let f = tmp.as_file_mut();
+        f.seek(SeekFrom::Start(0)).map_err(&io)?;
+        f.write_all(&header).map_err(&io)?;
+        f.sync_all().map_err(&io)?;
+        tmp.persist(&self.path)
+            .map_err(|e| io_err(&self.path)(e.error))?;
+        sync_dir(&dir);
+        Ok(())
+    }
+
+    /// Sparse frames: new chunks to new files, then a new `chunks.b2frame` renamed into
+    /// place; chunk files no longer referenced are deleted afterwards.
+    fn publish_sparse(
+        &mut self,
+        disk: &OnDisk,
+        shape: &[u64],
+        chunks: Vec<Built>,
+        old_offsets: &[i64],
+        vlmeta: &[(String, Vec<u8>)],
+    ) -> Result<()> {
+        let dir = self.path.clone();
+        let mut next = old_offsets.iter().copied().max().unwrap_or(-1).max(-1) + 1;
+        for e in std::fs::read_dir(&dir).map_err(io_err(&dir))? {
+            let e = e.map_err(io_err(&dir))?;
+            if let Some(id) = chunk_file_id(&e.file_name()) {
+                next = next.max(id + 1);
+            }
+        }
+        let mut offsets = Vec::with_capacity(chunks.len());
+        let mut cbytes = 0u64;
+        for c in &chunks {
+            offsets.push(match c {
+                Built::Old(o) | Built::Code(o) => {
+                    if *o >= 0 {
+                        let p = dir.join(chunk_file_name(*o));
+                        cbytes += std::fs::metadata(&p).map_err(io_err(&p))?.len();
+                    }
+                    *o
+                }
+                Built::Bytes(b) => {
+                    let id = next;
+                    next += 1;
+                    let p = dir.join(chunk_file_name(id));
+                    let mut f = OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .open(&p)
+                        .map_err(io_err(&p))?;
+                    f.write_all(b).map_err(io_err(&p))?;
+                    f.sync_data().map_err(io_err(&p))?;
+                    cbytes += b.len() as u64;
+                    id
+                }
+            });
+        }
+        let mut body = Vec::new();
+        if !offsets.is_empty() {
+            body = index_chunk(&offsets)
+                .map_err(|e| Error::blosc("compressing the chunk index", e))?;
+        }
+        body.extend_from_slice(&trailer_bytes(vlmeta).map_err(|e| self.bad(e.0))?);
+        let frame_len = disk.header_len + body.len() as u64;
+        let header = self.header_for(
+            disk,
+            shape,
+            frame_len,
+            offsets.len() as u64,
+            cbytes,
+            !vlmeta.is_empty(),
+        )?;
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".b2nd-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(io_err(&dir))?;
+        let tpath = tmp.path().to_path_buf();
+        let io = io_err(&tpath);
+        tmp.write_all(&header).map_err(&io)?;
+        tmp.write_all(&body).map_err(&io)?;
+        tmp.as_file().sync_all().map_err(&io)?;
+        let index = dir.join("chunks.b2frame");
+        crash_point("data");
+        tmp.persist(&index).map_err(|e| io_err(&index)(e.error))?;
+        sync_dir(&dir);
+        // Published: chunk files the new index no longer uses can go.
+        let live: std::collections::HashSet<i64> = offsets.iter().copied().collect();
+        for &o in old_offsets {
+            if o >= 0 && !live.contains(&o) {
+                let _ = std::fs::remove_file(dir.join(chunk_file_name(o)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One chunk to encode: its index, the C-order bytes of a region holding it, that
+/// region, and where the result goes.
+type Job<'a> = (u64, &'a [u8], Region, &'a mut Option<Vec<u8>>);
+
+/// A chunk of the new contents.
+enum Built {
+    /// An existing chunk's index entry.
+    Old(i64),
+    /// A special chunk's index code.
+    Code(i64),
+    /// New compressed bytes.
+    Bytes(Vec<u8>),
+}
+
+fn chunk_file_name(id: i64) -> String {
+    format!("{:08X}.chunk", id)
+}
+
+fn chunk_file_id(name: &std::ffi::OsStr) -> Option<i64> {
+    let s = name.to_str()?.strip_suffix(".chunk")?;
+    (s.len() == 8)
+        .then(|| i64::from_str_radix(s, 16).ok())
+        .flatten()
+}
+
+/// The chunk index: the offsets as a Blosc2 chunk of little-endian `int64`s (c-blosc2's
+/// parameters for it: BloscLZ, shuffle).
+fn index_chunk(offsets: &[i64]) -> std::result::Result<Vec<u8>, crate::ffi::CError> {
+    let params = CompressParams {
+        compcode: 0,
+        compcode_meta: 0,
+        clevel: 5,
+        typesize: 8,
+        blocksize: 0,
+        splitmode: crate::ffi::SPLIT_ALWAYS,
+        filters: [0, 0, 0, 0, 0, 1],
+        filters_meta: [0; 6],
+        nthreads: 1,
+    };
+    let raw: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+    let mut out = Vec::new();
+    Cctx::new(&params)?.compress(&raw, &mut out)?;
+    Ok(out)
+}
+
+/// An attribute's msgpack bytes as stored in the trailer: a Blosc2 chunk.
+fn compress_attr(msgpack: &[u8]) -> std::result::Result<Vec<u8>, crate::ffi::CError> {
+    let params = CompressParams {
+        compcode: 0,
+        compcode_meta: 0,
+        clevel: 5,
+        typesize: 1,
+        blocksize: 0,
+        splitmode: crate::ffi::SPLIT_NEVER,
+        filters: [0, 0, 0, 0, 0, 1],
+        filters_meta: [0; 6],
+        nthreads: 1,
+    };
+    let mut out = Vec::new();
+    Cctx::new(&params)?.compress(msgpack, &mut out)?;
+    Ok(out)
+}
+
+/// Publish `new` over `old` (the header at the start of `f`): journal (made durable with its
+/// directory entry), header write, sync, journal removed. A crash before the header write
+/// leaves the old contents; a torn header write is finished from the journal by the next
+/// [`ArrayMut::open`].
+fn publish_header(path: &Path, f: &mut File, old: &[u8], new: &[u8]) -> Result<()> {
+    let jpath = journal_path(path);
+    let journal = Journal {
+        old: old.to_vec(),
+        new: new.to_vec(),
+    }
+    .encode();
+    {
+        let mut j = File::create(&jpath).map_err(io_err(&jpath))?;
+        j.write_all(&journal).map_err(io_err(&jpath))?;
+        j.sync_all().map_err(io_err(&jpath))?;
+    }
+    sync_dir(&parent_dir(path));
+    crash_point("header");
+    f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+    write_header(f, new).map_err(io_err(path))?;
+    f.sync_data().map_err(io_err(path))?;
+    std::fs::remove_file(&jpath).map_err(io_err(&jpath))?;
+    Ok(())
+}
+
+/// The header write.
+fn write_header(f: &mut File, new: &[u8]) -> std::io::Result<()> {
+    f.write_all(new)
+}
+
+/// A fault-injection point for the crash tests, in debug builds only:
+/// `B2ND_TEST_CRASH_AT=<name>` makes the process exit abruptly there.
+fn crash_point(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var("B2ND_TEST_CRASH_AT").as_deref() == Ok(name) {
+        std::process::exit(87);
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+}
