@@ -2,179 +2,11 @@
 //! contiguous files and sparse directories, checked against an in-memory model after every
 //! operation; locking, old readers, compaction, store members.
 
-use b2nd::{Array, ArrayBuilder, ArrayMut, Codec, Error, Filter, Target, Value};
-use std::path::{Path, PathBuf};
+mod common;
 
-/// A small deterministic generator (xorshift64*), so that failures replay from the seed.
-pub struct Rng(u64);
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.u64() % n
-        }
-    }
-}
-
-/// The expected contents: a C-order `i32` array.
-#[derive(Clone, Debug, PartialEq)]
-struct Model {
-    shape: Vec<u64>,
-    data: Vec<i32>,
-}
-
-fn strides(shape: &[u64]) -> Vec<u64> {
-    let mut s = vec![1u64; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * shape[i + 1];
-    }
-    s
-}
-
-fn positions(shape: &[u64]) -> Vec<Vec<u64>> {
-    let n: u64 = shape.iter().product();
-    (0..n)
-        .map(|mut i| {
-            let mut p = vec![0; shape.len()];
-            for d in (0..shape.len()).rev() {
-                p[d] = i % shape[d];
-                i /= shape[d];
-            }
-            p
-        })
-        .collect()
-}
-
-impl Model {
-    fn at(&self, p: &[u64]) -> usize {
-        p.iter()
-            .zip(strides(&self.shape))
-            .map(|(a, b)| a * b)
-            .sum::<u64>() as usize
-    }
-    fn write(&mut self, start: &[u64], shape: &[u64], v: &[i32]) {
-        for (k, p) in positions(shape).iter().enumerate() {
-            let q: Vec<u64> = p.iter().zip(start).map(|(a, b)| a + b).collect();
-            let i = self.at(&q);
-            self.data[i] = v[k];
-        }
-    }
-    fn resize(&mut self, shape: &[u64]) {
-        let mut m = Model {
-            shape: shape.to_vec(),
-            data: vec![0; shape.iter().product::<u64>() as usize],
-        };
-        for p in positions(shape) {
-            if p.iter().zip(&self.shape).all(|(a, b)| a < b) {
-                let i = m.at(&p);
-                m.data[i] = self.data[self.at(&p)];
-            }
-        }
-        *self = m;
-    }
-}
-
-fn check(path: &Path, m: &Model) {
-    let a = Array::open(path).unwrap();
-    assert_eq!(a.shape(), &m.shape[..], "{}", path.display());
-    assert_eq!(a.read::<i32>().unwrap(), m.data, "{}", path.display());
-}
-
-fn create(
-    dir: &Path,
-    sparse: bool,
-    [shape, chunks, blocks]: [&[u64]; 3],
-    codec: Codec,
-    filters: &[Filter],
-    rng: &mut Rng,
-) -> (PathBuf, Model) {
-    let n: u64 = shape.iter().product();
-    let data: Vec<i32> = (0..n).map(|_| (rng.below(2000) as i32) - 1000).collect();
-    let path = dir.join(if sparse { "a.b2nd.d" } else { "a.b2nd" });
-    let target = if sparse {
-        Target::Sparse(path.clone())
-    } else {
-        Target::File(path.clone())
-    };
-    ArrayBuilder::for_type::<i32>(shape)
-        .chunks(chunks)
-        .blocks(blocks)
-        .codec(codec)
-        .filters(filters)
-        .write(target, &data)
-        .unwrap();
-    (
-        path,
-        Model {
-            shape: shape.to_vec(),
-            data,
-        },
-    )
-}
-
-/// One random operation, applied to the array and the model.
-fn random_op(a: &mut ArrayMut, m: &mut Model, rng: &mut Rng) -> String {
-    let nd = m.shape.len();
-    match rng.below(4) {
-        0 if !m.data.is_empty() => {
-            let start: Vec<u64> = m.shape.iter().map(|&s| rng.below(s)).collect();
-            let shape: Vec<u64> = m
-                .shape
-                .iter()
-                .zip(&start)
-                .map(|(&s, &o)| 1 + rng.below(s - o))
-                .collect();
-            let n: u64 = shape.iter().product();
-            let v: Vec<i32> = (0..n).map(|_| rng.u64() as i32).collect();
-            a.write_region(&start, &shape, &v).unwrap();
-            m.write(&start, &shape, &v);
-            format!("write {start:?}+{shape:?}")
-        }
-        1 => {
-            let shape: Vec<u64> = m
-                .shape
-                .iter()
-                .map(|&s| (s + rng.below(7)).saturating_sub(3))
-                .collect();
-            a.resize(&shape).unwrap();
-            m.resize(&shape);
-            format!("resize {shape:?}")
-        }
-        2 if nd > 0 => {
-            let axis = rng.below(nd as u64) as usize;
-            let k = 1 + rng.below(5);
-            let mut shape = m.shape.clone();
-            shape[axis] = k;
-            let n: u64 = shape.iter().product();
-            if n == 0 {
-                return "skip".into();
-            }
-            let v: Vec<i32> = (0..n).map(|_| rng.u64() as i32).collect();
-            a.append(axis, &v).unwrap();
-            let mut start = vec![0; nd];
-            start[axis] = m.shape[axis];
-            let mut grown = m.shape.clone();
-            grown[axis] += k;
-            m.resize(&grown);
-            m.write(&start, &shape, &v);
-            format!("append axis {axis} +{k}")
-        }
-        _ => {
-            a.set_attr("n", &Value::Int(rng.below(100) as i64)).unwrap();
-            "attr".into()
-        }
-    }
-}
+use b2nd::{Array, ArrayBuilder, ArrayMut, Codec, Error, Filter, Value};
+use common::inplace_model::*;
+use std::path::Path;
 
 #[test]
 fn random_operations_match_the_model() {
@@ -213,7 +45,10 @@ fn random_operations_match_the_model() {
         let mut a = ArrayMut::open(&path).unwrap();
         for step in 0..12 {
             eprintln!("  step {step}");
-            let what = random_op(&mut a, &mut m, &mut rng);
+            let op = Op::random(&m, &mut rng);
+            op.apply(&mut a).unwrap();
+            op.apply_model(&mut m);
+            let what = format!("{op:?}");
             let ctx = format!("seed {seed} case {case} step {step}: {what} (chunks {chunks:?} blocks {blocks:?} sparse {sparse})");
             assert_eq!(a.array().shape(), &m.shape[..], "{ctx}");
             assert_eq!(a.array().read::<i32>().unwrap(), m.data, "{ctx}");

@@ -105,9 +105,10 @@ fn sync_dir(dir: &Path) {
     }
 }
 
-/// Finish or roll back what an interrupted header publication left: with a valid journal,
-/// a header that is neither the old nor the new one is replaced by the new one (all the data
-/// it refers to was made durable before the journal was written). The journal is removed.
+/// Finish what an interrupted header publication left: a valid journal means all the data
+/// its new header refers to was made durable before it was written, so the new header is
+/// written (again) unless it is in place; then the journal is removed. An invalid
+/// (incomplete) journal means the header write had not started: it is removed.
 fn recover(path: &Path) -> Result<()> {
     let jpath = journal_path(path);
     if std::fs::symlink_metadata(&jpath).is_err() {
@@ -119,9 +120,9 @@ fn recover(path: &Path) -> Result<()> {
             .write(true)
             .open(path)
             .map_err(io_err(path))?;
-        let mut head = vec![0u8; j.old.len()];
+        let mut head = vec![0u8; j.new.len()];
         let ok = crate::format::read_at(&f, &mut head, 0).is_some();
-        if !ok || (head != j.old && head != j.new) {
+        if !ok || head != j.new {
             f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
             f.write_all(&j.new).map_err(io_err(path))?;
             f.sync_data().map_err(io_err(path))?;
@@ -693,8 +694,11 @@ impl ArrayMut {
                 Ok(())
             }
             Err(e) => {
-                // Nothing was published: drop what was appended (best effort).
-                let _ = f.set_len(disk.frame_len);
+                // Nothing was published: drop what was appended (best effort), unless a
+                // journal still refers to it (the next open then finishes the change).
+                if std::fs::symlink_metadata(journal_path(&path)).is_err() {
+                    let _ = f.set_len(disk.frame_len);
+                }
                 Err(e)
             }
         }
@@ -931,9 +935,22 @@ fn publish_header(path: &Path, f: &mut File, old: &[u8], new: &[u8]) -> Result<(
     }
     sync_dir(&parent_dir(path));
     crash_point("header");
-    f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
-    write_header(f, new).map_err(io_err(path))?;
-    f.sync_data().map_err(io_err(path))?;
+    let written = f
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| write_header(f, new))
+        .and_then(|_| f.sync_data());
+    if let Err(e) = written {
+        // Put the old header back and drop the journal; if that fails too, the journal
+        // stays and the next open finishes the change (its data is durable).
+        let restored = f
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| f.write_all(old))
+            .and_then(|_| f.sync_data());
+        if restored.is_ok() {
+            let _ = std::fs::remove_file(&jpath);
+        }
+        return Err(io_err(path)(e));
+    }
     std::fs::remove_file(&jpath).map_err(io_err(&jpath))?;
     Ok(())
 }
