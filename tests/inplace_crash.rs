@@ -132,7 +132,7 @@ fn save_npy(path: &Path, m: &Model) {
         _ => format!("({})", shape.join(", ")),
     };
     let mut header = format!("{{'descr': '<i4', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');

@@ -2,6 +2,7 @@
 
 #![forbid(unsafe_code)]
 
+mod edit;
 mod json;
 mod ls;
 mod progress;
@@ -68,6 +69,28 @@ enum Cmd {
         /// Threads for compression (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+    },
+    /// Append a .npy file's array to an array along an axis, in place (one atomic change):
+    /// its shape must be the array's except along the axis.
+    Append {
+        /// The array (a .b2nd file or a sparse-frame directory), changed in place.
+        array: PathBuf,
+        /// The .npy file holding the data to append (same dtype).
+        input: PathBuf,
+        /// The axis to grow.
+        #[arg(long, default_value_t = 0)]
+        axis: usize,
+        /// Threads for compression (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Change an array's shape in place (one atomic change): grown positions read as zeros,
+    /// as after python-blosc2's `resize`.
+    Resize {
+        /// The array (a .b2nd file or a sparse-frame directory), changed in place.
+        array: PathBuf,
+        /// The new shape, comma separated (e.g. `100,20`; 0 allowed).
+        shape: String,
     },
     /// Summarise an array: format, shape, chunks, blocks, dtype, compression, attributes.
     /// On a store (without --key), say what it is.
@@ -374,7 +397,7 @@ fn dims(what: &str, s: &str) -> Result<Vec<u64>, String> {
 }
 
 /// Reorder Fortran-order items into C order.
-fn fortran_to_c(data: &[u8], shape: &[u64], isz: usize) -> Vec<u8> {
+pub(crate) fn fortran_to_c(data: &[u8], shape: &[u64], isz: usize) -> Vec<u8> {
     let nd = shape.len();
     let n: u64 = shape.iter().product();
     let mut out = vec![0u8; data.len()];
@@ -437,42 +460,7 @@ fn from_npy(
     let chunks = chunks.map(|c| dims("chunks", c)).transpose()?;
     let blocks = blocks.map(|b| dims("blocks", b)).transpose()?;
     let io = |e: std::io::Error| format!("{}: {e}", input.display());
-    let mut f = std::fs::File::open(input).map_err(io)?;
-    let mut head = vec![0u8; 12];
-    let not_npy = || {
-        format!(
-            "{}: not a .npy file (no \\x93NUMPY header)",
-            input.display()
-        )
-    };
-    f.read_exact(&mut head).map_err(|_| not_npy())?;
-    if &head[..6] != b"\x93NUMPY" {
-        return Err(not_npy().into());
-    }
-    let hlen = match head[6] {
-        1 => 10 + u16::from_le_bytes([head[8], head[9]]) as usize,
-        _ => 12 + u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize,
-    };
-    if hlen > 1 << 24 {
-        return Err(format!("{}: .npy header of {hlen} bytes", input.display()).into());
-    }
-    head.resize(hlen, 0);
-    f.read_exact(&mut head[12..])
-        .map_err(|_| format!("{}: .npy header cut short", input.display()))?;
-    let h = b2nd::npy::parse_header(&head).map_err(|e| format!("{}: {e}", input.display()))?;
-    let nbytes = h
-        .shape
-        .iter()
-        .try_fold(h.dtype.itemsize() as u64, |a, &d| a.checked_mul(d))
-        .ok_or("array too large")?;
-    let have = f.metadata().map_err(io)?.len().saturating_sub(hlen as u64);
-    if have != nbytes {
-        return Err(format!(
-            "{}: holds {have} data bytes, its header implies {nbytes}",
-            input.display()
-        )
-        .into());
-    }
+    let (mut f, h, nbytes) = open_npy(input)?;
     let mut b = ArrayBuilder::new(&h.shape, h.dtype.clone())
         .codec(codec)
         .clevel(clevel)
@@ -515,6 +503,52 @@ fn from_npy(
     }
     w.finish()?;
     Ok(())
+}
+
+/// Open a `.npy` file: its header parsed and checked against the file's size, the file
+/// positioned at the data, and the data's size in bytes.
+pub(crate) fn open_npy(
+    input: &Path,
+) -> Result<(std::fs::File, b2nd::npy::Header, u64), Box<dyn std::error::Error>> {
+    use std::io::Read;
+    let io = |e: std::io::Error| format!("{}: {e}", input.display());
+    let mut f = std::fs::File::open(input).map_err(io)?;
+    let mut head = vec![0u8; 12];
+    let not_npy = || {
+        format!(
+            "{}: not a .npy file (no \\x93NUMPY header)",
+            input.display()
+        )
+    };
+    f.read_exact(&mut head).map_err(|_| not_npy())?;
+    if &head[..6] != b"\x93NUMPY" {
+        return Err(not_npy().into());
+    }
+    let hlen = match head[6] {
+        1 => 10 + u16::from_le_bytes([head[8], head[9]]) as usize,
+        _ => 12 + u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize,
+    };
+    if hlen > 1 << 24 {
+        return Err(format!("{}: .npy header of {hlen} bytes", input.display()).into());
+    }
+    head.resize(hlen, 0);
+    f.read_exact(&mut head[12..])
+        .map_err(|_| format!("{}: .npy header cut short", input.display()))?;
+    let h = b2nd::npy::parse_header(&head).map_err(|e| format!("{}: {e}", input.display()))?;
+    let nbytes = h
+        .shape
+        .iter()
+        .try_fold(h.dtype.itemsize() as u64, |a, &d| a.checked_mul(d))
+        .ok_or("array too large")?;
+    let have = f.metadata().map_err(io)?.len().saturating_sub(hlen as u64);
+    if have != nbytes {
+        return Err(format!(
+            "{}: holds {have} data bytes, its header implies {nbytes}",
+            input.display()
+        )
+        .into());
+    }
+    Ok((f, h, nbytes))
 }
 
 /// Whether the error (or one of its sources) is a closed standard output pipe.
@@ -592,6 +626,13 @@ fn main() -> ExitCode {
             json,
         ),
         Cmd::Ls { path, json } => ls::run(&path, json),
+        Cmd::Append {
+            array,
+            input,
+            axis,
+            threads,
+        } => edit::append(&array, &input, axis, threads),
+        Cmd::Resize { array, shape } => edit::resize(&array, &shape),
         Cmd::ToNpy {
             path,
             out,

@@ -725,3 +725,58 @@ fn tables_list_and_convert_columns() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("dictionary"));
     assert!(!gone.exists());
 }
+
+#[test]
+fn append_and_resize_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = data_dir().join("ref_7x5_i4.b2nd");
+    let arr = dir.path().join("a.b2nd");
+    std::fs::copy(&src, &arr).unwrap();
+    let before: Vec<i32> = b2nd::Array::open(&arr).unwrap().read().unwrap();
+    // The array itself as .npy: 7 more rows along axis 0.
+    let npy = dir.path().join("a.npy");
+    run_ok(b2nd().arg("to-npy").arg(&arr).arg(&npy));
+    run_ok(b2nd().arg("append").arg(&arr).arg(&npy));
+    let a = b2nd::Array::open(&arr).unwrap();
+    assert_eq!(a.shape(), &[14, 5]);
+    let v: Vec<i32> = a.read().unwrap();
+    assert_eq!(&v[..35], &before[..]);
+    assert_eq!(&v[35..], &before[..]);
+    // Along axis 1 the shape must match in the other dimensions.
+    let out = run_fail(
+        b2nd()
+            .arg("append")
+            .arg(&arr)
+            .arg(&npy)
+            .args(["--axis", "1"]),
+        1,
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not extend"));
+    run_ok(b2nd().arg("resize").arg(&arr).arg("3,6"));
+    let a = b2nd::Array::open(&arr).unwrap();
+    assert_eq!(a.shape(), &[3, 6]);
+    let v: Vec<i32> = a.read().unwrap();
+    for r in 0..3 {
+        assert_eq!(&v[r * 6..r * 6 + 5], &before[r * 5..r * 5 + 5]);
+        assert_eq!(v[r * 6 + 5], 0);
+    }
+    let out = run_fail(b2nd().arg("resize").arg(&arr).arg("3"), 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dimensions"));
+    let out = run_fail(b2nd().arg("resize").arg(&arr).arg("3,x"), 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a size"));
+    // A dtype mismatch is refused before anything changes.
+    let f8 = dir.path().join("f.npy");
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let mut h = "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 6), }".to_string();
+    while !(10 + h.len() + 1).is_multiple_of(64) {
+        h.push(' ');
+    }
+    h.push('\n');
+    bytes.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(h.as_bytes());
+    bytes.extend_from_slice(&[0u8; 48]);
+    std::fs::write(&f8, bytes).unwrap();
+    let out = run_fail(b2nd().arg("append").arg(&arr).arg(&f8), 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dtype"));
+    assert_eq!(b2nd::Array::open(&arr).unwrap().shape(), &[3, 6]);
+}
