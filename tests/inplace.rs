@@ -196,3 +196,211 @@ fn store_members_of_directory_stores() {
     ));
     assert!(ArrayMut::open_in_store(&store, "x/../y").is_err());
 }
+
+/// Arrays of many dtypes, codecs and filters, contiguous and sparse, changed in place by
+/// random region writes, resizes, appends and attribute edits. Values are checked against
+/// the model (`<i4`) or against what was written (raw bytes); with `B2ND_INPLACE_OUT` each
+/// result is kept with its expected bytes and metadata for python-blosc2
+/// (`scripts/check_inplace_written.py`).
+#[test]
+fn changed_arrays_for_python() {
+    let out = std::env::var("B2ND_INPLACE_OUT")
+        .ok()
+        .map(std::path::PathBuf::from);
+    let dir = tempfile::tempdir().unwrap();
+    let root = out.clone().unwrap_or_else(|| dir.path().to_path_buf());
+    std::fs::create_dir_all(&root).unwrap();
+    let dtypes = [
+        "<i4",
+        "<f8",
+        "|u1",
+        "|b1",
+        "<U3",
+        "|S5",
+        ">i8",
+        "[('a', '<i2'), ('b', '<f8')]",
+    ];
+    let codecs = [
+        Codec::Zstd,
+        Codec::Lz4,
+        Codec::BloscLz,
+        Codec::Zlib,
+        Codec::Lz4hc,
+    ];
+    let mut rng = Rng::new(77);
+    let mut manifest = Vec::new();
+    for (case, dt) in dtypes.iter().enumerate() {
+        for sparse in [false, true] {
+            let dtype = b2nd::Dtype::parse(dt).unwrap();
+            let isz = dtype.itemsize();
+            let shape = [7 + rng.below(9), 3 + rng.below(5)];
+            let chunks = [1 + rng.below(6), 1 + rng.below(4)];
+            let blocks = [1 + rng.below(chunks[0]), 1 + rng.below(chunks[1])];
+            let codec = codecs[(case + sparse as usize) % codecs.len()];
+            let filters = if codec == Codec::Zlib || (isz > 1 && case % 2 == 0) {
+                vec![Filter::Shuffle]
+            } else if case % 3 == 0 {
+                vec![]
+            } else {
+                vec![Filter::Bitshuffle]
+            };
+            let name = format!(
+                "inplace_{case}_{}{}",
+                if sparse { "s" } else { "c" },
+                if sparse { ".b2nd.d" } else { ".b2nd" }
+            );
+            let path = root.join(&name);
+            let n = (shape[0] * shape[1]) as usize;
+            let mut bytes: Vec<u8> = (0..n * isz).map(|_| rng.below(256) as u8).collect();
+            let target = if sparse {
+                b2nd::Target::Sparse(path.clone())
+            } else {
+                b2nd::Target::File(path.clone())
+            };
+            ArrayBuilder::new(&shape, dtype.clone())
+                .chunks(&chunks)
+                .blocks(&blocks)
+                .codec(codec)
+                .clevel(1 + rng.below(9) as u8)
+                .filters(&filters)
+                .overwrite(true)
+                .write_bytes(target, &bytes)
+                .unwrap();
+            let mut cur = shape.to_vec();
+            let mut a = ArrayMut::open(&path).unwrap();
+            // A region write (bytes model: C order over `cur`).
+            let start = [rng.below(cur[0]), rng.below(cur[1])];
+            let rs = [
+                1 + rng.below(cur[0] - start[0]),
+                1 + rng.below(cur[1] - start[1]),
+            ];
+            let w: Vec<u8> = (0..(rs[0] * rs[1]) as usize * isz)
+                .map(|_| rng.below(256) as u8)
+                .collect();
+            a.write_region_bytes(&start, &rs, &w).unwrap();
+            for r in 0..rs[0] as usize {
+                let at = ((start[0] as usize + r) * cur[1] as usize + start[1] as usize) * isz;
+                let len = rs[1] as usize * isz;
+                bytes[at..at + len].copy_from_slice(&w[r * len..(r + 1) * len]);
+            }
+            // Grow the columns (zeros), append rows, shrink the rows.
+            let grow = cur[1] + 2;
+            a.resize(&[cur[0], grow]).unwrap();
+            let mut g = vec![0u8; (cur[0] * grow) as usize * isz];
+            for r in 0..cur[0] as usize {
+                let old = cur[1] as usize * isz;
+                g[r * grow as usize * isz..r * grow as usize * isz + old]
+                    .copy_from_slice(&bytes[r * old..(r + 1) * old]);
+            }
+            bytes = g;
+            cur[1] = grow;
+            let extra: Vec<u8> = (0..(2 * cur[1]) as usize * isz)
+                .map(|_| rng.below(256) as u8)
+                .collect();
+            a.append_bytes(0, &extra).unwrap();
+            bytes.extend_from_slice(&extra);
+            cur[0] += 2;
+            cur[0] -= 1;
+            a.resize(&cur).unwrap();
+            bytes.truncate((cur[0] * cur[1]) as usize * isz);
+            a.set_attrs(&[
+                ("unit", Value::Str("m/s".into())),
+                ("n", Value::Int(case as i64)),
+            ])
+            .unwrap();
+            a.delete_attr("n").unwrap();
+            a.set_attr("scale", &Value::Float(0.5)).unwrap();
+            drop(a);
+            let got = Array::open(&path).unwrap();
+            assert_eq!(got.shape(), &cur[..], "{name}");
+            assert_eq!(got.read_bytes().unwrap(), bytes, "{name}");
+            let mut npy = b2nd::npy::header(&dtype, &cur);
+            npy.extend_from_slice(&bytes);
+            std::fs::write(root.join(format!("{name}.npy")), npy).unwrap();
+            manifest.push(serde_json::json!({
+                "path": name,
+                "expected": format!("{name}.npy"),
+                "shape": cur,
+                "codec": codec.name(),
+                "clevel": got.clevel(),
+                "filters": got.filter_names(),
+                "attrs": {"unit": "m/s", "scale": 0.5},
+            }));
+        }
+    }
+    std::fs::write(
+        root.join("inplace.json"),
+        serde_json::to_string_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
+}
+
+/// Arrays python-blosc2 changed in place (`__setitem__`, `resize`, `append`, attribute
+/// edits; `scripts/gen_inplace_fixtures.py`, regenerated live by CI through
+/// `B2ND_INPLACE_FIXTURES`): b2nd reads what python reads after its changes, and changes
+/// them further itself.
+#[test]
+fn reads_and_continues_what_python_changed() {
+    let dir = std::env::var("B2ND_INPLACE_FIXTURES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| common::data_dir().join("inplace"));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("inplace.json")).unwrap()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for f in manifest.as_array().unwrap() {
+        let name = f["path"].as_str().unwrap();
+        let path = dir.join(name);
+        let npy = std::fs::read(dir.join(f["expected"].as_str().unwrap())).unwrap();
+        let h = b2nd::npy::parse_header(&npy).unwrap();
+        let want = &npy[h.data_offset..];
+        let a = Array::open(&path).unwrap();
+        let shape: Vec<u64> = f["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        assert_eq!(a.shape(), &shape[..], "{name}");
+        assert_eq!(a.read_bytes().unwrap(), want, "{name}");
+        for (k, v) in f["attrs"].as_object().unwrap() {
+            let got = a
+                .attr(k)
+                .unwrap()
+                .unwrap_or_else(|| panic!("{name}: no attribute {k}"));
+            assert_eq!(common::to_json(&got), *v, "{name}: attribute {k}");
+        }
+        // b2nd continues: one more row along axis 0, then a value written into it.
+        let copy = tmp.path().join(name);
+        if path.is_dir() {
+            std::fs::create_dir(&copy).unwrap();
+            for e in std::fs::read_dir(&path).unwrap() {
+                let e = e.unwrap();
+                std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+            }
+        } else {
+            std::fs::copy(&path, &copy).unwrap();
+        }
+        let mut m = ArrayMut::open(&copy).unwrap();
+        let mut grown = shape.clone();
+        grown[0] += 1;
+        m.resize(&grown).unwrap();
+        let row: u64 = shape[1..].iter().product();
+        let isz = a.itemsize();
+        let mut start = vec![0; shape.len()];
+        start[0] = shape[0];
+        let mut rshape = shape.clone();
+        rshape[0] = 1;
+        m.write_region_bytes(&start, &rshape, &vec![0x11; row as usize * isz])
+            .unwrap();
+        drop(m);
+        let got = Array::open(&copy).unwrap().read_bytes().unwrap();
+        assert_eq!(&got[..want.len()], want, "{name}: continued");
+        assert!(
+            got[want.len()..].iter().all(|&b| b == 0x11),
+            "{name}: continued"
+        );
+        n += 1;
+    }
+    assert!(n >= 6);
+}
