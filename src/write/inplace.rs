@@ -58,6 +58,9 @@ pub struct ArrayMut {
     lock: File,
     array: Array,
     threads: Threads,
+    /// Compression lanes kept between changes, and the block threads they were made with.
+    lanes: Vec<Packer>,
+    lane_threads: i16,
 }
 
 impl std::fmt::Debug for ArrayMut {
@@ -152,6 +155,8 @@ impl ArrayMut {
             lock,
             array,
             threads,
+            lanes: Vec::new(),
+            lane_threads: 0,
         })
     }
 
@@ -525,18 +530,28 @@ impl ArrayMut {
                     _ => {}
                 }
             }
-            let lanes_n = self.array.threads().max(1).min(jobs.len().max(1));
-            let params = plan.cctx_params(1);
-            let mut lanes = Vec::with_capacity(lanes_n);
-            for _ in 0..lanes_n {
-                let cctx = Cctx::new(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-                lanes.push(Packer::new(cctx, &plan));
+            // One lane per chunk up to the thread count; fewer chunks than threads share the
+            // threads inside each chunk (block-parallel compression). Lanes (contexts and
+            // buffers) are kept across changes.
+            let threads = self.array.threads().max(1);
+            let lanes_n = threads.min(jobs.len().max(1));
+            let params = plan.cctx_params((threads / lanes_n).max(1));
+            if self.lane_threads != params.nthreads {
+                self.lanes.clear();
+                self.lane_threads = params.nthreads;
             }
-            self.threads
-                .for_each_lane(&mut lanes, jobs, |p, (idx, src, region, slot)| {
+            while self.lanes.len() < lanes_n {
+                let cctx = Cctx::new(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+                self.lanes.push(Packer::new(cctx, &plan));
+            }
+            self.threads.for_each_lane(
+                &mut self.lanes[..lanes_n],
+                jobs,
+                |p, (idx, src, region, slot)| {
                     *slot = Some(pack_chunk(&g1, p, idx, src, &region)?);
                     Ok::<(), Error>(())
-                })?;
+                },
+            )?;
         }
         let chunks: Vec<Built> = sources
             .iter()
