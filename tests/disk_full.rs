@@ -96,3 +96,64 @@ fn a_full_disk_loses_nothing() {
         "only the untouched file remains"
     );
 }
+
+/// In-place changes that do not fit: an error, the old contents intact (read back equal),
+/// no journal and no temporary left, and the file's length back where it was.
+#[test]
+fn a_full_disk_keeps_arrays_changed_in_place() {
+    let fs = match Tmpfs::mount(512) {
+        Ok(fs) => fs,
+        Err(why) => {
+            eprintln!("skipped: cannot mount a tmpfs here ({why})");
+            return;
+        }
+    };
+    let dir: PathBuf = fs.path().to_path_buf();
+    let big = noise(2 << 20);
+    for sparse in [false, true] {
+        let path = dir.join(if sparse { "s.b2nd.d" } else { "c.b2nd" });
+        let target = if sparse {
+            Target::Sparse(path.clone())
+        } else {
+            Target::File(path.clone())
+        };
+        ArrayBuilder::for_type::<u8>(&[20_000])
+            .chunks(&[4096])
+            .codec(Codec::Lz4)
+            .write(target, &big[..20_000])
+            .unwrap();
+        let names_before = names(&dir);
+        let len_before = std::fs::metadata(&path).unwrap().len();
+        let mut a = b2nd::ArrayMut::open(&path).unwrap();
+        // 2 MiB of noise does not fit in what is left of 512 KiB.
+        let e = a.append(0, &big).unwrap_err();
+        eprintln!("in-place append (sparse {sparse}): {e}");
+        let e = a.write_region(&[0], &[20_000], &big[1..20_001]);
+        let wrote = e.is_ok();
+        drop(a);
+        let got = b2nd::Array::open(&path).unwrap().read::<u8>().unwrap();
+        if wrote {
+            assert_eq!(got, big[1..20_001]);
+        } else {
+            assert_eq!(got, big[..20_000]);
+        }
+        if !sparse {
+            assert!(!wrote || std::fs::metadata(&path).unwrap().len() >= len_before);
+            if !wrote {
+                assert_eq!(std::fs::metadata(&path).unwrap().len(), len_before);
+            }
+        }
+        let mut after = names(&dir);
+        after.retain(|n| !n.ends_with(".b2nd-journal"));
+        assert_eq!(after, names_before, "nothing left behind (sparse {sparse})");
+        // Still usable: a small change fits.
+        let mut a = b2nd::ArrayMut::open(&path).unwrap();
+        a.set_attr("ok", &b2nd::Value::Bool(true)).unwrap();
+        drop(a);
+        if sparse {
+            std::fs::remove_dir_all(&path).unwrap();
+        } else {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+}

@@ -794,6 +794,26 @@ impl ArrayMut {
         old_offsets: &[i64],
         vlmeta: &[(String, Vec<u8>)],
     ) -> Result<()> {
+        let mut created = Vec::new();
+        let r = self.write_sparse(disk, shape, chunks, old_offsets, vlmeta, &mut created);
+        if r.is_err() {
+            // Not published: the new chunk files are nobody's.
+            for p in created {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        r
+    }
+
+    fn write_sparse(
+        &mut self,
+        disk: &OnDisk,
+        shape: &[u64],
+        chunks: Vec<Built>,
+        old_offsets: &[i64],
+        vlmeta: &[(String, Vec<u8>)],
+        created: &mut Vec<PathBuf>,
+    ) -> Result<()> {
         let dir = self.path.clone();
         let mut next = old_offsets.iter().copied().max().unwrap_or(-1).max(-1) + 1;
         for e in std::fs::read_dir(&dir).map_err(io_err(&dir))? {
@@ -822,6 +842,7 @@ impl ArrayMut {
                         .create_new(true)
                         .open(&p)
                         .map_err(io_err(&p))?;
+                    created.push(p.clone());
                     f.write_all(b).map_err(io_err(&p))?;
                     f.sync_data().map_err(io_err(&p))?;
                     cbytes += b.len() as u64;
