@@ -69,6 +69,10 @@
 //!
 //! ## Stores and tables
 //!
+//! [`ArrayMut`] changes an existing array in place (region writes, resizes, appends, attribute
+//! edits), each change published atomically: a crash leaves the whole old or the whole new
+//! contents (`docs/in-place-writes.md`).
+//!
 //! [`Store`] opens what python-blosc2's `DictStore`, `TreeStore` and `EmbedStore` write
 //! (`.b2z` zips read in place, `.b2d` directories, `.b2e` files): keys as python lists them,
 //! each key's [`MemberKind`], arrays and [`SChunk`]s by key, TreeStore group attributes.
@@ -114,10 +118,10 @@
 //! |---|---|
 //! | `ffi/` | c-blosc2: RAII handles for frames and (de)compression contexts, its return codes decoded once, the LZ4 / Zstandard / BloscLZ stream decoders it carries; the only `unsafe` code |
 //! | `model/` | what an array is, apart from bytes: [`dtype`], [`Geometry`], [`Region`] (all index arithmetic), [`attrs`], [`Element`], [`Slice`] |
-//! | `format/` | the bytes, one parser/writer per layout: [`frame`] header, chunk header, codec and filter ids, [`meta`]layers, [`npy`] headers, the `.b2z` zip |
+//! | `format/` | the bytes, one parser/writer per layout: [`frame`] header, chunk header, codec and filter ids, [`meta`]layers, [`npy`] headers, the `.b2z` zip, the frame parts an in-place change rewrites (header fields, trailer) and its journal |
 //! | `codec/` | a chunk's decode and encode pipeline (variable-length-block chunks included), with the codecs and filters the linked c-blosc2 2.15 lacks or does differently from 3.x (ZLIB, LZ4 dictionaries, NDLZ, ZFP, byte-group SHUFFLE, BYTEDELTA, NDCELL, NDMEAN, ...) done in Rust, per block |
 //! | `parallel.rs` | where work runs ([`Threads`]): the one caller of rayon |
-//! | `array.rs`, `read/`, `write/` | [`Array`] (open, metadata, attributes); whole, region, slice, chunk and typed reads; [`ArrayBuilder`], [`Writer`] and attribute edits |
+//! | `array.rs`, `read/`, `write/` | [`Array`] (open, metadata, attributes); whole, region, slice, chunk and typed reads; [`ArrayBuilder`], [`Writer`], [`ArrayMut`] (in-place changes) and attribute edits |
 //! | `schunk.rs`, `store/`, `table.rs` (`table/arrow.rs`) | [`SChunk`] (any frame as bytes, format-3 frames, ObjectArray / BatchArray items); [`Store`] (DictStore, TreeStore, EmbedStore: key map, keys); [`Table`] (CTable, and as Arrow); writing them: [`StoreBuilder`], [`TableBuilder`] in `write/` |
 
 // `unsafe` is denied everywhere but in `ffi` (and forbidden, which no `allow` can undo, in

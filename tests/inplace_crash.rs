@@ -67,14 +67,16 @@ fn child() {
         attr: None,
     };
     let seq = ops(seed, &model, count);
+    // Each line is one write call, so that a kill never leaves part of one.
+    let mut line = |s: String| log.write_all(s.as_bytes()).unwrap();
     let mut a = ArrayMut::open(&path).unwrap();
-    writeln!(log, "open").unwrap();
+    line("open\n".into());
     for (k, op) in seq.iter().enumerate() {
-        writeln!(log, "begin {k}").unwrap();
+        line(format!("begin {k}\n"));
         op.apply(&mut a).unwrap();
-        writeln!(log, "done {k}").unwrap();
+        line(format!("done {k}\n"));
     }
-    writeln!(log, "end").unwrap();
+    line("end\n".into());
 }
 
 fn spawn_child(
@@ -209,7 +211,12 @@ fn kill_at_random_points() {
         }
         let mut begun = None;
         let mut done = None;
-        for line in text.lines() {
+        // Whole lines only (each is written by one call).
+        for line in text
+            .split_inclusive('\n')
+            .filter(|l| l.ends_with('\n'))
+            .map(str::trim_end)
+        {
             if let Some(k) = line.strip_prefix("begin ") {
                 begun = Some(k.parse::<usize>().unwrap());
             } else if let Some(k) = line.strip_prefix("done ") {

@@ -69,9 +69,12 @@ impl Cctx {
         let srcsize = c_size(src.len())?;
         let dstsize = c_size(cap)?;
         dst.clear();
-        dst.resize(cap, 0);
-        // SAFETY: context valid and exclusively borrowed; `src` readable for srcsize bytes,
-        // `dst` writable for dstsize bytes, distinct allocations; C writes at most dstsize.
+        // Capacity only: C writes the output, so the buffer is not zeroed first (zeroing a
+        // fresh chunk-sized buffer costs a page-fault pass of its own).
+        dst.reserve(cap);
+        // SAFETY: context valid and exclusively borrowed; `src` readable for srcsize bytes;
+        // `dst`'s allocation has at least `cap` = dstsize writable bytes (reserved above),
+        // distinct from `src`; C writes at most dstsize bytes and reads none of them.
         let rc = unsafe {
             sys::blosc2_compress_ctx(
                 self.ptr.as_ptr(),
@@ -84,7 +87,8 @@ impl Cctx {
         if rc <= 0 {
             return Err(CError::Code(i64::from(rc.min(-1))));
         }
-        dst.truncate(rc as usize);
+        // SAFETY: on success C initialised the first `rc` (<= dstsize <= capacity) bytes.
+        unsafe { dst.set_len(rc as usize) };
         Ok(())
     }
 

@@ -185,8 +185,8 @@ pub(crate) struct OnDisk {
     pub(crate) header_len: u64,
     /// Bytes of the frame (header to trailer end).
     pub(crate) frame_len: u64,
-    /// The header's compressed-size field.
-    pub(crate) cbytes: i64,
+    /// The chunk-offsets index (a compressed chunk; empty without chunks).
+    pub(crate) index: Vec<u8>,
 }
 
 /// Read the frame at the start of `file` (a CFrame file, or the `chunks.b2frame` of a sparse
@@ -211,12 +211,15 @@ pub(crate) fn read_on_disk(file: &Path, sparse: bool) -> Result<OnDisk> {
     read_at(&f, &mut head, 0).ok_or_else(|| bad("the header could not be read".into()))?;
     read_at(&f, &mut trailer, trailer_at)
         .ok_or_else(|| bad("the trailer could not be read".into()))?;
+    let mut index = vec![0u8; layout.index_len as usize];
+    read_at(&f, &mut index, layout.index_at)
+        .ok_or_else(|| bad("the chunk index could not be read".into()))?;
     let parts = FrameParts::parse(head, &trailer).map_err(|e| bad(e.0))?;
     Ok(OnDisk {
         parts,
         header_len: u64::from(header.header_len),
         frame_len: header.frame_len,
-        cbytes: header.cbytes,
+        index,
     })
 }
 

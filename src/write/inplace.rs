@@ -89,14 +89,27 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
+/// Take the writer's lock on `what` (for the array at `path`), waiting up to half a second:
+/// a lock can be held briefly by a process another thread of this program is starting
+/// (a forked child shares the open file until it executes its program).
 fn lock_file(path: &Path, what: &Path) -> Result<File> {
     let f = File::open(what).map_err(io_err(what))?;
-    match f.try_lock() {
-        Ok(()) => Ok(f),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked {
-            path: path.to_path_buf(),
-        }),
-        Err(std::fs::TryLockError::Error(e)) => Err(io_err(what)(e)),
+    let mut wait = std::time::Duration::from_micros(200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(f),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(std::time::Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Locked {
+                    path: path.to_path_buf(),
+                })
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io_err(what)(e)),
+        }
     }
 }
 
@@ -137,7 +150,8 @@ fn recover(path: &Path) -> Result<()> {
 
 impl ArrayMut {
     /// Open the array at `path` (a contiguous file or a sparse directory) for changes,
-    /// taking the writer's lock ([`Error::Locked`] when another writer holds it) and
+    /// taking the writer's lock ([`Error::Locked`] when another writer keeps it for half a
+    /// second) and
     /// finishing what an interrupted change left, if anything.
     pub fn open(path: impl AsRef<Path>) -> Result<ArrayMut> {
         let path = path.as_ref().to_path_buf();
@@ -423,21 +437,34 @@ impl ArrayMut {
         }
     }
 
-    /// The current chunk index entries.
+    /// The current chunk index entries, decoded at once from the index chunk.
     fn old_offsets(&self, disk: &OnDisk) -> Result<Vec<i64>> {
         let g = self.array.geometry();
-        let n = if g.nitems() == 0 { 0 } else { g.nchunks() };
-        let mut s = self.array.frame.lock();
-        (0..n)
-            .map(|i| {
-                s.chunk_offset(i as i64, disk.header_len as i32, disk.cbytes)
-                    .map_err(|e| Error::Chunk {
-                        source_name: self.array.source().into(),
-                        chunk: i as i64,
-                        reason: format!("its index entry could not be read ({e})"),
-                    })
-            })
-            .collect()
+        let n = if g.nitems() == 0 { 0 } else { g.nchunks() } as usize;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let bad = |why: String| self.bad(format!("chunk index: {why}"));
+        let ix = &disk.index;
+        if ix.len() < 16 {
+            return Err(bad("truncated".into()));
+        }
+        let nbytes = u32::from_le_bytes([ix[4], ix[5], ix[6], ix[7]]) as usize;
+        if nbytes < n * 8 || nbytes > n * 8 + (1 << 20) {
+            return Err(bad(format!("{nbytes} bytes of offsets for {n} chunks")));
+        }
+        let mut raw = vec![0u8; nbytes];
+        let got = crate::ffi::Dctx::new(1)
+            .decompress(ix, &mut raw)
+            .map_err(|e| bad(e.to_string()))?;
+        if got != nbytes {
+            return Err(bad(format!("decoded {got} of {nbytes} bytes")));
+        }
+        Ok(raw
+            .chunks_exact(8)
+            .take(n)
+            .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect())
     }
 
     /// The one mechanism: the array with `shape`, `write` written into it, and the
