@@ -316,8 +316,17 @@ fn torn_header_writes_recover_from_the_journal() {
     let mut rng = Rng::new(5);
     let mut m = m0.clone();
     let mut tested = 0;
-    for k in 0..8 {
+    let mut kinds = std::collections::BTreeMap::<&str, usize>::new();
+    // Changes of every kind, two of each at least.
+    for k in 0..40 {
+        if kinds.len() == 4 && kinds.values().all(|&n| n >= 2) {
+            break;
+        }
         let op = Op::random(&m, &mut rng);
+        if kinds.get(op.name()).copied().unwrap_or(0) >= 2 {
+            continue;
+        }
+        *kinds.entry(op.name()).or_default() += 1;
         let mut after = m.clone();
         op.apply_model(&mut after);
         // The state after: the same change run to completion in a copy.
@@ -380,7 +389,8 @@ fn torn_header_writes_recover_from_the_journal() {
         std::fs::copy(&done, &path).unwrap();
         m = after;
     }
-    eprintln!("torn header test: {tested} torn states, all recovered to the new contents");
+    assert!(kinds.len() == 4, "{kinds:?}");
+    eprintln!("torn header test: {tested} torn states of changes {kinds:?}, all recovered to the new contents");
 }
 
 /// The torn test's child: apply the one change given in `B2ND_TORN_OP` (its `Debug` form).
