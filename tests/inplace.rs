@@ -404,3 +404,93 @@ fn reads_and_continues_what_python_changed() {
     }
     assert!(n >= 6);
 }
+
+/// python-blosc2's optional lock (`.b2lock` sidecar, `Storage(locking=True)`): a change waits
+/// while another process (here: another handle) holds it, and goes on once it is released.
+#[test]
+fn waits_for_python_blosc2s_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(8);
+    let (path, _) = create(
+        dir.path(),
+        false,
+        [&[10], &[4], &[2]],
+        Codec::Lz4,
+        &[Filter::Shuffle],
+        &mut rng,
+    );
+    let sidecar = dir.path().join("a.b2nd.b2lock");
+    let held = std::fs::File::create(&sidecar).unwrap();
+    held.lock_shared().unwrap(); // a python-blosc2 reader with locking on
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p = path.clone();
+    let t = std::thread::spawn(move || {
+        let mut a = ArrayMut::open(&p).unwrap();
+        a.write_region(&[0], &[1], &[5i32]).unwrap();
+        tx.send(()).unwrap();
+    });
+    assert!(
+        rx.recv_timeout(std::time::Duration::from_millis(300))
+            .is_err(),
+        "did not wait for the lock"
+    );
+    held.unlock().unwrap();
+    rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+    t.join().unwrap();
+    assert_eq!(Array::open(&path).unwrap().read::<i32>().unwrap()[0], 5);
+}
+
+/// Legacy `caterva` arrays, 0-d arrays and (feature `ndarray`) ndarray views change too.
+#[test]
+fn caterva_zero_dim_and_ndarray_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cat.b2nd");
+    ArrayBuilder::for_type::<u16>(&[5, 3])
+        .chunks(&[2, 2])
+        .blocks(&[1, 2])
+        .format(b2nd::Format::Caterva)
+        .write(
+            b2nd::Target::File(p.clone()),
+            &(0..15u16).collect::<Vec<_>>(),
+        )
+        .unwrap();
+    let mut a = ArrayMut::open(&p).unwrap();
+    a.resize(&[6, 4]).unwrap();
+    a.write_region_bytes(&[5, 3], &[1, 1], &[9, 9]).unwrap();
+    drop(a);
+    let a = Array::open(&p).unwrap();
+    assert_eq!(
+        (a.format(), a.shape()),
+        (b2nd::Format::Caterva, &[6u64, 4][..])
+    );
+    let v = a.read_bytes().unwrap();
+    assert_eq!(&v[..6], &[0, 0, 1, 0, 2, 0]);
+    assert_eq!(&v[46..], &[9, 9]);
+
+    let p0 = dir.path().join("zero.b2nd");
+    ArrayBuilder::for_type::<f64>(&[])
+        .write(b2nd::Target::File(p0.clone()), &[1.5])
+        .unwrap();
+    let mut a = ArrayMut::open(&p0).unwrap();
+    a.write_region(&[], &[], &[2.5f64]).unwrap();
+    assert!(a.append(0, &[1.0f64]).is_err());
+    a.resize(&[]).unwrap();
+    drop(a);
+    assert_eq!(Array::open(&p0).unwrap().read::<f64>().unwrap(), vec![2.5]);
+
+    #[cfg(feature = "ndarray")]
+    {
+        let pn = dir.path().join("nd.b2nd");
+        ArrayBuilder::for_type::<i32>(&[4, 4])
+            .write(b2nd::Target::File(pn.clone()), &[0i32; 16])
+            .unwrap();
+        let view = ndarray::Array2::from_shape_fn((2, 3), |(i, j)| (10 * i + j) as i32);
+        let mut a = ArrayMut::open(&pn).unwrap();
+        a.write_ndarray(&[1, 1], &view.t().slice(ndarray::s![.., ..2]).t())
+            .unwrap();
+        drop(a);
+        let v: Vec<i32> = Array::open(&pn).unwrap().read().unwrap();
+        assert_eq!(&v[4..8], &[0, 0, 1, 2]);
+        assert_eq!(&v[8..12], &[0, 10, 11, 12]);
+    }
+}

@@ -113,6 +113,41 @@ fn lock_file(path: &Path, what: &Path) -> Result<File> {
     }
 }
 
+/// python-blosc2's optional lock (`Storage(locking=True)` or `BLOSC_LOCKING`): the sidecar
+/// `<file>.b2lock` (`<dir>/.b2lock` for sparse frames), locked exclusively by c-blosc2 while
+/// it changes the frame and shared while it reads. Taken exclusively (waiting as c-blosc2
+/// does) for the duration of each change when the sidecar exists or `BLOSC_LOCKING` asks for
+/// locking; `None` otherwise (no sidecar is created for python-blosc2 users who do not lock).
+fn python_lock(path: &Path, sparse: bool) -> Result<Option<File>> {
+    let lock_path = if sparse {
+        path.join(".b2lock")
+    } else {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(".b2lock");
+        PathBuf::from(name)
+    };
+    let wanted = std::env::var("BLOSC_LOCKING")
+        .map(|v| {
+            !matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "" | "0" | "false" | "no" | "off"
+            )
+        })
+        .unwrap_or(false);
+    if !wanted && std::fs::symlink_metadata(&lock_path).is_err() {
+        return Ok(None);
+    }
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .map_err(io_err(&lock_path))?;
+    f.lock().map_err(io_err(&lock_path))?;
+    Ok(Some(f))
+}
+
 /// Make the directory entry changes in `dir` durable (a no-op where directories cannot be
 /// opened).
 fn sync_dir(dir: &Path) {
@@ -356,6 +391,7 @@ impl ArrayMut {
     /// sparse frame: delete chunk files nothing refers to). [`Array`]s opened before must be
     /// reopened afterwards.
     pub fn compact(&mut self) -> Result<()> {
+        let _python_lock = python_lock(&self.path, self.sparse)?;
         if self.sparse {
             let disk = self.current()?;
             let live: std::collections::HashSet<i64> = self
@@ -488,6 +524,9 @@ impl ArrayMut {
                 a.filter_names()
             )));
         }
+        // python-blosc2's lock, when it uses one: held from reading the current state until
+        // the change is published (dropped at the end of this function).
+        let _python_lock = python_lock(&self.path, self.sparse)?;
         let disk = self.current()?;
         let old_offsets = self.old_offsets(&disk)?;
         let g0 = a.geometry().clone();
