@@ -29,6 +29,13 @@ impl Tmpfs {
         Ok(Tmpfs { dir })
     }
 
+    /// A tmpfs, or `None` after saying why the test is skipped.
+    fn mount_or_skip(kib: u32) -> Option<Tmpfs> {
+        Tmpfs::mount(kib)
+            .map_err(|why| eprintln!("skipped: cannot mount a tmpfs here ({why})"))
+            .ok()
+    }
+
     fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -51,12 +58,8 @@ fn names(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_full_disk_loses_nothing() {
-    let fs = match Tmpfs::mount(512) {
-        Ok(fs) => fs,
-        Err(why) => {
-            eprintln!("skipped: cannot mount a tmpfs here ({why})");
-            return;
-        }
+    let Some(fs) = Tmpfs::mount_or_skip(512) else {
+        return;
     };
     let dir: PathBuf = fs.path().to_path_buf();
     let big = noise(4 << 20);
@@ -101,12 +104,8 @@ fn a_full_disk_loses_nothing() {
 /// no journal and no temporary left, and the file's length back where it was.
 #[test]
 fn a_full_disk_keeps_arrays_changed_in_place() {
-    let fs = match Tmpfs::mount(512) {
-        Ok(fs) => fs,
-        Err(why) => {
-            eprintln!("skipped: cannot mount a tmpfs here ({why})");
-            return;
-        }
+    let Some(fs) = Tmpfs::mount_or_skip(512) else {
+        return;
     };
     let dir: PathBuf = fs.path().to_path_buf();
     let big = noise(2 << 20);

@@ -981,41 +981,37 @@ fn chunk_file_id(name: &std::ffi::OsStr) -> Option<i64> {
         .flatten()
 }
 
-/// The chunk index: the offsets as a Blosc2 chunk of little-endian `int64`s (c-blosc2's
-/// parameters for it: BloscLZ, shuffle).
+/// The chunk index: the offsets as a Blosc2 chunk of little-endian `int64`s.
 fn index_chunk(offsets: &[i64]) -> std::result::Result<Vec<u8>, crate::ffi::CError> {
-    let params = CompressParams {
-        compcode: 0,
-        compcode_meta: 0,
-        clevel: 5,
-        typesize: 8,
-        blocksize: 0,
-        splitmode: crate::ffi::SPLIT_ALWAYS,
-        filters: [0, 0, 0, 0, 0, 1],
-        filters_meta: [0; 6],
-        nthreads: 1,
-    };
     let raw: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
-    let mut out = Vec::new();
-    Cctx::new(&params)?.compress(&raw, &mut out)?;
-    Ok(out)
+    small_chunk(&raw, 8, crate::ffi::SPLIT_ALWAYS)
 }
 
 /// An attribute's msgpack bytes as stored in the trailer: a Blosc2 chunk.
 fn compress_attr(msgpack: &[u8]) -> std::result::Result<Vec<u8>, crate::ffi::CError> {
+    small_chunk(msgpack, 1, crate::ffi::SPLIT_NEVER)
+}
+
+/// `bytes` as one Blosc2 chunk with the parameters c-blosc2 uses for its own bookkeeping
+/// chunks (BloscLZ, level 5, shuffle, one thread).
+fn small_chunk(
+    bytes: &[u8],
+    typesize: i32,
+    splitmode: i32,
+) -> std::result::Result<Vec<u8>, crate::ffi::CError> {
     let params = CompressParams {
         compcode: 0,
         compcode_meta: 0,
         clevel: 5,
-        typesize: 1,
+        typesize,
         blocksize: 0,
-        splitmode: crate::ffi::SPLIT_NEVER,
+        splitmode,
         filters: [0, 0, 0, 0, 0, 1],
         filters_meta: [0; 6],
         nthreads: 1,
     };
     let mut out = Vec::new();
-    Cctx::new(&params)?.compress(msgpack, &mut out)?;
+    Cctx::new(&params)?.compress(bytes, &mut out)?;
     Ok(out)
 }
 
