@@ -179,6 +179,13 @@ impl FrameParts {
         })
     }
 
+    /// The header's uncompressed-size field.
+    pub(crate) fn nbytes(&self) -> i64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.header[FRAME_NBYTES..FRAME_NBYTES + 8]);
+        i64::from_be_bytes(b)
+    }
+
     /// The content of the header's metalayer `name`.
     pub(crate) fn metalayer(&self, name: &str) -> Option<&[u8]> {
         self.metalayers

@@ -512,29 +512,24 @@ impl ArrayMut {
         vlmeta: Option<Vec<(String, Vec<u8>)>>,
     ) -> Result<()> {
         let a = &self.array;
-        if matches!(a.codec(), Codec::Other { .. })
-            || a.filters()
-                .iter()
-                .any(|f| matches!(f, Filter::Other { .. }))
-        {
-            return Err(Error::InvalidArgument(format!(
-                "{}: codec {} / filters {:?} can be read but not written, so its chunks cannot be re-encoded",
-                a.source(),
-                a.codec_name(),
-                a.filter_names()
-            )));
-        }
         // python-blosc2's lock, when it uses one: held from reading the current state until
         // the change is published (dropped at the end of this function).
         let _python_lock = python_lock(&self.path, self.sparse)?;
         let disk = self.current()?;
         let old_offsets = self.old_offsets(&disk)?;
         let g0 = a.geometry().clone();
-        let mut builder = ArrayBuilder::like(a);
-        builder.shape = shape.to_vec();
-        builder.threads = self.threads.clone();
-        let plan = builder.plan()?;
-        let g1 = plan.geom.clone();
+        let g1 = if shape == g0.shape() {
+            g0.clone()
+        } else {
+            let m = a.metalayer();
+            let shape_i: Vec<i64> = shape
+                .iter()
+                .map(|&s| i64::try_from(s))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| Error::InvalidArgument(format!("shape {shape:?} too large")))?;
+            Geometry::new(&shape_i, &m.chunks, &m.blocks, g0.itemsize())
+                .map_err(|e| Error::InvalidArgument(format!("new shape {shape:?}: {e}")))?
+        };
         let n0 = old_offsets.len() as u64;
         let n1 = if g1.nitems() == 0 { 0 } else { g1.nchunks() };
 
@@ -556,6 +551,49 @@ impl ArrayMut {
                 _ => Source::Build { full: false },
             });
         }
+
+        // Chunks to encode need the array's compression plan (refused when its codec or
+        // filters can be read but not written); changes that encode nothing (attributes,
+        // resizes along whole chunks) do not.
+        let plan = if sources.iter().any(|s| matches!(s, Source::Build { .. })) {
+            if matches!(a.codec(), Codec::Other { .. })
+                || a.filters()
+                    .iter()
+                    .any(|f| matches!(f, Filter::Other { .. }))
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "{}: codec {} / filters {:?} can be read but not written, so its chunks cannot be re-encoded",
+                    a.source(),
+                    a.codec_name(),
+                    a.filter_names()
+                )));
+            }
+            // A lossy pipeline re-encoding decoded data changes values nobody wrote (ZFP's
+            // modes and NDMEAN's cell means are not idempotent): only chunks made wholly of
+            // new data may be encoded then.
+            let lossy = matches!(
+                a.codec(),
+                Codec::ZfpAccuracy(_) | Codec::ZfpPrecision(_) | Codec::ZfpRate(_)
+            ) || a.filters().iter().any(|f| matches!(f, Filter::NdMean(_)));
+            if let Some(idx) = sources
+                .iter()
+                .position(|s| matches!(s, Source::Build { full: false }))
+                .filter(|_| lossy)
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "{}: codec {} / filters {:?} are lossy: re-encoding chunk {idx} would change values outside the written region (write whole chunks, or grow and shrink along chunk boundaries)",
+                    a.source(),
+                    a.codec_name(),
+                    a.filter_names()
+                )));
+            }
+            let mut builder = ArrayBuilder::like(a);
+            builder.shape = shape.to_vec();
+            builder.threads = self.threads.clone();
+            Some(builder.plan()?)
+        } else {
+            None
+        };
 
         // Old data of partly written or re-cut chunks, read first (reads run in parallel
         // inside), then every chunk to build encoded in parallel.
@@ -579,7 +617,7 @@ impl ArrayMut {
             inputs.push((idx, buf));
         }
         let mut built: Vec<Option<Vec<u8>>> = vec![None; n1 as usize];
-        {
+        if let Some(plan) = &plan {
             let mut jobs: Vec<Job<'_>> = Vec::new();
             let mut input_iter = inputs.iter();
             for (idx, slot) in built.iter_mut().enumerate() {
@@ -608,7 +646,7 @@ impl ArrayMut {
             }
             while self.lanes.len() < lanes_n {
                 let cctx = Cctx::new(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-                self.lanes.push(Packer::new(cctx, &plan));
+                self.lanes.push(Packer::new(cctx, plan));
             }
             self.threads.for_each_lane(
                 &mut self.lanes[..lanes_n],
@@ -668,6 +706,21 @@ impl ArrayMut {
         has_vlmeta: bool,
     ) -> Result<Vec<u8>> {
         let a = &self.array;
+        if shape == a.shape() {
+            // Same shape, same chunks: the metalayer, sizes per chunk and data size stay as
+            // they are (whatever layout wrote them).
+            return disk
+                .parts
+                .new_header(
+                    frame_len,
+                    disk.parts.nbytes(),
+                    cbytes as i64,
+                    None,
+                    has_vlmeta,
+                    None,
+                )
+                .map_err(|e| self.bad(e.0));
+        }
         let m = a.metalayer();
         let name = m.format.name();
         let old = disk
