@@ -218,6 +218,7 @@ fn changed_arrays_for_python() {
         "|S5",
         ">i8",
         "[('a', '<i2'), ('b', '<f8')]",
+        "|S300",
     ];
     let codecs = [
         Codec::Zstd,
