@@ -586,3 +586,60 @@ fn lossy_arrays_refuse_re_encoding_old_values() {
     assert_eq!(&got[192..384], &values[192..384]);
     assert_eq!(a.array().shape(), &[80, 6]);
 }
+
+/// A journal left beside a file it does not belong to (here: another array's) is never
+/// applied: readers ignore it, a writer refuses to start, and the file stays as it was.
+#[test]
+fn a_foreign_journal_is_never_applied() {
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: the crash hook exists in debug builds only");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(4);
+    let (a_path, _) = create(
+        dir.path(),
+        false,
+        [&[12, 3], &[4, 3], &[2, 3]],
+        Codec::Zstd,
+        &[Filter::Shuffle],
+        &mut rng,
+    );
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let (b_path, mb) = create(
+        &other,
+        false,
+        [&[9, 5], &[3, 5], &[3, 5]],
+        Codec::Lz4,
+        &[Filter::Shuffle],
+        &mut rng,
+    );
+    // A real journal of `a`: a writer stopped right before its header write.
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "journal_child_entry", "--nocapture"])
+        .env("B2ND_JOURNAL_CHILD", &a_path)
+        .env("B2ND_TEST_CRASH_AT", "header")
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(87));
+    let journal = format!("{}.b2nd-journal", a_path.display());
+    std::fs::copy(&journal, format!("{}.b2nd-journal", b_path.display())).unwrap();
+    let before = std::fs::read(&b_path).unwrap();
+    check(&b_path, &mb);
+    let e = ArrayMut::open(&b_path).unwrap_err();
+    assert!(e.to_string().contains("belongs to another file"), "{e}");
+    assert_eq!(std::fs::read(&b_path).unwrap(), before);
+    // Its own file finishes the change.
+    ArrayMut::open(&a_path).unwrap();
+    assert!(!std::path::Path::new(&journal).exists());
+}
+
+/// The foreign-journal test's child: one change, stopped by the crash hook.
+#[test]
+fn journal_child_entry() {
+    if let Ok(p) = std::env::var("B2ND_JOURNAL_CHILD") {
+        let mut a = ArrayMut::open(&p).unwrap();
+        a.write_region(&[0, 0], &[1, 1], &[42i32]).unwrap();
+    }
+}

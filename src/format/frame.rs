@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::error::{Error, Result};
 use crate::ffi::{ChunkBytes, Schunk, SchunkParams, EXTENDED_HEADER_LEN};
 use crate::format::chunk::ChunkHeader;
-use crate::format::journal::Journal;
+use crate::format::journal::{HeaderState, Journal};
 use crate::format::parts::FrameParts;
 use crate::format::{read_at, Malformed};
 
@@ -224,7 +224,8 @@ pub(crate) fn read_on_disk(file: &Path, sparse: bool) -> Result<OnDisk> {
 }
 
 /// Refuse a frame file whose header an interrupted in-place change left half-written: a
-/// valid journal is present and the header is neither the old nor the new one.
+/// valid journal is present and the header is a mix of its old and new copies. (A journal
+/// that matches neither is some other file's, and is ignored here.)
 fn check_journal(path: &Path, source: &str) -> Result<()> {
     let Some(j) = Journal::read(path) else {
         return Ok(());
@@ -234,7 +235,7 @@ fn check_journal(path: &Path, source: &str) -> Result<()> {
         path: path.to_path_buf(),
         source,
     })?;
-    if read_at(&f, &mut head, 0).is_some() && (head == j.old || head == j.new) {
+    if read_at(&f, &mut head, 0).is_none() || j.state_of(&head) != HeaderState::Torn {
         return Ok(());
     }
     Err(Error::Frame {

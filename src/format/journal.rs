@@ -19,6 +19,19 @@ pub(crate) struct Journal {
     pub(crate) new: Vec<u8>,
 }
 
+/// A frame header compared with a journal's two copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HeaderState {
+    /// The header before the change: not published.
+    Old,
+    /// The header that publishes the change.
+    New,
+    /// Each byte from one copy or the other: a header write cut short.
+    Torn,
+    /// Neither: the journal belongs to some other file or version.
+    Foreign,
+}
+
 /// Where the journal of the frame file `path` lives.
 pub(crate) fn journal_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
@@ -59,6 +72,24 @@ impl Journal {
         (old.len() == new.len() && at == body.len()).then_some(Journal { old, new })
     }
 
+    /// How the header `head` found in the file relates to this journal.
+    pub(crate) fn state_of(&self, head: &[u8]) -> HeaderState {
+        if head == self.new.as_slice() {
+            HeaderState::New
+        } else if head == self.old.as_slice() {
+            HeaderState::Old
+        } else if head.len() == self.new.len()
+            && head
+                .iter()
+                .zip(self.old.iter().zip(&self.new))
+                .all(|(h, (o, n))| h == o || h == n)
+        {
+            HeaderState::Torn
+        } else {
+            HeaderState::Foreign
+        }
+    }
+
     /// Read the journal of `path`, if there is a valid one.
     pub(crate) fn read(path: &Path) -> Option<Journal> {
         let bytes = std::fs::read(journal_path(path)).ok()?;
@@ -77,10 +108,15 @@ mod tests {
             new: vec![4, 5, 6],
         };
         let b = j.encode();
-        assert_eq!(Journal::decode(&b), Some(j));
+        assert_eq!(Journal::decode(&b).as_ref(), Some(&j));
         for cut in 0..b.len() {
             assert_eq!(Journal::decode(&b[..cut]), None);
         }
+        assert_eq!(j.state_of(&[1, 2, 3]), HeaderState::Old);
+        assert_eq!(j.state_of(&[4, 5, 6]), HeaderState::New);
+        assert_eq!(j.state_of(&[4, 2, 6]), HeaderState::Torn);
+        assert_eq!(j.state_of(&[4, 9, 6]), HeaderState::Foreign);
+        assert_eq!(j.state_of(&[4, 5]), HeaderState::Foreign);
         let mut bad = b.clone();
         bad[10] ^= 1;
         assert_eq!(Journal::decode(&bad), None);

@@ -16,7 +16,7 @@ use super::writer::{pack_chunk, Packer};
 use super::*;
 use crate::array::Array;
 use crate::format::frame::{read_on_disk, OnDisk};
-use crate::format::journal::{journal_path, Journal};
+use crate::format::journal::{journal_path, HeaderState, Journal};
 use crate::format::parts::{special_offset, trailer_bytes, ZERO_CHUNK_OFFSET};
 use crate::model::region::{copy_overlap, ravel};
 use crate::parallel::Threads;
@@ -158,8 +158,10 @@ fn sync_dir(dir: &Path) {
 
 /// Finish what an interrupted header publication left: a valid journal means all the data
 /// its new header refers to was made durable before it was written, so the new header is
-/// written (again) unless it is in place; then the journal is removed. An invalid
-/// (incomplete) journal means the header write had not started: it is removed.
+/// written (again) when the file holds the old one or a mix of both (a torn write); then the
+/// journal is removed. An invalid (incomplete) journal means the header write had not
+/// started: it is removed. A valid journal whose headers the file matches in no way belongs
+/// to another file (copied or left beside this one) and is refused, never applied.
 fn recover(path: &Path) -> Result<()> {
     let jpath = journal_path(path);
     if std::fs::symlink_metadata(&jpath).is_err() {
@@ -172,11 +174,27 @@ fn recover(path: &Path) -> Result<()> {
             .open(path)
             .map_err(io_err(path))?;
         let mut head = vec![0u8; j.new.len()];
-        let ok = crate::format::read_at(&f, &mut head, 0).is_some();
-        if !ok || head != j.new {
-            f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
-            f.write_all(&j.new).map_err(io_err(path))?;
-            f.sync_data().map_err(io_err(path))?;
+        let state = match crate::format::read_at(&f, &mut head, 0) {
+            Some(()) => j.state_of(&head),
+            None => HeaderState::Foreign,
+        };
+        match state {
+            HeaderState::New => {}
+            HeaderState::Old | HeaderState::Torn => {
+                f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+                f.write_all(&j.new).map_err(io_err(path))?;
+                f.sync_data().map_err(io_err(path))?;
+            }
+            HeaderState::Foreign => {
+                return Err(Error::Frame {
+                    source_name: path.display().to_string(),
+                    reason: format!(
+                        "{} belongs to another file or version (its headers match neither \
+                         this file's header nor a mix of them): remove it to change this array",
+                        jpath.display()
+                    ),
+                });
+            }
         }
     }
     std::fs::remove_file(&jpath).map_err(io_err(&jpath))?;
@@ -186,8 +204,8 @@ fn recover(path: &Path) -> Result<()> {
 impl ArrayMut {
     /// Open the array at `path` (a contiguous file or a sparse directory) for changes,
     /// taking the writer's lock ([`Error::Locked`] when another writer keeps it for half a
-    /// second) and
-    /// finishing what an interrupted change left, if anything.
+    /// second) and finishing what an interrupted change left, if anything (a journal that
+    /// belongs to another file is refused, not applied).
     pub fn open(path: impl AsRef<Path>) -> Result<ArrayMut> {
         let path = path.as_ref().to_path_buf();
         let meta = std::fs::metadata(&path).map_err(io_err(&path))?;
