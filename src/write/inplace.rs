@@ -776,6 +776,18 @@ impl ArrayMut {
             .map_err(|e| self.bad(e.0))
     }
 
+    /// What follows the chunks of a frame: the chunk index (none without chunks) and the
+    /// trailer holding `vlmeta`.
+    fn tail(&self, offsets: &[i64], vlmeta: &[(String, Vec<u8>)]) -> Result<Vec<u8>> {
+        let mut tail = Vec::new();
+        if !offsets.is_empty() {
+            tail =
+                index_chunk(offsets).map_err(|e| Error::blosc("compressing the chunk index", e))?;
+        }
+        tail.extend_from_slice(&trailer_bytes(vlmeta).map_err(|e| self.bad(e.0))?);
+        Ok(tail)
+    }
+
     fn bad(&self, reason: String) -> Error {
         Error::Frame {
             source_name: self.array.source().into(),
@@ -802,28 +814,14 @@ impl ArrayMut {
         let result = (|| {
             f.seek(SeekFrom::Start(disk.frame_len)).map_err(&io)?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
-            let mut pos = disk.frame_len;
-            let mut offsets = Vec::with_capacity(chunks.len());
-            for c in &chunks {
-                offsets.push(match c {
-                    Built::Old(o) | Built::Code(o) => *o,
-                    Built::Bytes(b) => {
-                        w.write_all(b).map_err(&io)?;
-                        let at = (pos - disk.header_len) as i64;
-                        pos += b.len() as u64;
-                        at
-                    }
-                });
-            }
-            let index = index_chunk(&offsets)
-                .map_err(|e| Error::blosc("compressing the chunk index", e))?;
+            let (offsets, pos) =
+                write_chunks(&mut w, &chunks, disk.frame_len, disk.header_len).map_err(&io)?;
             let cbytes = pos - disk.header_len;
-            w.write_all(&index).map_err(&io)?;
-            let trailer = trailer_bytes(vlmeta).map_err(|e| self.bad(e.0))?;
-            w.write_all(&trailer).map_err(&io)?;
+            let tail = self.tail(&offsets, vlmeta)?;
+            w.write_all(&tail).map_err(&io)?;
             w.flush().map_err(&io)?;
             drop(w);
-            let frame_len = pos + index.len() as u64 + trailer.len() as u64;
+            let frame_len = pos + tail.len() as u64;
             f.sync_data().map_err(&io)?;
             crash_point("data");
             let new = self.header_for(
@@ -876,31 +874,12 @@ impl ArrayMut {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         w.write_all(&vec![0u8; disk.header_len as usize])
             .map_err(&io)?;
-        let mut pos = disk.header_len;
-        let mut offsets = Vec::with_capacity(chunks.len());
-        for c in &chunks {
-            offsets.push(match c {
-                Built::Code(o) => *o,
-                Built::Old(_) => unreachable!("a rewrite copies chunk bytes"),
-                Built::Bytes(b) => {
-                    w.write_all(b).map_err(&io)?;
-                    let at = (pos - disk.header_len) as i64;
-                    pos += b.len() as u64;
-                    at
-                }
-            });
-        }
+        let (offsets, pos) =
+            write_chunks(&mut w, &chunks, disk.header_len, disk.header_len).map_err(&io)?;
         let cbytes = pos - disk.header_len;
-        let mut frame_len = pos;
-        if !offsets.is_empty() {
-            let index = index_chunk(&offsets)
-                .map_err(|e| Error::blosc("compressing the chunk index", e))?;
-            w.write_all(&index).map_err(&io)?;
-            frame_len += index.len() as u64;
-        }
-        let trailer = trailer_bytes(vlmeta).map_err(|e| self.bad(e.0))?;
-        w.write_all(&trailer).map_err(&io)?;
-        frame_len += trailer.len() as u64;
+        let tail = self.tail(&offsets, vlmeta)?;
+        w.write_all(&tail).map_err(&io)?;
+        let frame_len = pos + tail.len() as u64;
         w.flush().map_err(&io)?;
         drop(w);
         let header = self.header_for(
@@ -987,12 +966,7 @@ impl ArrayMut {
                 }
             });
         }
-        let mut body = Vec::new();
-        if !offsets.is_empty() {
-            body = index_chunk(&offsets)
-                .map_err(|e| Error::blosc("compressing the chunk index", e))?;
-        }
-        body.extend_from_slice(&trailer_bytes(vlmeta).map_err(|e| self.bad(e.0))?);
+        let body = self.tail(&offsets, vlmeta)?;
         let frame_len = disk.header_len + body.len() as u64;
         let header = self.header_for(
             disk,
@@ -1050,6 +1024,30 @@ fn chunk_file_id(name: &std::ffi::OsStr) -> Option<i64> {
     (s.len() == 8)
         .then(|| i64::from_str_radix(s, 16).ok())
         .flatten()
+}
+
+/// Write the chunks with bytes to `w`, the first at frame position `pos`: the index entries
+/// of all `chunks` (offsets count from the end of the `header_len`-byte header) and the
+/// position after the last one written.
+fn write_chunks(
+    w: &mut impl Write,
+    chunks: &[Built],
+    mut pos: u64,
+    header_len: u64,
+) -> std::io::Result<(Vec<i64>, u64)> {
+    let mut offsets = Vec::with_capacity(chunks.len());
+    for c in chunks {
+        offsets.push(match c {
+            Built::Old(o) | Built::Code(o) => *o,
+            Built::Bytes(b) => {
+                w.write_all(b)?;
+                let at = (pos - header_len) as i64;
+                pos += b.len() as u64;
+                at
+            }
+        });
+    }
+    Ok((offsets, pos))
 }
 
 /// The chunk index: the offsets as a Blosc2 chunk of little-endian `int64`s.
