@@ -295,3 +295,20 @@ fn corrupted_files_never_crash_block_by_block_reads() {
         }
     }
 }
+
+/// Regression fixtures found by fuzzing (`fuzz/`): each is refused with a clear error.
+#[test]
+fn fuzz_findings_are_refused() {
+    let dir = common::data_dir().join("fuzz");
+    let cases = [(
+        "undefined_filter_id_leak.b2nd",
+        "filter id 11, which c-blosc2 does not define",
+    )];
+    for (name, why) in cases {
+        let e = b2nd::Array::open(dir.join(name)).unwrap_err();
+        assert!(e.to_string().contains(why), "{name}: {e}");
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        let e = b2nd::Array::from_bytes(bytes).unwrap_err();
+        assert!(e.to_string().contains(why), "{name}: {e}");
+    }
+}

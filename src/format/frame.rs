@@ -15,8 +15,10 @@ use crate::format::journal::{HeaderState, Journal};
 use crate::format::parts::FrameParts;
 use crate::format::{read_at, Malformed};
 
-/// Bytes of the frame header this crate checks.
-const HEADER_PREFIX: usize = 0x30;
+/// Bytes of the frame header this crate checks (through the filter pipeline).
+const HEADER_PREFIX: usize = 80;
+/// Where the frame header's filter pipeline starts: its length, then the filter ids.
+const FILTER_PIPELINE: usize = 70;
 /// Bytes at the end of a frame holding the trailer length (c-blosc2's FRAME_TRAILER_MINLEN).
 const TRAILER_TAIL: usize = 25;
 
@@ -97,6 +99,20 @@ impl FrameHeader {
         }
         if h[38] != 0xd3 {
             return Err("malformed frame header (compressed size)".into());
+        }
+        // c-blosc2 2.15 builds its compression context from these filter ids when it opens a
+        // frame, and leaks the super-chunk when an id is one it does not define.
+        let nfilters = usize::from(h[FILTER_PIPELINE]);
+        if let Some(ids) = h.get(FILTER_PIPELINE + 1..FILTER_PIPELINE + 1 + nfilters.min(6)) {
+            if let Some(&id) = ids
+                .iter()
+                .find(|&&id| (5..=31).contains(&id) || (37..=159).contains(&id))
+            {
+                return Err(format!(
+                    "the frame header's filter pipeline holds filter id {id}, which c-blosc2 does not define"
+                )
+                .into());
+            }
         }
         Ok(FrameHeader {
             version,
@@ -674,7 +690,7 @@ mod tests {
 
     #[test]
     fn header_checks() {
-        let mut h = vec![0u8; 0x30];
+        let mut h = vec![0u8; HEADER_PREFIX];
         h[0] = 0x9e;
         h[1..10].copy_from_slice(b"\xa8b2frame\0");
         h[10] = 0xd2;
@@ -689,6 +705,23 @@ mod tests {
             (header.header_len, header.frame_len, header.cbytes),
             (0xa5, 625, 328)
         );
+        // Filter ids c-blosc2 2.15 does not define (found by fuzzing: C leaks on them).
+        for (id, ok) in [
+            (1u8, true),
+            (4, true),
+            (5, false),
+            (31, false),
+            (35, true),
+            (36, true),
+            (37, false),
+            (159, false),
+            (160, true),
+        ] {
+            let mut bad = h.clone();
+            bad[FILTER_PIPELINE] = 6;
+            bad[FILTER_PIPELINE + 3] = id;
+            assert_eq!(FrameHeader::parse(&bad, 625).is_ok(), ok, "filter id {id}");
+        }
         let check_layout = |h: &[u8], tail: &[u8], sparse| {
             FrameHeader::parse(h, 625)
                 .unwrap()
