@@ -177,9 +177,10 @@ fn plan(
         }
         return Ok(Path::C);
     }
-    // ZSTD dictionaries are decoded by c-blosc2 2.15; LZ4 dictionaries are not (error -3),
-    // nor is ZLIB compiled in: Rust decodes those streams.
+    // c-blosc2 2.15 decodes LZ4 dictionaries wrongly (error -3) and ZSTD dictionaries
+    // unsafely (see `RustCodec::ZstdDict`), and has no ZLIB: Rust decodes those streams.
     let rust = match h.codec_format() {
+        4 if h.has_dict() => Some(RustCodec::ZstdDict),
         0 | 4 => None,              // blosclz, zstd: compiled in
         1 if !h.has_dict() => None, // lz4 / lz4hc
         1 => Some(RustCodec::Lz4),  // lz4 / lz4hc with a dictionary

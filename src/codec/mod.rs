@@ -37,6 +37,11 @@ pub(crate) enum RustCodec {
     Zlib,
     /// LZ4 or LZ4HC (ids 1 and 2, format 1): one LZ4 block format, with or without dictionary.
     Lz4,
+    /// Zstandard (id 5, format 4) with a dictionary: decoded here because c-blosc2 2.15 keeps
+    /// a decompression context's dictionary state across chunks (a freed dictionary stays
+    /// in use, and `assert(dict_ddict != NULL)` aborts on a chunk whose dictionary zstd
+    /// rejects; found by fuzzing). Chunks without a dictionary go to c-blosc2.
+    ZstdDict,
     /// NDLZ (user codec 32) with this cell side (the codec meta, 4 or 8): [`crate::codec::ndlz`].
     Ndlz(u8),
     /// ZFP (user codecs 33-35) with its codec meta: [`crate::codec::zfp`].
@@ -49,6 +54,7 @@ impl RustCodec {
         match self {
             RustCodec::Zlib => "zlib",
             RustCodec::Lz4 => "lz4",
+            RustCodec::ZstdDict => "zstd",
             RustCodec::Ndlz(_) => "ndlz",
             RustCodec::Zfp(crate::codec::zfp::Mode::Accuracy, _) => "zfp_acc",
             RustCodec::Zfp(crate::codec::zfp::Mode::Precision, _) => "zfp_prec",
@@ -82,6 +88,8 @@ impl RustCodec {
             }
             RustCodec::Lz4 => crate::ffi::lz4_decompress_with_dict(src, dst, dict.unwrap_or(&[]))
                 .ok_or_else(|| "malformed lz4 stream".to_string())?,
+            RustCodec::ZstdDict => crate::ffi::zstd_decompress(src, dst, dict.unwrap_or(&[]))
+                .ok_or_else(|| "malformed zstd stream or dictionary".to_string())?,
             RustCodec::Ndlz(cell) => {
                 if dict.is_some() {
                     return Err("ndlz with a dictionary".into());

@@ -190,6 +190,11 @@ fn check_index_header(ih: &[u8]) -> Result<(), Malformed> {
     if extended && (ih[31] >> 4) & 0x07 == 4 {
         return Err("the chunk index is an uninitialised special chunk".into());
     }
+    if extended && ih[31] & 0x01 != 0 {
+        // c-blosc2 never writes one, and its decompression context would keep the
+        // dictionary state for every later chunk (see `RustCodec::ZstdDict`).
+        return Err("the chunk index claims a compression dictionary".into());
+    }
     Ok(())
 }
 
