@@ -719,10 +719,12 @@ impl ArrayMut {
         disk: &OnDisk,
         shape: &[u64],
         frame_len: u64,
-        nchunks: u64,
+        offsets: &[i64],
         cbytes: u64,
-        has_vlmeta: bool,
+        vlmeta: &[(String, Vec<u8>)],
     ) -> Result<Vec<u8>> {
+        let nchunks = offsets.len() as u64;
+        let has_vlmeta = !vlmeta.is_empty();
         let a = &self.array;
         if shape == a.shape() {
             // Same shape, same chunks: the metalayer, sizes per chunk and data size stay as
@@ -824,14 +826,7 @@ impl ArrayMut {
             let frame_len = pos + tail.len() as u64;
             f.sync_data().map_err(&io)?;
             crash_point("data");
-            let new = self.header_for(
-                disk,
-                shape,
-                frame_len,
-                offsets.len() as u64,
-                cbytes,
-                !vlmeta.is_empty(),
-            )?;
+            let new = self.header_for(disk, shape, frame_len, &offsets, cbytes, vlmeta)?;
             publish_header(&path, &mut f, &disk.parts.header, &new)?;
             Ok(frame_len)
         })();
@@ -882,14 +877,7 @@ impl ArrayMut {
         let frame_len = pos + tail.len() as u64;
         w.flush().map_err(&io)?;
         drop(w);
-        let header = self.header_for(
-            disk,
-            shape,
-            frame_len,
-            offsets.len() as u64,
-            cbytes,
-            !vlmeta.is_empty(),
-        )?;
+        let header = self.header_for(disk, shape, frame_len, &offsets, cbytes, vlmeta)?;
         let f = tmp.as_file_mut();
         f.seek(SeekFrom::Start(0)).map_err(&io)?;
         f.write_all(&header).map_err(&io)?;
@@ -968,14 +956,7 @@ impl ArrayMut {
         }
         let body = self.tail(&offsets, vlmeta)?;
         let frame_len = disk.header_len + body.len() as u64;
-        let header = self.header_for(
-            disk,
-            shape,
-            frame_len,
-            offsets.len() as u64,
-            cbytes,
-            !vlmeta.is_empty(),
-        )?;
+        let header = self.header_for(disk, shape, frame_len, &offsets, cbytes, vlmeta)?;
         let mut tmp = tempfile::Builder::new()
             .prefix(".b2nd-")
             .suffix(".tmp")
