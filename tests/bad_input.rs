@@ -326,3 +326,36 @@ fn fuzz_findings_are_refused() {
         assert!(a.iter_chunks().any(|c| c.is_err()), "{name}");
     }
 }
+
+/// A DELTA chunk whose first block is corrupt (fuzzing found it as a timeout): c-blosc2
+/// 2.15's threaded decode makes block 1 wait for block 0's DELTA reference, which never
+/// comes when block 0 fails, so the read hung forever (reproduced within 2,000 chunk
+/// iterations with two threads). Each read must now end with an error; a watchdog turns a
+/// hang into a failure instead of a stuck test run.
+#[test]
+fn delta_chunk_with_corrupt_first_block_does_not_hang() {
+    let path = common::data_dir().join("fuzz/delta_block0_corrupt_hang.b2nd");
+    let bytes = std::fs::read(&path).unwrap();
+    let a = b2nd::Array::from_bytes(bytes.clone()).unwrap();
+    // What the fixture is: DELTA then SHUFFLE, chunks of two blocks, chunk 0 undecodable.
+    assert_eq!(a.filter_names(), vec!["delta", "shuffle"]);
+    assert_eq!((a.chunks(), a.blocks()), (&[8u64, 6][..], &[4u64, 6][..]));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let pool = b2nd::Threads::count(2).unwrap();
+        let mut errors = 0;
+        for _ in 0..5000 {
+            let a = b2nd::Array::from_bytes(bytes.clone())
+                .unwrap()
+                .with_threads(pool.clone());
+            // Chunk by chunk: the iterator decodes with two block threads per chunk.
+            let first = a.iter_chunks().next().unwrap();
+            errors += usize::from(first.is_err());
+        }
+        tx.send(errors).unwrap();
+    });
+    let errors = rx
+        .recv_timeout(std::time::Duration::from_secs(300))
+        .expect("reading the chunk hung (c-blosc2's DELTA wait)");
+    assert_eq!(errors, 5000);
+}

@@ -474,6 +474,11 @@ impl BlockHook for FilterHook {
 pub(crate) struct Decoder {
     nthreads: usize,
     dctx: Dctx,
+    /// A single-threaded context for DELTA chunks when `dctx` has block threads (created when
+    /// first needed): c-blosc2 2.15's threaded DELTA decode makes every block wait for block
+    /// 0 (`pipeline_backward`, `delta_cv`) and never wakes them when block 0 fails, so a
+    /// chunk whose first block is corrupt hangs the read forever (found by fuzzing).
+    serial: Option<Dctx>,
     /// For chunks whose filters Rust undoes block by block (created when first needed).
     hooked: Option<HookedDctx<FilterHook>>,
     filter_scratch: Vec<u8>,
@@ -489,6 +494,7 @@ impl Decoder {
         Decoder {
             nthreads,
             dctx: Dctx::new(nthreads),
+            serial: None,
             hooked: None,
             filter_scratch: Vec::new(),
             maskout: Vec::new(),
@@ -567,12 +573,19 @@ impl Decoder {
                 decode_in_rust(&h, codec, src, dst, typesize, &self.blocks, skip, scratch)?;
                 return Ok(Decoded::Data);
             }
-            Path::C => if masked {
-                self.dctx.decompress_masked(src, dst, &self.maskout)
-            } else {
-                self.dctx.decompress(src, dst)
+            Path::C => {
+                let dctx = if self.nthreads > 1 && h.has_delta() {
+                    self.serial.get_or_insert_with(|| Dctx::new(1))
+                } else {
+                    &mut self.dctx
+                };
+                if masked {
+                    dctx.decompress_masked(src, dst, &self.maskout)
+                } else {
+                    dctx.decompress(src, dst)
+                }
+                .map_err(ChunkError::C)
             }
-            .map_err(ChunkError::C),
             Path::RustFilters => {
                 // C decodes the codec only: the filter bytes are cleared for the call and put
                 // back afterwards (the caller's chunk is left as it was).
