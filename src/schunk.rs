@@ -315,8 +315,12 @@ impl SChunk {
     pub fn read_blocks(&self, n: u64) -> Result<Vec<Vec<u8>>> {
         let c = self.compressed_chunk(n)?;
         let h = ChunkHeader::parse(&c).map_err(|e| self.chunk_error(n, e.into()))?;
-        // A chunk's size is an int32: at most 2 GiB whatever the header says.
-        let max = i32::MAX as usize;
+        // A chunk holds at most what the frame header declares for all chunks together
+        // ([`SChunk::nbytes`], which a caller can check before reading), and its size is an
+        // int32: at most 2 GiB whatever its own header says.
+        let max = usize::try_from(self.nbytes())
+            .unwrap_or(usize::MAX)
+            .min(i32::MAX as usize);
         if crate::codec::vlblocks::is_vl(&h) {
             crate::codec::vlblocks::decode_blocks(&c, max).map_err(|e| self.chunk_error(n, e))
         } else {

@@ -359,3 +359,25 @@ fn delta_chunk_with_corrupt_first_block_does_not_hang() {
         .expect("reading the chunk hung (c-blosc2's DELTA wait)");
     assert_eq!(errors, 5000);
 }
+
+/// A store member (an ObjectArray frame) whose chunk header declares 1 GiB decoded while the
+/// frame declares far less in all (fuzzing found the 1 GiB allocation): refused before any
+/// allocation of that size, since no chunk holds more than its frame's declared total.
+#[test]
+fn object_chunk_declaring_more_than_its_frame_is_refused() {
+    let path = common::data_dir().join("fuzz/schunk_chunk_declares_1gib.b2z");
+    let s = b2nd::Store::open(&path).unwrap();
+    let mut refused = 0;
+    for key in s.keys() {
+        if let Ok(sc) = s.open_schunk(&key) {
+            let Err(e) = sc.read_objects() else { continue };
+            if e.to_string()
+                .contains("declares 1073741912 decoded bytes, more than the 21540")
+            {
+                assert!(sc.nbytes() < 1 << 30, "{key}");
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!(refused, 1);
+}

@@ -216,7 +216,9 @@ pub fn store_open(data: &[u8]) {
                 }
             }
             if let Ok(sc) = s.open_schunk(&key) {
-                let _ = sc.read_objects();
+                if sc.nbytes() <= READ_MAX / 4 {
+                    let _ = sc.read_objects();
+                }
             }
         }
         for g in s.groups().into_iter().take(8) {
