@@ -1076,10 +1076,15 @@ fn publish_header(path: &Path, f: &mut File, old: &[u8], new: &[u8]) -> Result<(
         new: new.to_vec(),
     }
     .encode();
-    {
-        let mut j = File::create(&jpath).map_err(io_err(&jpath))?;
-        j.write_all(&journal).map_err(io_err(&jpath))?;
-        j.sync_all().map_err(io_err(&jpath))?;
+    let saved = File::create(&jpath).and_then(|mut j| {
+        j.write_all(&journal)?;
+        j.sync_all()
+    });
+    if let Err(e) = saved {
+        // Nothing refers to a journal that is not complete (e.g. on a full disk): the
+        // header is untouched, so the change simply did not happen.
+        let _ = std::fs::remove_file(&jpath);
+        return Err(io_err(&jpath)(e));
     }
     sync_dir(&parent_dir(path));
     crash_point("header");

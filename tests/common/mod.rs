@@ -5,6 +5,8 @@
 pub mod inplace_model;
 #[allow(dead_code)]
 pub mod slice_fixtures;
+#[allow(dead_code)]
+pub mod tmpfs;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,82 @@
+//! A small tmpfs for full-disk tests (needs root; tests skip, saying why, elsewhere).
+
+use std::path::Path;
+use std::process::Command;
+
+/// A tmpfs of `kib` KiB, unmounted on drop.
+pub struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    pub fn mount(kib: u32) -> Result<Tmpfs, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        }
+        Ok(Tmpfs { dir })
+    }
+
+    /// A tmpfs, or `None` after saying why the test is skipped.
+    pub fn mount_or_skip(kib: u32) -> Option<Tmpfs> {
+        Tmpfs::mount(kib)
+            .map_err(|why| eprintln!("skipped: cannot mount a tmpfs here ({why})"))
+            .ok()
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        // Lazily: a child process of a parallel test may still hold a file of it open.
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// A file filling a file system up to `free` bytes of free space (rounded by the file
+/// system's pages); removed on drop.
+pub struct Filler(std::path::PathBuf);
+
+impl Filler {
+    /// Fill the file system holding `dir` completely, then give back `free` bytes.
+    pub fn leaving(dir: &Path, free: u64) -> Filler {
+        use std::io::Write;
+        let path = dir.join("zz-filler");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let block = vec![0x5au8; 64 << 10];
+        let mut len = 0u64;
+        loop {
+            match f.write(&block) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => len += n as u64,
+            }
+        }
+        // Small writes for the last partial block.
+        while let Ok(n) = f.write(&block[..512]) {
+            if n == 0 {
+                break;
+            }
+            len += n as u64;
+        }
+        f.set_len(len.saturating_sub(free)).unwrap();
+        f.sync_all().unwrap();
+        Filler(path)
+    }
+}
+
+impl Drop for Filler {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

@@ -1,0 +1,522 @@
+//! The fault matrix: every kind of write (new files, overwrites, sparse directories,
+//! streaming, stores, tables, attribute edits, every in-place change) under a full disk
+//! at many amounts of free space, and under `kill -9` at random moments. Whatever happens,
+//! the target holds the whole old or the whole new contents (compared as values: shape,
+//! dtype, data, attributes, store keys, table columns), a failed write leaves nothing behind,
+//! and a killed one leaves at most hidden temporaries (`.b2nd-*`) or an in-place journal.
+//!
+//! The full-disk half needs root (a small tmpfs) and says it was skipped elsewhere.
+//! `B2ND_FAULT_KILLS` sets the kills per case (default 6).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use b2nd::{ArrayBuilder, ArrayMut, Codec, StoreBuilder, StoreKind, TableBuilder, Target, Value};
+
+mod common;
+use common::noise;
+use common::tmpfs::{Filler, Tmpfs};
+
+/// Size of the new data a write puts down (incompressible: needs this much space).
+const NEW: usize = 400 << 10;
+/// Size of the old contents a target starts with.
+const OLD: usize = 60 << 10;
+
+/// One kind of write: `prepare` puts the old target (if any) in a directory and returns the
+/// target's path; `run` makes the write.
+struct Case {
+    name: &'static str,
+    prepare: fn(&Path) -> PathBuf,
+    run: fn(&Path) -> b2nd::Result<()>,
+}
+
+fn u8_array(n: usize) -> ArrayBuilder {
+    ArrayBuilder::for_type::<u8>(&[n as u64])
+        .chunks(&[16 << 10])
+        .codec(Codec::Lz4)
+}
+
+fn old_file(dir: &Path) -> PathBuf {
+    let p = dir.join("a.b2nd");
+    u8_array(OLD)
+        .attr("note", Value::Str("old".into()))
+        .write(Target::File(p.clone()), &noise(OLD))
+        .unwrap();
+    p
+}
+
+fn old_sparse(dir: &Path) -> PathBuf {
+    let p = dir.join("a.b2nd.d");
+    u8_array(OLD)
+        .attr("note", Value::Str("old".into()))
+        .write(Target::Sparse(p.clone()), &noise(OLD))
+        .unwrap();
+    p
+}
+
+/// A contiguous array with dead space (an overwritten region), for `compact`.
+fn old_file_with_dead_space(dir: &Path) -> PathBuf {
+    let p = old_file(dir);
+    let mut m = ArrayMut::open(&p).unwrap();
+    m.write_region(&[0], &[OLD as u64], &noise(OLD + 1)[1..])
+        .unwrap();
+    p
+}
+
+fn old_sparse_with_dead_space(dir: &Path) -> PathBuf {
+    let p = old_sparse(dir);
+    let mut m = ArrayMut::open(&p).unwrap();
+    m.write_region(&[0], &[OLD as u64], &noise(OLD + 1)[1..])
+        .unwrap();
+    p
+}
+
+fn store_frame(n: usize, salt: u8) -> Vec<u8> {
+    let data: Vec<u8> = noise(n).iter().map(|b| b ^ salt).collect();
+    u8_array(n).to_vec(&data).unwrap()
+}
+
+fn store(dir: &Path, name: &str, n: usize, salt: u8, overwrite: bool) -> b2nd::Result<PathBuf> {
+    let p = dir.join(name);
+    let mut s = StoreBuilder::new(StoreKind::TreeStore).overwrite(overwrite);
+    s.insert("/x", store_frame(n, salt))?;
+    s.insert("/g/y", store_frame(n / 2, salt ^ 0x55))?;
+    s.write(&p)?;
+    Ok(p)
+}
+
+fn table(dir: &Path, n: usize, salt: u8, overwrite: bool) -> b2nd::Result<PathBuf> {
+    let p = dir.join("t.b2z");
+    let col: Vec<u64> = noise(n * 8)
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()) ^ u64::from(salt))
+        .collect();
+    TableBuilder::new()
+        .overwrite(overwrite)
+        .column("x", &col)?
+        .write(&p)?;
+    Ok(p)
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "new array file",
+            prepare: |d| d.join("a.b2nd"),
+            run: |p| u8_array(NEW).write(Target::File(p.into()), &noise(NEW)),
+        },
+        Case {
+            name: "overwrite array file",
+            prepare: old_file,
+            run: |p| {
+                u8_array(NEW)
+                    .overwrite(true)
+                    .write(Target::File(p.into()), &noise(NEW))
+            },
+        },
+        Case {
+            name: "overwrite sparse array",
+            prepare: old_sparse,
+            run: |p| {
+                u8_array(NEW)
+                    .overwrite(true)
+                    .write(Target::Sparse(p.into()), &noise(NEW))
+            },
+        },
+        Case {
+            name: "streaming writer overwrite",
+            prepare: old_file,
+            run: |p| {
+                let mut w = u8_array(NEW)
+                    .overwrite(true)
+                    .create(Target::File(p.into()))?;
+                for part in noise(NEW).chunks(50_000) {
+                    w.push(part)?;
+                }
+                w.finish()
+            },
+        },
+        Case {
+            name: "overwrite store .b2z",
+            prepare: |d| store(d, "s.b2z", OLD, 1, false).unwrap(),
+            run: |p| store(p.parent().unwrap(), "s.b2z", NEW, 2, true).map(drop),
+        },
+        Case {
+            name: "overwrite store .b2d",
+            prepare: |d| store(d, "s.b2d", OLD, 1, false).unwrap(),
+            run: |p| store(p.parent().unwrap(), "s.b2d", NEW, 2, true).map(drop),
+        },
+        Case {
+            name: "overwrite table .b2z",
+            prepare: |d| table(d, OLD / 8, 1, false).unwrap(),
+            run: |p| table(p.parent().unwrap(), NEW / 8, 2, true).map(drop),
+        },
+        Case {
+            name: "set_attrs (copy edit), file",
+            prepare: old_file,
+            run: |p| b2nd::write::set_attrs(p, &[("big", Value::Bytes(noise(NEW)))]),
+        },
+        Case {
+            name: "delete_attrs (copy edit), sparse",
+            prepare: old_sparse,
+            run: |p| b2nd::write::delete_attrs(p, &["note"]),
+        },
+        Case {
+            name: "in place: write_region, file",
+            prepare: old_file,
+            run: |p| ArrayMut::open(p)?.write_region(&[0], &[OLD as u64], &noise(OLD + 7)[7..]),
+        },
+        Case {
+            name: "in place: resize (grow), file",
+            prepare: old_file,
+            run: |p| ArrayMut::open(p)?.resize(&[(OLD + NEW) as u64 + 5]),
+        },
+        Case {
+            name: "in place: append, file",
+            prepare: old_file,
+            run: |p| ArrayMut::open(p)?.append(0, &noise(NEW)),
+        },
+        Case {
+            name: "in place: set_attr, file",
+            prepare: old_file,
+            run: |p| ArrayMut::open(p)?.set_attr("big", &Value::Bytes(noise(NEW))),
+        },
+        Case {
+            name: "in place: delete_attr, file",
+            prepare: old_file,
+            run: |p| ArrayMut::open(p)?.delete_attr("note"),
+        },
+        Case {
+            name: "in place: compact, file",
+            prepare: old_file_with_dead_space,
+            run: |p| ArrayMut::open(p)?.compact(),
+        },
+        Case {
+            name: "in place: write_region, sparse",
+            prepare: old_sparse,
+            run: |p| ArrayMut::open(p)?.write_region(&[0], &[OLD as u64], &noise(OLD + 7)[7..]),
+        },
+        Case {
+            name: "in place: append, sparse",
+            prepare: old_sparse,
+            run: |p| ArrayMut::open(p)?.append(0, &noise(NEW)),
+        },
+        Case {
+            name: "in place: set_attr, sparse",
+            prepare: old_sparse,
+            run: |p| ArrayMut::open(p)?.set_attr("big", &Value::Bytes(noise(NEW))),
+        },
+        Case {
+            name: "in place: compact, sparse",
+            prepare: old_sparse_with_dead_space,
+            run: |p| ArrayMut::open(p)?.compact(),
+        },
+        Case {
+            name: "in place: store member (.b2d) write_region",
+            prepare: |d| store(d, "s.b2d", OLD, 1, false).unwrap(),
+            run: |p| {
+                ArrayMut::open_in_store(p, "/x")?.write_region(
+                    &[0],
+                    &[OLD as u64],
+                    &noise(OLD + 3)[3..],
+                )
+            },
+        },
+    ]
+}
+
+/// A 64-bit FNV-1a digest.
+fn digest(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+        (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn array_summary(a: &b2nd::Array) -> String {
+    let attrs = a
+        .attrs()
+        .map(|v| format!("{v:?}"))
+        .unwrap_or_else(|e| e.to_string());
+    let data = a
+        .read_bytes()
+        .map(|d| format!("{:016x}", digest(&d)))
+        .unwrap_or_else(|_| "read error".into());
+    format!(
+        "{:?} {} {data} {}",
+        a.shape(),
+        a.dtype_str(),
+        digest(attrs.as_bytes())
+    )
+}
+
+/// What a reader sees at `p`: its values, not its bytes (`None` if nothing is there).
+fn summary(p: &Path) -> Option<String> {
+    if !p.exists() {
+        return None;
+    }
+    let name = p.file_name().unwrap().to_string_lossy();
+    if name == "t.b2z" {
+        return Some(match b2nd::Table::open(p) {
+            Ok(t) => t
+                .columns()
+                .iter()
+                .map(|c| match t.read_column_bytes(c.name()) {
+                    Ok((_, shape, d)) => format!("{} {shape:?} {:016x}", c.name(), digest(&d)),
+                    Err(_) => format!("{}: read error", c.name()),
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            Err(_) => "table error".into(),
+        });
+    }
+    if name.starts_with("s.") {
+        return Some(match b2nd::Store::open(p) {
+            Ok(s) => {
+                let mut keys = s.keys();
+                keys.sort();
+                keys.iter()
+                    .map(|k| match s.open_array(k) {
+                        Ok(a) => format!("{k}: {}", array_summary(&a)),
+                        Err(_) => format!("{k}: not an array"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }
+            Err(_) => "store error".into(),
+        });
+    }
+    Some(match b2nd::Array::open(p) {
+        Ok(a) => array_summary(&a),
+        Err(_) => "array error".into(),
+    })
+}
+
+/// The names in `dir`, without the full-disk filler.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "zz-filler")
+        .collect();
+    v.sort();
+    v
+}
+
+fn clear(dir: &Path) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            std::fs::remove_dir_all(&p).unwrap();
+        } else {
+            std::fs::remove_file(&p).unwrap();
+        }
+    }
+}
+
+/// The old and new summaries of case `c` (the new one from a run on a roomy disk), and the
+/// names the directory holds after a successful run.
+fn old_and_new(c: &Case) -> (Option<String>, String, Vec<String>) {
+    let d = tempfile::tempdir().unwrap();
+    let p = (c.prepare)(d.path());
+    let old = summary(&p);
+    (c.run)(&p).unwrap_or_else(|e| panic!("{}: on a roomy disk: {e}", c.name));
+    let new = summary(&p).unwrap();
+    // Compaction changes no values (only the file's size).
+    assert!(
+        c.name.contains("compact") || old.as_deref() != Some(new.as_str()),
+        "{}: the write changes something",
+        c.name
+    );
+    assert!(!new.contains("error"), "{}: {new}", c.name);
+    (old, new, names(d.path()))
+}
+
+#[test]
+fn full_disk_at_every_stage_of_every_write() {
+    let Some(fs) = Tmpfs::mount_or_skip(3 << 10) else {
+        return;
+    };
+    let dir = fs.path();
+    let frees: [u64; 10] = [
+        0,
+        4 << 10,
+        16 << 10,
+        48 << 10,
+        96 << 10,
+        192 << 10,
+        320 << 10,
+        480 << 10,
+        800 << 10,
+        2 << 20,
+    ];
+    let mut report = Vec::new();
+    for c in cases() {
+        let (old, new, _) = old_and_new(&c);
+        let (mut failed, mut wrote) = (0, 0);
+        for &free in &frees {
+            clear(dir);
+            let p = (c.prepare)(dir);
+            let before = names(dir);
+            assert_eq!(summary(&p), old, "{}: prepared", c.name);
+            let filler = Filler::leaving(dir, free);
+            let r = (c.run)(&p);
+            drop(filler);
+            let now = summary(&p);
+            match r {
+                Err(e) => {
+                    failed += 1;
+                    assert_eq!(
+                        now, old,
+                        "{} (free {free}): failed ({e}) but changed",
+                        c.name
+                    );
+                    assert_eq!(
+                        names(dir),
+                        before,
+                        "{} (free {free}): left something",
+                        c.name
+                    );
+                    if let Some(inner) = p.is_dir().then_some(&p) {
+                        assert!(
+                            names(inner).iter().all(|n| !n.starts_with(".b2nd-")),
+                            "{} (free {free}): temporaries left inside",
+                            c.name
+                        );
+                    }
+                }
+                Ok(()) => {
+                    wrote += 1;
+                    assert_eq!(
+                        now.as_deref(),
+                        Some(new.as_str()),
+                        "{} (free {free})",
+                        c.name
+                    );
+                }
+            }
+        }
+        // Sparse compaction only deletes chunk files: it needs no space.
+        let needs_space = c.name != "in place: compact, sparse";
+        assert!(
+            failed > 0 || !needs_space,
+            "{}: never ran out of space",
+            c.name
+        );
+        assert!(wrote > 0, "{}: never had enough space", c.name);
+        report.push(format!(
+            "{}: {failed} failed cleanly, {wrote} wrote",
+            c.name
+        ));
+    }
+    eprintln!(
+        "full disk, free space {frees:?}:\n  {}",
+        report.join("\n  ")
+    );
+}
+
+/// The entry the kill test re-executes (does nothing in a normal run).
+#[test]
+fn fault_child() {
+    let (Ok(case), Ok(target)) = (
+        std::env::var("B2ND_FAULT_CASE"),
+        std::env::var("B2ND_FAULT_TARGET"),
+    ) else {
+        return;
+    };
+    let c = &cases()[case.parse::<usize>().unwrap()];
+    let log = std::env::var("B2ND_FAULT_LOG").unwrap();
+    std::fs::write(&log, "start\n").unwrap();
+    (c.run)(Path::new(&target)).unwrap();
+    std::fs::write(&log, "start\ndone\n").unwrap();
+}
+
+/// Hidden temporaries and journals a killed write may leave beside its target.
+fn is_leftover(n: &str) -> bool {
+    n.starts_with(".b2nd-") || n.ends_with(".b2nd-journal")
+}
+
+#[test]
+fn kill_9_at_random_moments_of_every_write() {
+    let kills: usize = std::env::var("B2ND_FAULT_KILLS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6);
+    let mut rng = common::xorshift(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+            | 1,
+    );
+    let mut report = Vec::new();
+    for (i, c) in cases().iter().enumerate() {
+        let (old, new, new_names) = old_and_new(c);
+        // How long the write takes here, to spread the kills over it.
+        let d = tempfile::tempdir().unwrap();
+        let p = (c.prepare)(d.path());
+        let t0 = Instant::now();
+        (c.run)(&p).unwrap();
+        let span = (t0.elapsed().as_micros() as u64 * 3 / 2).max(2_000);
+        let (mut as_old, mut as_new, mut leftovers) = (0, 0, 0);
+        for _ in 0..kills {
+            let d = tempfile::tempdir().unwrap();
+            let p = (c.prepare)(d.path());
+            let old_names = names(d.path());
+            let log = tempfile::NamedTempFile::new().unwrap();
+            let mut child = Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "fault_child",
+                    "--nocapture",
+                    "--test-threads",
+                    "1",
+                ])
+                .env("B2ND_FAULT_CASE", i.to_string())
+                .env("B2ND_FAULT_TARGET", &p)
+                .env("B2ND_FAULT_LOG", log.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let t0 = Instant::now();
+            while !std::fs::read_to_string(log.path())
+                .unwrap_or_default()
+                .contains("start")
+            {
+                if t0.elapsed() > Duration::from_secs(60) || child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            std::thread::sleep(Duration::from_micros(rng() % span));
+            child.kill().unwrap();
+            child.wait().unwrap();
+            let now = summary(&p);
+            if now == old {
+                as_old += 1;
+            } else {
+                assert_eq!(
+                    now.as_deref(),
+                    Some(new.as_str()),
+                    "{}: killed: neither old nor new",
+                    c.name
+                );
+                as_new += 1;
+            }
+            let all = names(d.path());
+            let kept: Vec<String> = all.iter().filter(|n| !is_leftover(n)).cloned().collect();
+            assert!(
+                kept == old_names || kept == new_names,
+                "{}: {all:?}",
+                c.name
+            );
+            leftovers += usize::from(kept.len() != all.len());
+        }
+        report.push(format!(
+            "{}: {as_old} read old, {as_new} read new, {leftovers} left temporaries",
+            c.name
+        ));
+    }
+    eprintln!("kill -9 ({kills} per case):\n  {}", report.join("\n  "));
+}
