@@ -520,3 +520,280 @@ fn kill_9_at_random_moments_of_every_write() {
     }
     eprintln!("kill -9 ({kills} per case):\n  {}", report.join("\n  "));
 }
+
+fn u32_array(dir: &Path, name: &str, n: u32, sparse: bool) -> PathBuf {
+    let p = dir.join(name);
+    let data: Vec<u32> = (0..n).collect();
+    let b = ArrayBuilder::for_type::<u32>(&[u64::from(n)])
+        .chunks(&[1000])
+        .codec(Codec::Zstd)
+        .overwrite(true);
+    let t = if sparse {
+        Target::Sparse(p.clone())
+    } else {
+        Target::File(p.clone())
+    };
+    b.write(t, &data).unwrap();
+    p
+}
+
+/// Inputs that vanish, shrink or change under an open `Array`: every read afterwards is
+/// either the old values or a clean error, never other values, a panic or a hang.
+#[test]
+fn inputs_that_vanish_shrink_or_change_while_open() {
+    let d = tempfile::tempdir().unwrap();
+    let want: Vec<u32> = (0..10_000).collect();
+    let check = |what: &str, r: b2nd::Result<Vec<u32>>| match r {
+        Ok(v) => assert_eq!(v, want, "{what}: wrong values"),
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(!msg.contains('\n') && !msg.is_empty(), "{what}: {msg}");
+            eprintln!("{what}: {msg}");
+        }
+    };
+    // Deleted (contiguous): the name is gone.
+    let p = u32_array(d.path(), "gone.b2nd", 10_000, false);
+    let a = b2nd::Array::open(&p).unwrap();
+    std::fs::remove_file(&p).unwrap();
+    check("contiguous file deleted", a.read::<u32>());
+    // Truncated to half, and to nothing.
+    for len in [20_000u64, 0] {
+        let p = u32_array(d.path(), "short.b2nd", 10_000, false);
+        let a = b2nd::Array::open(&p).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+        let r = a.read::<u32>();
+        assert!(r.is_err(), "truncated to {len}: a read succeeded");
+        check(&format!("truncated to {len} bytes"), r);
+    }
+    // Overwritten in place with other bytes of the same length.
+    let p = u32_array(d.path(), "scribbled.b2nd", 10_000, false);
+    let a = b2nd::Array::open(&p).unwrap();
+    let mut bytes = std::fs::read(&p).unwrap();
+    let n = bytes.len();
+    for b in &mut bytes[n / 3..2 * n / 3] {
+        *b ^= 0xa5;
+    }
+    std::thread::sleep(Duration::from_millis(5));
+    std::fs::write(&p, &bytes).unwrap();
+    check("scribbled over", a.read::<u32>());
+    // Changed in place by a writer (b2nd's own, through another handle).
+    let p = u32_array(d.path(), "changed.b2nd", 10_000, false);
+    let a = b2nd::Array::open(&p).unwrap();
+    ArrayMut::open(&p)
+        .unwrap()
+        .write_region(&[0], &[3], &[7u32, 7, 7])
+        .unwrap();
+    check("changed in place", a.read::<u32>());
+    // Replaced by another file renamed over it.
+    let p = u32_array(d.path(), "replaced.b2nd", 10_000, false);
+    let a = b2nd::Array::open(&p).unwrap();
+    let q = u32_array(d.path(), "other.b2nd", 500, false);
+    std::fs::rename(&q, &p).unwrap();
+    check("replaced by rename", a.read::<u32>());
+    // Sparse: a chunk file deleted, truncated, or the index rewritten.
+    for what in ["chunk deleted", "chunk truncated", "index deleted"] {
+        let p = u32_array(d.path(), "sparse.b2nd.d", 10_000, true);
+        let a = b2nd::Array::open(&p).unwrap();
+        let chunk = p.join("00000004.chunk");
+        match what {
+            "chunk deleted" => std::fs::remove_file(&chunk).unwrap(),
+            "chunk truncated" => std::fs::OpenOptions::new()
+                .write(true)
+                .open(&chunk)
+                .unwrap()
+                .set_len(10)
+                .unwrap(),
+            _ => std::fs::remove_file(p.join("chunks.b2frame")).unwrap(),
+        }
+        let r = a.read::<u32>();
+        assert!(r.is_err(), "sparse, {what}: a read succeeded");
+        check(&format!("sparse, {what}"), r);
+        std::fs::remove_dir_all(&p).unwrap();
+    }
+}
+
+/// Inputs that cannot be read: a directory that is not a sparse frame, a FIFO (opening one
+/// for reading waits for a writer: b2nd must not), a device, a missing path, a path
+/// through a file. Each is a clean error, in bounded time.
+#[test]
+fn unreadable_inputs_are_clean_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("pipe.b2nd");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    std::fs::create_dir(d.path().join("dir.b2nd")).unwrap();
+    std::fs::write(d.path().join("file"), b"x").unwrap();
+    let mut paths = vec![
+        d.path().join("dir.b2nd"),
+        d.path().join("missing.b2nd"),
+        d.path().join("file/below.b2nd"),
+        PathBuf::from("/dev/zero"),
+        PathBuf::from("/dev/null"),
+    ];
+    if made.is_ok_and(|s| s.success()) {
+        paths.push(fifo);
+        // A sparse frame whose chunk file is a FIFO (c-blosc2 would wait on it).
+        let sp = u32_array(d.path(), "fifo_chunk.b2nd.d", 5_000, true);
+        std::fs::remove_file(sp.join("00000002.chunk")).unwrap();
+        Command::new("mkfifo")
+            .arg(sp.join("00000002.chunk"))
+            .status()
+            .unwrap();
+        paths.push(sp);
+        // A FIFO under the journal's name beside a good array: ignored, never read.
+        let good = u32_array(d.path(), "good.b2nd", 100, false);
+        let j = d.path().join("good.b2nd.b2nd-journal");
+        Command::new("mkfifo").arg(&j).status().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let n = b2nd::Array::open(&good)
+                .and_then(|a| a.read::<u32>())
+                .map(|v| v.len());
+            let m = b2nd::ArrayMut::open(&good)
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            tx.send((n.map_err(|e| e.to_string()), m)).unwrap();
+        });
+        let (n, m) = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a FIFO named like a journal made opening hang");
+        assert_eq!(n, Ok(100));
+        eprintln!("FIFO as journal: ArrayMut::open -> {m:?}");
+    } else {
+        eprintln!("no mkfifo here: the FIFO case is skipped");
+    }
+    for p in paths {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let q = p.clone();
+        std::thread::spawn(move || {
+            let a = b2nd::Array::open(&q).map(|_| ()).map_err(|e| e.to_string());
+            let s = b2nd::Store::open(&q).map(|_| ()).map_err(|e| e.to_string());
+            let m = b2nd::ArrayMut::open(&q)
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            tx.send((a, s, m)).unwrap();
+        });
+        let (a, s, m) = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("{}: opening it hung", p.display()));
+        for r in [a, s, m] {
+            let e = r.expect_err(&p.display().to_string());
+            assert!(!e.contains('\n'), "{e}");
+            eprintln!("{}: {e}", p.display());
+        }
+    }
+}
+
+/// Many threads and processes reading one file while a writer appends to it in place:
+/// every read that succeeds holds values 0..n for one of the published lengths n (never a
+/// mix of versions), the others fail with a clean error, and every reader ends.
+#[test]
+fn many_readers_threads_and_processes_during_in_place_appends() {
+    let d = tempfile::tempdir().unwrap();
+    let p = u32_array(d.path(), "shared.b2nd", 10_000, false);
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "reader_child",
+                    "--nocapture",
+                    "--test-threads",
+                    "1",
+                ])
+                .env("B2ND_FAULT_READ", &p)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let (p, stop) = (p.clone(), stop.clone());
+            std::thread::spawn(move || read_until(&p, &stop))
+        })
+        .collect();
+    let mut m = ArrayMut::open(&p).unwrap();
+    for k in 0..40u32 {
+        let more: Vec<u32> = (10_000 + k * 500..10_000 + (k + 1) * 500).collect();
+        m.append(0, &more).unwrap();
+    }
+    drop(m);
+    std::thread::sleep(Duration::from_millis(200));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut total = (0, 0);
+    for t in threads {
+        let (ok, err) = t.join().unwrap();
+        total = (total.0 + ok, total.1 + err);
+    }
+    std::fs::write(d.path().join("stop"), b"").unwrap();
+    for r in readers {
+        let out = r.wait_with_output().unwrap();
+        assert!(out.status.success(), "a reader process failed");
+        let s = String::from_utf8_lossy(&out.stdout);
+        // The test harness prints "test reader_child ... " before the line.
+        let line = s.lines().find_map(|l| l.split("reads ").nth(1)).unwrap();
+        let v: Vec<usize> = line
+            .split_whitespace()
+            .take(2)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        total = (total.0 + v[0], total.1 + v[1]);
+    }
+    eprintln!(
+        "readers: {} consistent reads, {} clean 'changed' errors",
+        total.0, total.1
+    );
+    assert!(total.0 > 0);
+}
+
+/// Read `p` whole until `stop`: (consistent reads, clean errors); panics on a mixed read.
+fn read_until(p: &Path, stop: &std::sync::atomic::AtomicBool) -> (usize, usize) {
+    let (mut ok, mut err) = (0, 0);
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        match b2nd::Array::open(p).and_then(|a| a.read::<u32>()) {
+            Ok(v) => {
+                let n = v.len();
+                assert!(n >= 10_000 && (n - 10_000) % 500 == 0, "length {n}");
+                assert!(
+                    v.iter().enumerate().all(|(i, &x)| x == i as u32),
+                    "mixed values"
+                );
+                ok += 1;
+            }
+            Err(e) => {
+                assert!(!e.to_string().contains('\n'));
+                err += 1;
+            }
+        }
+    }
+    (ok, err)
+}
+
+/// The reader process of the test above (does nothing in a normal run).
+#[test]
+fn reader_child() {
+    let Ok(p) = std::env::var("B2ND_FAULT_READ") else {
+        return;
+    };
+    let p = PathBuf::from(p);
+    let stop_file = p.parent().unwrap().join("stop");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s2 = stop.clone();
+    std::thread::spawn(move || {
+        // The parent creates the stop file; a minute is the limit if it never does.
+        let t0 = Instant::now();
+        while !stop_file.exists() && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        s2.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let (ok, err) = read_until(&p, &stop);
+    println!("reads {ok} {err}");
+}

@@ -5,7 +5,8 @@
 //! It offers RAII handles with safe methods, one file each: [`Schunk`] (an opened or new
 //! frame, `schunk.rs`), [`Dctx`] and [`HookedDctx`] (decompression contexts, `dctx.rs`),
 //! [`Cctx`] (a compression context, `cctx.rs`), [`ChunkBytes`] (a chunk buffer C may hand
-//! over, `buffer.rs`); LZ4 with a dictionary (`lz4.rs`). C's return codes are decoded once,
+//! over, `buffer.rs`); LZ4 with a dictionary (`lz4.rs`); the atomic exchange of two paths
+//! (`fs.rs`, Linux `renameat2`). C's return codes are decoded once,
 //! into [`CError`] (`error.rs`). Everything above works with plain Rust types. The bindings of
 //! `blosc2-src` 0.1.4 do not match the C sources for `blosc2_io_cb` and the `blosc2_stdio_*`
 //! functions, so those are never used here.
@@ -19,6 +20,7 @@ mod cctx;
 mod codecs;
 mod dctx;
 mod error;
+pub(crate) mod fs;
 mod lz4;
 mod schunk;
 

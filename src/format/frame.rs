@@ -244,6 +244,64 @@ pub(crate) fn read_on_disk(file: &Path, sparse: bool) -> Result<OnDisk> {
     })
 }
 
+/// Why a path that is neither a regular file nor a directory is refused: opening a FIFO
+/// for reading waits for a writer (forever, if none comes), and devices and sockets hold no
+/// frame that can be read at random.
+pub(crate) fn not_regular(meta: &std::fs::Metadata) -> String {
+    #[cfg(unix)]
+    let kind = {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_socket() {
+            "a socket"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        }
+    };
+    #[cfg(not(unix))]
+    let kind = {
+        let _ = meta;
+        "not a regular file"
+    };
+    format!("{kind}: b2nd reads regular files and directories only")
+}
+
+/// Refuse a sparse frame directory holding a chunk file that is not a regular file (c-blosc2
+/// would open a FIFO and wait for a writer forever).
+fn check_chunk_files(dir: &Path) -> std::result::Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(()); // reported when the index is opened
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let is_frame_file = {
+            let n = name.to_string_lossy();
+            n.ends_with(".chunk") || n == "chunks.b2frame"
+        };
+        if !is_frame_file {
+            continue;
+        }
+        let regular = match e.file_type() {
+            Ok(t) if t.is_file() => true,
+            Ok(t) if t.is_symlink() => e.path().metadata().is_ok_and(|m| m.is_file()),
+            _ => false,
+        };
+        if !regular {
+            let why = e
+                .path()
+                .metadata()
+                .map(|m| not_regular(&m))
+                .unwrap_or_else(|_| "unreadable".into());
+            return Err(format!("`{}`: {why}", name.to_string_lossy()));
+        }
+    }
+    Ok(())
+}
+
 /// Refuse a frame file whose header an interrupted in-place change left half-written: a
 /// valid journal is present and the header is a mix of its old and new copies. (A journal
 /// that matches neither is some other file's, and is ignored here.)
@@ -402,7 +460,11 @@ impl Frame {
             path: path.to_path_buf(),
             source,
         })?;
+        if !meta.is_dir() && !meta.is_file() {
+            return Err(bad(not_regular(&meta)));
+        }
         let header = if meta.is_dir() {
+            check_chunk_files(path).map_err(bad)?;
             if offset != 0 {
                 return Err(bad(
                     "an offset applies to a file, not a sparse-frame directory".into(),
@@ -553,8 +615,8 @@ impl Frame {
     fn changed_error(&self) -> Error {
         Error::Frame {
             source_name: self.source.clone(),
-            reason: "the file was changed (an in-place change or compaction) since it was \
-                     opened: open it again to read the new contents"
+            reason: "the file changed since it was opened (an in-place change, compaction, \
+                     replacement, truncation or removal): open it again to read what it holds now"
                 .into(),
         }
     }

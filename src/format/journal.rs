@@ -92,7 +92,12 @@ impl Journal {
 
     /// Read the journal of `path`, if there is a valid one.
     pub(crate) fn read(path: &Path) -> Option<Journal> {
-        let bytes = std::fs::read(journal_path(path)).ok()?;
+        // Only a regular file: reading a FIFO left under the journal's name would wait.
+        let jpath = journal_path(path);
+        if !std::fs::metadata(&jpath).is_ok_and(|m| m.is_file()) {
+            return None;
+        }
+        let bytes = std::fs::read(jpath).ok()?;
         Journal::decode(&bytes)
     }
 }

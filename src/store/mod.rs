@@ -219,6 +219,9 @@ impl Store {
             path: path.to_path_buf(),
             source,
         })?;
+        if !meta.is_dir() && !meta.is_file() {
+            return Err(bad(crate::format::frame::not_regular(&meta)));
+        }
         let suffix = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let (container, embed, external) = if meta.is_dir() {
             let embed_path = path.join(EMBED_FILE);

@@ -76,20 +76,8 @@ pub(super) fn edit_frame(
             })?;
             edit(&mut s, &name)?;
         }
-        // Swap: original -> backup, copy -> original, drop backup.
-        let backup = tempfile::Builder::new()
-            .prefix(".b2nd-old-")
-            .tempdir_in(&dir)
-            .map_err(|e| io(&dir, e))?;
-        let backup_path = backup.path().join("old");
-        std::fs::rename(path, &backup_path).map_err(|e| io(path, e))?;
-        let t = tmp.keep();
-        if let Err(e) = std::fs::rename(&t, path) {
-            let _ = std::fs::rename(&backup_path, path);
-            let _ = std::fs::remove_dir_all(&t);
-            return Err(io(path, e));
-        }
-        drop(backup);
+        // The edited copy replaces the original atomically.
+        super::staging::replace(tmp.path(), path).map_err(|e| io(path, e))?;
         Ok(())
     } else {
         let tmp = tempfile::Builder::new()
@@ -106,6 +94,9 @@ pub(super) fn edit_frame(
             })?;
             edit(&mut s, &name)?;
         }
-        tmp.persist(path).map_err(|e| io(path, e.error))
+        super::staging::sync_tree(&tmp).map_err(|e| io(&tmp, e))?;
+        tmp.persist(path).map_err(|e| io(path, e.error))?;
+        super::staging::sync_dir(&dir);
+        Ok(())
     }
 }

@@ -209,6 +209,12 @@ impl ArrayMut {
     pub fn open(path: impl AsRef<Path>) -> Result<ArrayMut> {
         let path = path.as_ref().to_path_buf();
         let meta = std::fs::metadata(&path).map_err(io_err(&path))?;
+        if !meta.is_dir() && !meta.is_file() {
+            return Err(Error::Frame {
+                source_name: path.display().to_string(),
+                reason: crate::format::frame::not_regular(&meta),
+            });
+        }
         let sparse = meta.is_dir();
         let lock = lock_file(&path, &path)?;
         if !sparse {

@@ -98,24 +98,77 @@ impl Staging {
                 path: dest.to_path_buf(),
             });
         }
-        if !sparse && !dest.is_dir() {
-            if overwrite {
-                std::fs::rename(&inner, &dest).map_err(io)?; // atomic replace
-            } else {
-                // Atomic no-clobber: a hard link fails if the name was taken meanwhile.
-                std::fs::hard_link(&inner, &dest).map_err(io)?;
-            }
+        sync_tree(&inner).map_err(io)?;
+        if !exists && !sparse {
+            // Atomic no-clobber: a hard link fails if the name was taken meanwhile.
+            std::fs::hard_link(&inner, &dest).map_err(io)?;
+            sync_dir(&parent_dir(&dest));
         } else {
-            if exists {
-                if dest.is_dir() {
-                    std::fs::remove_dir_all(&dest).map_err(io)?;
-                } else {
-                    std::fs::remove_file(&dest).map_err(io)?;
-                }
-            }
-            std::fs::rename(&inner, &dest).map_err(io)?;
+            replace(&inner, &dest).map_err(io)?;
         }
         drop(tmp);
         Ok(())
     }
+}
+
+/// Make a staged file, or every file and directory of a staged tree, durable before it is
+/// published (a rename is only as durable as what it names).
+pub(super) fn sync_tree(p: &Path) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(p)?;
+    if meta.is_dir() {
+        for e in std::fs::read_dir(p)? {
+            sync_tree(&e?.path())?;
+        }
+    } else if !meta.is_file() {
+        return Ok(());
+    }
+    std::fs::File::open(p)?.sync_all()
+}
+
+/// Make the entries of `dir` durable (a no-op where directories cannot be opened).
+pub(super) fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Put `new` (a file or directory) at `dest`, atomically: at every moment `dest` names the
+/// old or the new contents, never nothing and never a mix. A file over a file is one
+/// rename; otherwise the two entries are exchanged (`renameat2(RENAME_EXCHANGE)`) and the
+/// old contents, now at `new`, removed. Where the exchange is not supported, the old
+/// contents are moved aside first and moved back if the second rename fails (a crash
+/// between the two renames then leaves them beside `dest`, under a `.b2nd-old-` name).
+pub(super) fn replace(new: &Path, dest: &Path) -> std::io::Result<()> {
+    let dir = parent_dir(dest);
+    let old = std::fs::symlink_metadata(dest).ok();
+    let new_is_dir = std::fs::symlink_metadata(new)?.is_dir();
+    match old {
+        None => std::fs::rename(new, dest)?,
+        Some(m) if !m.is_dir() && !new_is_dir => std::fs::rename(new, dest)?,
+        Some(m) => match crate::ffi::fs::exchange(new, dest) {
+            Ok(()) => {
+                sync_dir(&dir);
+                // `new` now names the old contents.
+                let _ = if m.is_dir() {
+                    std::fs::remove_dir_all(new)
+                } else {
+                    std::fs::remove_file(new)
+                };
+            }
+            Err(_) => {
+                let aside = tempfile::Builder::new()
+                    .prefix(".b2nd-old-")
+                    .tempdir_in(&dir)?;
+                let old_path = aside.path().join("old");
+                std::fs::rename(dest, &old_path)?;
+                if let Err(e) = std::fs::rename(new, dest) {
+                    let _ = std::fs::rename(&old_path, dest);
+                    return Err(e);
+                }
+                drop(aside);
+            }
+        },
+    }
+    sync_dir(&dir);
+    Ok(())
 }
