@@ -213,6 +213,7 @@ impl Error {
             reason: e.to_string(),
             code: match e {
                 crate::ffi::CError::Code(c) => Some(c),
+                crate::ffi::CError::Os { code, .. } if code != 0 => Some(code),
                 _ => None,
             },
         }

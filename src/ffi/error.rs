@@ -60,6 +60,51 @@ pub(crate) enum CError {
     /// An argument C cannot take or a result it must not return (a size over `i32`, a path
     /// that is not UTF-8 or holds a NUL, a chunk outside its frame): what was wrong.
     Invalid(&'static str),
+    /// A call that writes files failed (`code`, or 0 for a NULL result with `what`), and the
+    /// system error right after it explains why (a full disk, a quota, an I/O error, a
+    /// read-only file system, a permission): see [`CError::with_os_error`].
+    Os {
+        /// c-blosc2's return code, 0 when the call returned NULL.
+        code: i64,
+        /// What a NULL-returning call could not do.
+        what: &'static str,
+        /// The `errno` that explains it.
+        errno: i32,
+    },
+}
+
+impl CError {
+    /// `self`, from a c-blosc2 call that writes files, with the system error that explains
+    /// its failure when there is one (read from `errno` right after the call: c-blosc2 does
+    /// not report why a file write failed).
+    pub(super) fn with_os_error(self) -> CError {
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        let explains = [
+            libc::ENOSPC,
+            libc::EDQUOT,
+            libc::EFBIG,
+            libc::EIO,
+            libc::EROFS,
+            libc::EACCES,
+            libc::EPERM,
+        ];
+        if !explains.contains(&errno) {
+            return self;
+        }
+        match self {
+            CError::Code(code) => CError::Os {
+                code,
+                what: "",
+                errno,
+            },
+            CError::Null(what) => CError::Os {
+                code: 0,
+                what,
+                errno,
+            },
+            other => other,
+        }
+    }
 }
 
 impl std::fmt::Display for CError {
@@ -68,6 +113,14 @@ impl std::fmt::Display for CError {
             CError::Code(c) => write!(f, "c-blosc2 {}", describe_code(*c)),
             CError::Null(what) => write!(f, "c-blosc2 {what}"),
             CError::Invalid(what) => f.write_str(what),
+            CError::Os { code, what, errno } => {
+                let os = std::io::Error::from_raw_os_error(*errno);
+                if *code != 0 {
+                    write!(f, "c-blosc2 {}: {os}", describe_code(*code))
+                } else {
+                    write!(f, "c-blosc2 {what}: {os}")
+                }
+            }
         }
     }
 }

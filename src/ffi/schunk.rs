@@ -409,7 +409,7 @@ impl Schunk {
         let ptr = unsafe { sys::blosc2_schunk_new(&mut storage) };
         NonNull::new(ptr)
             .map(|ptr| Schunk { ptr, buffer: None })
-            .ok_or(CError::Null("could not create the frame"))
+            .ok_or_else(|| CError::Null("could not create the frame").with_os_error())
     }
 
     /// Add a fixed metalayer (only before any chunk is appended).
@@ -422,7 +422,7 @@ impl Schunk {
         let rc =
             unsafe { sys::blosc2_meta_add(self.ptr.as_ptr(), c.as_ptr(), copy.as_mut_ptr(), len) };
         if rc < 0 {
-            Err(CError::Code(i64::from(rc)))
+            Err(CError::Code(i64::from(rc)).with_os_error())
         } else {
             Ok(())
         }
@@ -437,7 +437,7 @@ impl Schunk {
             sys::blosc2_schunk_append_chunk(self.ptr.as_ptr(), chunk.as_ptr() as *mut u8, true)
         };
         if rc < 0 {
-            Err(CError::Code(rc))
+            Err(CError::Code(rc).with_os_error())
         } else {
             Ok(())
         }
@@ -471,7 +471,7 @@ impl Schunk {
             }
         };
         if rc < 0 {
-            Err(CError::Code(i64::from(rc)))
+            Err(CError::Code(i64::from(rc)).with_os_error())
         } else {
             Ok(())
         }
@@ -483,7 +483,7 @@ impl Schunk {
         // SAFETY: schunk valid and exclusively borrowed; name NUL-terminated.
         let rc = unsafe { sys::blosc2_vlmeta_delete(self.ptr.as_ptr(), c.as_ptr()) };
         if rc < 0 {
-            Err(CError::Code(i64::from(rc)))
+            Err(CError::Code(i64::from(rc)).with_os_error())
         } else {
             Ok(())
         }

@@ -327,6 +327,9 @@ impl Store {
         if path.is_dir() {
             return path.join(EMBED_FILE).is_file();
         }
+        if !path.is_file() {
+            return false; // FIFOs, devices, sockets, missing paths: never opened here
+        }
         if is_zip(path).unwrap_or(false) {
             return true;
         }

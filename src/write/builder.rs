@@ -389,10 +389,10 @@ impl ArrayBuilder {
             !matches!(target, Target::Sparse(_)),
             &plan.params,
         )
-        .map_err(|e| staging.error(e.to_string()))?;
+        .map_err(|e| Error::blosc(format!("{}: creating the frame", staging.name()), e))?;
         schunk
             .meta_add(plan.format.name(), &plan.meta_bytes)
-            .map_err(|e| staging.error(format!("cannot add the metalayer ({e})")))?;
+            .map_err(|e| Error::blosc(format!("{}: adding the metalayer", staging.name()), e))?;
         let g = &plan.geom;
         let row_bytes = if g.ndim() == 0 {
             g.itemsize()

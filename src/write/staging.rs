@@ -69,13 +69,6 @@ impl Staging {
         }
     }
 
-    pub(super) fn error(&self, reason: String) -> Error {
-        Error::Frame {
-            source_name: self.name(),
-            reason,
-        }
-    }
-
     /// Move the finished temporary into place (the private directory is removed on drop).
     pub(super) fn commit(self) -> Result<()> {
         let Staging::Disk {

@@ -1,0 +1,393 @@
+//! The CLI under faults: every writing command on a full disk (a small tmpfs; needs root,
+//! skipped elsewhere), `kill -9` during conversions, and inputs it cannot read (no
+//! permission, a FIFO, a device, a directory, a missing path). Each failure is exit code 1
+//! with exactly one line on stderr (`b2nd: error: ...`), nothing left behind, and the old
+//! target intact.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::noise;
+use common::tmpfs::{Filler, Tmpfs};
+
+fn b2nd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_b2nd"))
+}
+
+/// A `.npy` file of `n` little-endian u32 (noise: incompressible).
+fn npy(path: &Path, n: usize) {
+    let header = format!("{{'descr': '<u4', 'fortran_order': False, 'shape': ({n},), }}");
+    let mut h = header.into_bytes();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(b' ');
+    }
+    h.push(b'\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    out.extend_from_slice(&h);
+    out.extend_from_slice(&noise(n * 4));
+    std::fs::write(path, out).unwrap();
+}
+
+/// Run `cmd` with a time limit; it must fail with exit code 1 and one stderr line.
+fn fails_with_one_line(cmd: &mut Command, what: &str) -> String {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("{what}: still running after a minute");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+    assert_eq!(err.lines().count(), 1, "{what}: {err}");
+    assert!(err.starts_with("b2nd: error: "), "{what}: {err}");
+    err.trim_end().to_string()
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "zz-filler")
+        .collect();
+    v.sort();
+    v
+}
+
+fn snapshot(p: &Path) -> Option<Vec<u8>> {
+    if p.is_dir() {
+        let mut all = Vec::new();
+        for n in names(p) {
+            all.extend_from_slice(n.as_bytes());
+            all.extend(snapshot(&p.join(n)).unwrap_or_default());
+        }
+        Some(all)
+    } else {
+        std::fs::read(p).ok()
+    }
+}
+
+#[test]
+fn every_writing_command_on_a_full_disk() {
+    let Some(fs) = Tmpfs::mount_or_skip(1 << 10) else {
+        return;
+    };
+    let dir = fs.path();
+    let src = tempfile::tempdir().unwrap();
+    let big = src.path().join("big.npy");
+    npy(&big, 150_000); // 600 KB of noise
+    let small = src.path().join("small.npy");
+    npy(&small, 5_000);
+    // (what, the target, how to make the old target, the command)
+    type Case = (&'static str, PathBuf, Option<Vec<String>>, Vec<String>);
+    let s = |p: &Path| p.display().to_string();
+    let t_file = dir.join("a.b2nd");
+    let t_sparse = dir.join("a.b2nd.d");
+    let t_npy = dir.join("out.npy");
+    let cases: Vec<Case> = vec![
+        (
+            "from-npy, new file",
+            t_file.clone(),
+            None,
+            vec!["from-npy".into(), s(&big), s(&t_file)],
+        ),
+        (
+            "from-npy --force over a file",
+            t_file.clone(),
+            Some(vec!["from-npy".into(), s(&small), s(&t_file)]),
+            vec!["from-npy".into(), "--force".into(), s(&big), s(&t_file)],
+        ),
+        (
+            "from-npy --sparse --force over a sparse array",
+            t_sparse.clone(),
+            Some(vec![
+                "from-npy".into(),
+                "--sparse".into(),
+                s(&small),
+                s(&t_sparse),
+            ]),
+            vec![
+                "from-npy".into(),
+                "--sparse".into(),
+                "--force".into(),
+                s(&big),
+                s(&t_sparse),
+            ],
+        ),
+        (
+            "append",
+            t_file.clone(),
+            Some(vec!["from-npy".into(), s(&small), s(&t_file)]),
+            vec!["append".into(), s(&t_file), s(&big)],
+        ),
+        (
+            "append, sparse",
+            t_sparse.clone(),
+            Some(vec![
+                "from-npy".into(),
+                "--sparse".into(),
+                s(&small),
+                s(&t_sparse),
+            ]),
+            vec!["append".into(), s(&t_sparse), s(&big)],
+        ),
+        (
+            "resize",
+            t_file.clone(),
+            Some(vec!["from-npy".into(), s(&small), s(&t_file)]),
+            vec!["resize".into(), s(&t_file), "4000000".into()],
+        ),
+        (
+            "to-npy --force over a file",
+            t_npy.clone(),
+            Some(vec![
+                "to-npy".into(),
+                s(&src.path().join("small.b2nd")),
+                s(&t_npy),
+            ]),
+            vec![
+                "to-npy".into(),
+                "--force".into(),
+                s(&src.path().join("big.b2nd")),
+                s(&t_npy),
+            ],
+        ),
+    ];
+    // Inputs for to-npy live off the tmpfs.
+    for n in ["small", "big"] {
+        let out = b2nd()
+            .arg("from-npy")
+            .arg(src.path().join(format!("{n}.npy")))
+            .arg(src.path().join(format!("{n}.b2nd")))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    let mut report = Vec::new();
+    for (what, target, make_old, cmd) in &cases {
+        let (mut failed, mut wrote) = (0, 0);
+        for free in [0u64, 8 << 10, 64 << 10, 200 << 10, 400 << 10] {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+            }
+            if let Some(m) = make_old {
+                assert!(b2nd().args(m).output().unwrap().status.success(), "{what}");
+            }
+            let before = (names(dir), snapshot(target));
+            let filler = Filler::leaving(dir, free);
+            let out = b2nd().args(cmd).stderr(Stdio::piped()).output().unwrap();
+            drop(filler);
+            if out.status.success() {
+                wrote += 1;
+                continue;
+            }
+            failed += 1;
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{what} (free {free}): {err}");
+            assert_eq!(err.lines().count(), 1, "{what} (free {free}): {err}");
+            assert!(err.starts_with("b2nd: error: "), "{what}: {err}");
+            assert_eq!(
+                (names(dir), snapshot(target)),
+                before,
+                "{what} (free {free})"
+            );
+            if failed == 1 {
+                report.push(format!("{what}: {}", err.trim_end()));
+            }
+        }
+        assert!(failed > 0, "{what}: never ran out of space");
+        let _ = wrote;
+    }
+    eprintln!(
+        "full disk, first error of each command:\n  {}",
+        report.join("\n  ")
+    );
+}
+
+#[test]
+fn inputs_the_cli_cannot_read() {
+    let d = tempfile::tempdir().unwrap();
+    let good = d.path().join("good.npy");
+    npy(&good, 100);
+    let arr = d.path().join("a.b2nd");
+    assert!(b2nd()
+        .arg("from-npy")
+        .arg(&good)
+        .arg(&arr)
+        .status()
+        .unwrap()
+        .success());
+    let mut lines = Vec::new();
+    // A FIFO, a device, a directory, a missing path, a path through a file.
+    let fifo = d.path().join("pipe.b2nd");
+    let have_fifo = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    std::fs::create_dir(d.path().join("dir.b2nd")).unwrap();
+    let mut bad = vec![
+        PathBuf::from("/dev/zero"),
+        d.path().join("dir.b2nd"),
+        d.path().join("missing.b2nd"),
+        good.join("below.b2nd"),
+    ];
+    if have_fifo {
+        bad.push(fifo);
+    }
+    for p in &bad {
+        for sub in [
+            &["info"][..],
+            &["ls"],
+            &["to-npy"],
+            &["resize"],
+            &["append"],
+        ] {
+            let mut c = b2nd();
+            c.args(sub).arg(p);
+            match sub[0] {
+                "to-npy" => c.arg(d.path().join("o.npy")),
+                "resize" => c.arg("5"),
+                "append" => c.arg(&good),
+                _ => &mut c,
+            };
+            lines.push(fails_with_one_line(
+                &mut c,
+                &format!("{sub:?} {}", p.display()),
+            ));
+        }
+    }
+    assert!(!d.path().join("o.npy").exists());
+    // No permission: the file made unreadable, read by an unprivileged user.
+    let locked = d.path().join("locked.b2nd");
+    std::fs::copy(&arr, &locked).unwrap();
+    let setpriv = Command::new("setpriv").arg("--version").output();
+    let root = std::env::var("USER").is_ok_and(|u| u == "root")
+        || Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout.starts_with(b"0"));
+    if root && setpriv.is_ok_and(|o| o.status.success()) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_b2nd"))
+            .arg("info")
+            .arg(&locked);
+        let line = fails_with_one_line(&mut c, "unreadable file");
+        assert!(line.contains("ermission denied"), "{line}");
+        lines.push(line);
+    } else {
+        eprintln!("skipped the permission case: needs root and setpriv");
+    }
+    eprintln!("{}", lines.join("\n"));
+}
+
+/// `kill -9` during `from-npy --force` and `to-npy --force`: the target is the old file or
+/// the new one, whole; only hidden temporaries (`.b2nd-*`) may be left beside it.
+#[test]
+fn kill_9_during_conversions() {
+    let d = tempfile::tempdir().unwrap();
+    let (small, big) = (d.path().join("small.npy"), d.path().join("big.npy"));
+    npy(&small, 1_000);
+    npy(&big, 2_000_000);
+    let (sb, bb) = (d.path().join("small.b2nd"), d.path().join("big.b2nd"));
+    for (n, b) in [(&small, &sb), (&big, &bb)] {
+        assert!(b2nd()
+            .arg("from-npy")
+            .arg(n)
+            .arg(b)
+            .status()
+            .unwrap()
+            .success());
+    }
+    let out = tempfile::tempdir().unwrap();
+    let mut rng = common::xorshift(0x5eed_1234);
+    let mut seen = [0usize; 2];
+    for round in 0..24 {
+        let to_npy = round % 2 == 1;
+        let target = out.path().join(if to_npy { "t.npy" } else { "t.b2nd" });
+        let (old_src, new_src) = if to_npy { (&sb, &bb) } else { (&small, &big) };
+        let verb = if to_npy { "to-npy" } else { "from-npy" };
+        for e in std::fs::read_dir(out.path()).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                std::fs::remove_dir_all(p).unwrap();
+            } else {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+        assert!(b2nd()
+            .arg(verb)
+            .arg(old_src)
+            .arg(&target)
+            .status()
+            .unwrap()
+            .success());
+        let old = std::fs::read(&target).unwrap();
+        let mut child = b2nd()
+            .arg(verb)
+            .arg("--force")
+            .arg(new_src)
+            .arg(&target)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng() % 60_000));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        let now = std::fs::read(&target).unwrap();
+        if now == old {
+            seen[0] += 1;
+        } else {
+            // The new contents, whole: what an uninterrupted run writes.
+            let check = out
+                .path()
+                .join(if to_npy { "check.npy" } else { "check.b2nd" });
+            let _ = std::fs::remove_file(&check);
+            assert!(b2nd()
+                .arg(verb)
+                .arg(new_src)
+                .arg(&check)
+                .status()
+                .unwrap()
+                .success());
+            if to_npy {
+                assert_eq!(now, std::fs::read(&check).unwrap(), "{verb}: partial");
+            } else {
+                let a = b2nd::Array::open(&target).expect("a whole array");
+                let b = b2nd::Array::open(&check).unwrap();
+                assert_eq!(
+                    a.read_bytes().unwrap(),
+                    b.read_bytes().unwrap(),
+                    "{verb}: partial"
+                );
+            }
+            seen[1] += 1;
+            let _ = status;
+        }
+        let left: Vec<String> = names(out.path())
+            .into_iter()
+            .filter(|n| !n.starts_with(".b2nd-") && !n.starts_with("check."))
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+    }
+    eprintln!(
+        "kill -9 during conversions: {} old, {} new",
+        seen[0], seen[1]
+    );
+}
