@@ -37,3 +37,16 @@ fn every_committed_fuzz_input_keeps_its_promises() {
         "inputs that broke a promise: {failures:#?}"
     );
 }
+
+/// The `parsers` seeds alone: pure Rust (no c-blosc2), so this one also runs under Miri
+/// (`cargo +nightly miri test --test fuzz_corpora parser_seeds`).
+#[test]
+fn parser_seeds_keep_their_promises() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/parsers");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        b2nd_fuzz::parsers(&std::fs::read(e.unwrap().path()).unwrap());
+        n += 1;
+    }
+    assert!(n > 0);
+}

@@ -391,3 +391,65 @@ fn kill_9_during_conversions() {
         seen[0], seen[1]
     );
 }
+
+/// c-blosc2 2.15 reads BLOSC_* environment variables when it creates a context and lets
+/// them override what b2nd asks for: a write under BLOSC_COMPRESSOR (or CLEVEL, SHUFFLE,
+/// DELTA, TYPESIZE, BLOCKSIZE, SPLITMODE) is refused with one line instead of silently
+/// writing other parameters; under BLOSC_NTHREADS, reads of DELTA chunks stay correct and
+/// a DELTA chunk with a corrupt first block fails instead of hanging.
+#[test]
+fn blosc_environment_variables() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.npy");
+    npy(&input, 10_000);
+    for (var, value) in [
+        ("BLOSC_COMPRESSOR", "lz4"),
+        ("BLOSC_CLEVEL", "1"),
+        ("BLOSC_SHUFFLE", "BITSHUFFLE"),
+        ("BLOSC_DELTA", "1"),
+        ("BLOSC_TYPESIZE", "2"),
+        ("BLOSC_BLOCKSIZE", "4096"),
+        ("BLOSC_SPLITMODE", "ALWAYS"),
+    ] {
+        let out = d.path().join("out.b2nd");
+        let line = fails_with_one_line(
+            b2nd().env(var, value).arg("from-npy").arg(&input).arg(&out),
+            var,
+        );
+        assert!(line.contains("BLOSC_"), "{var}: {line}");
+        assert!(!out.exists(), "{var}");
+    }
+    // Reads under BLOSC_NTHREADS: DELTA fixtures equal their raw data, chunk by chunk too.
+    let data = common::data_dir();
+    for name in [
+        "delta_then_bitshuffle_i4",
+        "filt_delta_i4",
+        "filt_delta_shuffle_i4",
+        "filt_shuffle_delta_i4",
+        "cat_3d_i2",
+    ] {
+        let out = d.path().join(format!("{name}.npy"));
+        let st = b2nd()
+            .env("BLOSC_NTHREADS", "4")
+            .args(["to-npy", "--threads", "1"])
+            .arg(data.join(format!("{name}.b2nd")))
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{name}");
+        let npy_bytes = std::fs::read(&out).unwrap();
+        let raw = std::fs::read(data.join(format!("{name}.raw"))).unwrap();
+        assert!(npy_bytes.ends_with(&raw), "{name}: values differ");
+    }
+    let bad = data.join("fuzz/delta_block0_corrupt_hang.b2nd");
+    for _ in 0..20 {
+        fails_with_one_line(
+            b2nd()
+                .env("BLOSC_NTHREADS", "4")
+                .args(["to-npy", "--threads", "1"])
+                .arg(&bad)
+                .arg(d.path().join("bad.npy")),
+            "corrupt DELTA chunk under BLOSC_NTHREADS",
+        );
+    }
+}

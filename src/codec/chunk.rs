@@ -474,10 +474,11 @@ impl BlockHook for FilterHook {
 pub(crate) struct Decoder {
     nthreads: usize,
     dctx: Dctx,
-    /// A single-threaded context for DELTA chunks when `dctx` has block threads (created when
-    /// first needed): c-blosc2 2.15's threaded DELTA decode makes every block wait for block
-    /// 0 (`pipeline_backward`, `delta_cv`) and never wakes them when block 0 fails, so a
-    /// chunk whose first block is corrupt hangs the read forever (found by fuzzing).
+    /// A single-threaded context for DELTA chunks Rust cannot unfilter when `dctx` has block
+    /// threads (created when first needed): c-blosc2 2.15's threaded DELTA decode makes every
+    /// block wait for block 0 (`pipeline_backward`, `delta_cv`) and never wakes them when
+    /// block 0 fails, so a chunk whose first block is corrupt hangs the read forever (found
+    /// by fuzzing). DELTA chunks Rust can unfilter take the Rust-filters path instead.
     serial: Option<Dctx>,
     /// For chunks whose filters Rust undoes block by block (created when first needed).
     hooked: Option<HookedDctx<FilterHook>>,
@@ -573,19 +574,36 @@ impl Decoder {
                 decode_in_rust(&h, codec, src, dst, typesize, &self.blocks, skip, scratch)?;
                 return Ok(Decoded::Data);
             }
-            Path::C => {
-                let dctx = if self.nthreads > 1 && h.has_delta() {
-                    self.serial.get_or_insert_with(|| Dctx::new(1))
+            Path::C if h.has_delta() && self.dctx.threads() > 1 => {
+                // Never c-blosc2's threaded DELTA (see `serial`): Rust undoes the filters
+                // when it can, else a single-threaded context decodes the chunk.
+                if filters::rust_can_undo(&h.filters, &h.filters_meta).is_ok() {
+                    let mut cleared = FiltersCleared::new(src);
+                    self.decode_rust_filters(&h, cleared.chunk(), dst, typesize, masked)
                 } else {
-                    &mut self.dctx
-                };
-                if masked {
-                    dctx.decompress_masked(src, dst, &self.maskout)
-                } else {
-                    dctx.decompress(src, dst)
+                    let serial = self.serial.get_or_insert_with(|| Dctx::new(1));
+                    if serial.threads() > 1 {
+                        return Err(ChunkError::Unsupported(
+                            "chunk filters",
+                            "DELTA with more than two other filters while BLOSC_NTHREADS is \
+                             set: c-blosc2 2.15 could hang decoding it; unset BLOSC_NTHREADS"
+                                .into(),
+                        ));
+                    }
+                    if masked {
+                        serial.decompress_masked(src, dst, &self.maskout)
+                    } else {
+                        serial.decompress(src, dst)
+                    }
+                    .map_err(ChunkError::C)
                 }
-                .map_err(ChunkError::C)
             }
+            Path::C => if masked {
+                self.dctx.decompress_masked(src, dst, &self.maskout)
+            } else {
+                self.dctx.decompress(src, dst)
+            }
+            .map_err(ChunkError::C),
             Path::RustFilters => {
                 // C decodes the codec only: the filter bytes are cleared for the call and put
                 // back afterwards (the caller's chunk is left as it was).

@@ -55,12 +55,47 @@ impl Cctx {
         init();
         // SAFETY: the cparams value is fully initialised (pointers NULL); NULL is checked.
         let ptr = unsafe { sys::blosc2_create_cctx(params.to_c()) };
-        NonNull::new(ptr)
-            .map(|ptr| Cctx {
-                ptr,
-                params: params.clone(),
-            })
-            .ok_or(CError::Null("rejected the compression parameters"))
+        let ptr = NonNull::new(ptr).ok_or(CError::Null(
+            "rejected the compression parameters (or a BLOSC_COMPRESSOR naming a plugin)",
+        ))?;
+        let ctx = Cctx {
+            ptr,
+            params: params.clone(),
+        };
+        // c-blosc2 2.15 takes BLOSC_COMPRESSOR, BLOSC_CLEVEL, BLOSC_SHUFFLE, BLOSC_DELTA,
+        // BLOSC_TYPESIZE, BLOSC_BLOCKSIZE and BLOSC_SPLITMODE from the environment over the
+        // parameters it is given (`blosc2_create_cctx`): a write would then succeed with
+        // other parameters than the ones asked for. Refused (BLOSC_NTHREADS only changes
+        // the threads, not what is written, and is left to apply).
+        let mut got = sys::blosc2_cparams::default();
+        // SAFETY: the context is live and owned by `ctx`; `got` is a valid out struct that
+        // blosc2_ctx_get_cparams fills field by field. Its pointers are not used.
+        let rc = unsafe { sys::blosc2_ctx_get_cparams(ctx.ptr.as_ptr(), &mut got) };
+        let asked = params.to_c();
+        let same = rc >= 0
+            && (
+                got.compcode,
+                got.clevel,
+                got.typesize,
+                got.blocksize,
+                got.splitmode,
+            ) == (
+                asked.compcode,
+                asked.clevel,
+                asked.typesize,
+                asked.blocksize,
+                asked.splitmode,
+            )
+            && got.filters == asked.filters
+            && got.filters_meta == asked.filters_meta;
+        if !same {
+            return Err(CError::Invalid(
+                "c-blosc2 2.15 replaced the compression parameters with BLOSC_* environment \
+                 variables (BLOSC_COMPRESSOR, BLOSC_CLEVEL, BLOSC_SHUFFLE, BLOSC_DELTA, \
+                 BLOSC_TYPESIZE, BLOSC_BLOCKSIZE, BLOSC_SPLITMODE): unset them to write with b2nd",
+            ));
+        }
+        Ok(ctx)
     }
 
     /// Compress `src` into a new chunk in `dst` (replacing its contents).

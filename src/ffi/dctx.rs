@@ -47,6 +47,23 @@ impl Dctx {
         Dctx(NonNull::new(ptr))
     }
 
+    /// How many block threads the context really uses: c-blosc2 2.15 takes `BLOSC_NTHREADS`
+    /// from the environment over the number asked for (`blosc2_create_dctx`).
+    pub(crate) fn threads(&self) -> usize {
+        let Ok(ctx) = self.ptr() else {
+            return 1;
+        };
+        let mut d = sys::blosc2_dparams::default();
+        // SAFETY: `ctx` is a live context owned by this handle; `d` is a valid out struct
+        // that blosc2_ctx_get_dparams fills (nthreads, schunk, postfilter, postparams) and
+        // nothing else writes. The pointers it copies into `d` are not used.
+        let rc = unsafe { sys::blosc2_ctx_get_dparams(ctx, &mut d) };
+        if rc < 0 {
+            return 1;
+        }
+        usize::try_from(d.nthreads).unwrap_or(1).max(1)
+    }
+
     /// The context, or the allocation failure.
     fn ptr(&self) -> Result<*mut sys::blosc2_context, CError> {
         self.0.map(|p| p.as_ptr()).ok_or(NO_CONTEXT)
