@@ -203,6 +203,16 @@ pub enum Error {
     /// An invalid argument from the caller (not from a file).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+
+    /// A buffer a read needs could not be allocated (the sizes come from the file's header
+    /// and the caller's request: see `docs/limits.md`). Rust would otherwise abort.
+    #[error("cannot allocate {bytes} bytes for {what}")]
+    OutOfMemory {
+        /// Bytes asked for.
+        bytes: u64,
+        /// What the buffer was for.
+        what: String,
+    },
 }
 
 impl Error {

@@ -131,6 +131,7 @@
 #![warn(missing_docs)]
 
 // The layers, bottom up (dependencies point down): see "Layers" above.
+mod alloc;
 mod array;
 mod codec;
 mod error;

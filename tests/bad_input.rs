@@ -381,3 +381,39 @@ fn object_chunk_declaring_more_than_its_frame_is_refused() {
     }
     assert_eq!(refused, 1);
 }
+
+/// An array whose header declares 4 TiB (grown with zero chunks, as python-blosc2's
+/// `resize` does): reading it whole is a clean out-of-memory error, not Rust's abort, and
+/// small parts still read. Skipped where the kernel overcommits without limit
+/// (`vm.overcommit_memory = 1`: the allocation would then succeed and be filled).
+#[test]
+fn a_declared_size_memory_cannot_hold_is_an_error() {
+    let mode = std::fs::read_to_string("/proc/sys/vm/overcommit_memory").unwrap_or_default();
+    if mode.trim() == "1" {
+        eprintln!("skipped: vm.overcommit_memory = 1");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("huge.b2nd");
+    b2nd::ArrayBuilder::for_type::<u8>(&[1 << 24])
+        .chunks(&[1 << 24])
+        .write(b2nd::Target::File(p.clone()), &vec![7u8; 1 << 24])
+        .unwrap();
+    b2nd::ArrayMut::open(&p)
+        .unwrap()
+        .resize(&[1 << 42])
+        .unwrap();
+    let a = b2nd::Array::open(&p).unwrap();
+    assert_eq!(a.nbytes(), 1 << 42);
+    let e = a.read_bytes().unwrap_err();
+    assert!(matches!(e, b2nd::Error::OutOfMemory { .. }), "{e}");
+    assert!(a.read::<u8>().is_err());
+    let part = a
+        .read_slice_bytes(&[b2nd::SliceItem::Range {
+            start: Some((1 << 24) - 2),
+            stop: Some((1 << 24) + 2),
+            step: 1,
+        }])
+        .unwrap();
+    assert_eq!(part, [7, 7, 0, 0]);
+}

@@ -59,3 +59,32 @@ fn two_hundred_open_arrays_share_one_pool() {
         1
     );
 }
+
+/// Chunks too small to compress are stored as they are (memcpyed) but keep their filter
+/// bytes: with block threads, a DELTA chunk must not have DELTA undone again (an in-place
+/// append with two threads once re-encoded such a chunk with a wrong item).
+#[test]
+fn memcpyed_delta_chunks_read_right_with_block_threads() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("a.b2nd");
+    let v: Vec<i32> = vec![730, 366, -799, -383, -601, 421, 356];
+    b2nd::ArrayBuilder::for_type::<i32>(&[7])
+        .chunks(&[5])
+        .blocks(&[2])
+        .filters(&[b2nd::Filter::Delta])
+        .write(b2nd::Target::File(p.clone()), &v)
+        .unwrap();
+    let two = b2nd::Threads::count(2).unwrap();
+    let a = Array::open(&p).unwrap().with_threads(two.clone());
+    let chunks: Vec<u8> = a
+        .iter_chunks()
+        .flat_map(|c| c.unwrap().data().to_vec())
+        .collect();
+    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    assert_eq!(chunks, bytes);
+    let mut m = b2nd::ArrayMut::open(&p).unwrap().with_threads(two);
+    m.append(0, &[1i32, 2, 3]).unwrap();
+    drop(m);
+    let got = Array::open(&p).unwrap().read::<i32>().unwrap();
+    assert_eq!(got, [730, 366, -799, -383, -601, 421, 356, 1, 2, 3]);
+}

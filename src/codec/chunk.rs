@@ -574,9 +574,11 @@ impl Decoder {
                 decode_in_rust(&h, codec, src, dst, typesize, &self.blocks, skip, scratch)?;
                 return Ok(Decoded::Data);
             }
-            Path::C if h.has_delta() && self.dctx.threads() > 1 => {
+            Path::C if h.has_delta() && !h.memcpyed() && self.dctx.threads() > 1 => {
                 // Never c-blosc2's threaded DELTA (see `serial`): Rust undoes the filters
-                // when it can, else a single-threaded context decodes the chunk.
+                // when it can, else a single-threaded context decodes the chunk. (Memcpyed
+                // chunks keep their filter bytes but hold the data unfiltered: C copies
+                // them, with no DELTA wait.)
                 if filters::rust_can_undo(&h.filters, &h.filters_meta).is_ok() {
                     let mut cleared = FiltersCleared::new(src);
                     self.decode_rust_filters(&h, cleared.chunk(), dst, typesize, masked)

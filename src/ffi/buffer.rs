@@ -1,5 +1,5 @@
-//! [`ChunkBytes`], a chunk buffer that c-blosc2 may hand over, and page advice for large
-//! buffers.
+//! [`ChunkBytes`], a chunk buffer that c-blosc2 may hand over, page advice for large
+//! buffers, and [`try_zeroed`], a zeroed allocation that fails instead of aborting.
 
 use std::os::raw::c_void;
 use std::ptr::NonNull;
@@ -92,4 +92,23 @@ pub(crate) fn advise_huge_pages(buf: &mut [u8]) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = buf;
+}
+
+/// `n` zeroed bytes, or `None` when the allocator cannot provide them (where `vec![0; n]`
+/// would abort the process). Like `vec![0; n]`, the memory comes zeroed from the allocator
+/// (`calloc`-like: large buffers are fresh pages, never written until used).
+pub(crate) fn try_zeroed(n: usize) -> Option<Vec<u8>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).ok()?;
+    // SAFETY: `layout` has a non-zero size (n > 0) and alignment 1, as alloc_zeroed needs.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` was allocated by the global allocator with the layout of `[u8; n]` (the
+    // layout `Vec<u8>` with capacity `n` uses), and its `n` bytes are initialised (zeroed);
+    // ownership moves into the Vec, which frees it with the same layout.
+    Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }

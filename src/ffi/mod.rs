@@ -24,7 +24,7 @@ pub(crate) mod fs;
 mod lz4;
 mod schunk;
 
-pub(crate) use buffer::{advise_huge_pages, ChunkBytes};
+pub(crate) use buffer::{advise_huge_pages, try_zeroed, ChunkBytes};
 pub(crate) use cctx::{Cctx, CompressParams};
 pub(crate) use codecs::{blosclz_decompress_into, zstd_decompress};
 pub(crate) use dctx::{BlockHook, Dctx, HookedDctx};

@@ -210,9 +210,9 @@ impl Array {
         let g = &self.geom;
         let region = g.chunk_region(idx);
         let bytes = region.shape().iter().product::<u64>() as usize * g.itemsize();
-        let mut data = vec![0u8; bytes];
+        let mut data = crate::alloc::zeroed(bytes, "a chunk")?;
         self.frame.chunk_into(idx, &mut w.compressed)?;
-        w.decoded.resize(g.chunk_bytes(), 0);
+        crate::alloc::fit(&mut w.decoded, g.chunk_bytes(), "a decoded chunk")?;
         let kind = w
             .decoder
             .decode(&mut w.compressed, &mut w.decoded, g.itemsize())

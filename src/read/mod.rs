@@ -42,7 +42,7 @@ impl Array {
     pub fn read_bytes(&self) -> Result<Vec<u8>> {
         let n = usize::try_from(self.nbytes())
             .map_err(|_| Error::InvalidArgument("array larger than the address space".into()))?;
-        let mut out = vec![0u8; n];
+        let mut out = crate::alloc::zeroed(n, "the array")?;
         self.read_bytes_into(&mut out)?;
         Ok(out)
     }
@@ -63,7 +63,7 @@ impl Array {
         element::check::<T>(&self.dtype)?;
         let n = usize::try_from(self.nitems())
             .map_err(|_| Error::InvalidArgument("array larger than the address space".into()))?;
-        let mut out = vec![T::default(); n];
+        let mut out = crate::alloc::filled(n, T::default(), "the array")?;
         self.read_into(&mut out)?;
         Ok(out)
     }
@@ -238,7 +238,7 @@ impl Array {
                 }
             };
         }
-        w.decoded.resize(g.chunk_bytes(), 0);
+        crate::alloc::fit(&mut w.decoded, g.chunk_bytes(), "a decoded chunk")?;
         // Block by block: each block is copied out while it is in cache.
         let bb = g.block_bytes();
         w.runs.clear();

@@ -191,7 +191,7 @@ impl Array {
     pub fn read_slice_bytes(&self, items: &[SliceItem]) -> Result<Vec<u8>> {
         let sel = Selection::resolve(items, self.shape())?;
         let n = self.sel_bytes(&sel)?;
-        let mut out = vec![0u8; n];
+        let mut out = crate::alloc::zeroed(n, "the selection")?;
         self.fill_selection(&sel, &mut out)?;
         Ok(out)
     }
@@ -436,7 +436,8 @@ impl Array {
         }
         if w.decoded.len() != g.chunk_bytes() {
             // Zeroed by the allocator: the pages of blocks a mask skips are never touched.
-            w.decoded = vec![0u8; g.chunk_bytes()];
+            w.decoded = Vec::new();
+            w.decoded = crate::alloc::zeroed(g.chunk_bytes(), "a decoded chunk")?;
         }
         let mask = masked.then_some(BlockMask {
             wanted: &w.wanted,
@@ -639,7 +640,7 @@ impl<'a> SliceSlabs<'a> {
         let Some(d) = self.dim else {
             // At most one position per dimension: a single part.
             self.done = true;
-            fit(buf, self.array.sel_bytes(sel)?);
+            crate::alloc::fit(buf, self.array.sel_bytes(sel)?, "a slab of the selection")?;
             let b = SelPart {
                 out: buf.as_mut_slice(),
                 region: Region::whole(&sel.count),
@@ -671,10 +672,11 @@ impl<'a> SliceSlabs<'a> {
         start[d] = self.k;
         len[d] = end - self.k;
         let region = Region::new(start, len);
-        fit(
+        crate::alloc::fit(
             buf,
             region.nitems().unwrap_or(0) as usize * self.array.itemsize(),
-        );
+            "a slab of the selection",
+        )?;
         let b = SelPart {
             out: buf.as_mut_slice(),
             region,
@@ -687,17 +689,6 @@ impl<'a> SliceSlabs<'a> {
             self.done = !step(&mut self.prefix, &ZEROS[..d], &sel.count[..d]);
         }
         Ok(true)
-    }
-}
-
-/// Make `buf` `n` bytes long. A buffer that must grow is allocated afresh, zeroed by the
-/// allocator rather than written: its pages are first touched by the decoders, after the
-/// reader asked for huge pages.
-fn fit(buf: &mut Vec<u8>, n: usize) {
-    if buf.capacity() < n {
-        *buf = vec![0; n];
-    } else {
-        buf.resize(n, 0);
     }
 }
 
