@@ -417,3 +417,29 @@ fn a_declared_size_memory_cannot_hold_is_an_error() {
         .unwrap();
     assert_eq!(part, [7, 7, 0, 0]);
 }
+
+/// A chunk header declaring 1.4 GiB of compressed bytes in a small file (found by fuzzing
+/// `inplace` under a 1 GiB malloc limit: c-blosc2 2.15's `frame_get_chunk` allocated the
+/// declared size before reading): refused by name, before any allocation of that size.
+#[test]
+fn chunk_declaring_more_compressed_bytes_than_the_frame_is_refused() {
+    let path = common::data_dir().join("fuzz/chunk_cbytes_past_frame.b2nd");
+    assert!(std::fs::metadata(&path).unwrap().len() < 1 << 20);
+    let a = b2nd::Array::open(&path).unwrap();
+    let e = a.read_bytes().unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("compressed bytes, more than the frame holds"),
+        "{e}"
+    );
+    // An in-place change that must re-encode chunk 0 reads it first: refused, file intact.
+    let d = tempfile::tempdir().unwrap();
+    let copy = d.path().join("a.b2nd");
+    std::fs::copy(&path, &copy).unwrap();
+    let item = vec![0u8; a.itemsize()];
+    let r = b2nd::ArrayMut::open(&copy)
+        .unwrap()
+        .write_region(&[0, 0], &[1, 1], &item);
+    assert!(r.is_err());
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&path).unwrap());
+}

@@ -590,6 +590,16 @@ impl Frame {
     /// Copy compressed chunk `n` into `out`.
     pub(crate) fn chunk_into(&self, n: u64, out: &mut ChunkBytes) -> Result<()> {
         let n = i64::try_from(n).map_err(|_| Error::InvalidArgument(format!("chunk index {n}")))?;
+        // A chunk of an on-disk contiguous frame is read here: c-blosc2 2.15
+        // (`frame_get_chunk`) allocates the compressed size the chunk's header declares (up
+        // to 2 GiB) before it checks that the file holds that much (found by fuzzing).
+        if let Some(read) = self.read_file_chunk(n, out) {
+            read?;
+            if !self.unchanged() {
+                return Err(self.changed_error());
+            }
+            return Ok(());
+        }
         let fetched = self.lock().chunk_into(n, out);
         // c-blosc2 reads the header and index from the path at every fetch: a change
         // published since this frame was opened could mix versions. Checked after the fetch:
@@ -602,6 +612,56 @@ impl Frame {
             chunk: n,
             reason: format!("could not fetch it ({e}): missing or corrupt chunk data"),
         })
+    }
+
+    /// Read chunk `n` of an on-disk contiguous frame into `out`, after checking that the
+    /// compressed size its header declares lies inside the frame; `None` (c-blosc2 fetches
+    /// it) for in-memory and sparse frames and for special chunks (no bytes on disk).
+    fn read_file_chunk(&self, n: i64, out: &mut ChunkBytes) -> Option<Result<()>> {
+        let files = self.files.as_ref().filter(|f| !f.sparse)?;
+        let h = &files.header;
+        let offset = self
+            .lock()
+            .chunk_offset(n, i32::try_from(h.header_len).ok()?, h.cbytes)
+            .ok()?;
+        if offset < 0 {
+            return None;
+        }
+        let bad = |reason: String| {
+            Some(Err(Error::Chunk {
+                source_name: self.source.clone(),
+                chunk: n,
+                reason,
+            }))
+        };
+        let file = files
+            .file
+            .get_or_init(|| File::open(&files.path).ok())
+            .as_ref()?;
+        // The chunk lies between the header and the index chunk, inside the frame.
+        let start = u64::from(h.header_len).checked_add(u64::try_from(offset).ok()?)?;
+        let frame_end = h.frame_len;
+        let mut header = [0u8; EXTENDED_HEADER_LEN];
+        let at = files.frame_offset.checked_add(start)?;
+        if start.checked_add(EXTENDED_HEADER_LEN as u64)? > frame_end
+            || read_at(file, &mut header, at).is_none()
+        {
+            return bad(format!("its offset {offset} lies outside the frame"));
+        }
+        let cbytes = u64::from(u32::from_le_bytes([
+            header[12], header[13], header[14], header[15],
+        ]));
+        if cbytes < EXTENDED_HEADER_LEN as u64 || start.checked_add(cbytes)? > frame_end {
+            return bad(format!(
+                "its header declares {cbytes} compressed bytes, more than the frame holds from \
+                 offset {offset}"
+            ));
+        }
+        let buf = out.buffer(cbytes as usize);
+        if read_at(file, buf, at).is_none() {
+            return bad("the file is shorter than its frame header says".into());
+        }
+        Some(Ok(()))
     }
 
     /// Whether the frame's file is still the version this frame opened.
