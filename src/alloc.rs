@@ -39,11 +39,17 @@ pub(crate) fn filled<T: Clone>(n: usize, v: T, what: &str) -> Result<Vec<T>> {
 
 #[cfg(test)]
 mod tests {
+    // Miri reports a huge allocation as resource exhaustion instead of returning null.
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn impossible_sizes_are_errors() {
         let e = super::zeroed(usize::MAX / 2, "a test").unwrap_err();
         assert!(e.to_string().contains("cannot allocate"), "{e}");
         assert!(super::filled(usize::MAX / 16, 0u64, "a test").is_err());
+    }
+
+    #[test]
+    fn buffers_are_zeroed_and_fitted() {
         let mut b = vec![1u8; 4];
         super::fit(&mut b, 2, "x").unwrap();
         assert_eq!(b, [1, 1]);

@@ -104,7 +104,10 @@ impl Schunk {
             ));
         }
         // SAFETY: `frame` is a valid frame just returned by C and owned by us until handed to
-        // the schunk; on failure C frees it together with the partial schunk.
+        // the schunk. On failure C frees it with the partial schunk (frame.c, frame_to_schunk),
+        // except when it cannot create the schunk's contexts (frame.c:1804-1814), where both
+        // leak (no UB): Rust refuses, before this call, the header values that make context
+        // creation fail (filter ids c-blosc2 does not define; found by fuzzing as a leak).
         let ptr = unsafe { frame_to_schunk(frame, false, io) };
         let ptr = NonNull::new(ptr).ok_or(CError::Null(
             "could not parse the frame (header, metalayers or attributes)",
