@@ -12,7 +12,11 @@ use std::path::Path;
 
 #[test]
 fn every_committed_fuzz_input_keeps_its_promises() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
+    // `B2ND_FUZZ_CORPUS=fuzz/corpus` replays a fuzzer's working corpora instead.
+    let root = match std::env::var_os("B2ND_FUZZ_CORPUS") {
+        Some(dir) => Path::new(&dir).to_path_buf(),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds"),
+    };
     let mut counts = Vec::new();
     let mut failures = Vec::new();
     for &(target, run) in b2nd_fuzz::TARGETS {
