@@ -419,6 +419,20 @@ struct ChunkFiles {
     stamp: Option<Stamp>,
 }
 
+/// The first bytes of a frame file from `offset` (its header, or most of it), to tell two
+/// versions apart; empty when unreadable.
+fn head_bytes(path: &Path, offset: u64) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let read = File::open(path).and_then(|mut f| {
+        f.seek(SeekFrom::Start(offset))?;
+        f.take(4096).read_to_end(&mut buf)
+    });
+    if read.is_err() {
+        buf.clear();
+    }
+    buf
+}
+
 /// What identifies one version of a file: size, modification time, and (Unix) inode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Stamp(u64, Option<std::time::SystemTime>, u64);
@@ -463,6 +477,51 @@ impl Frame {
         if !meta.is_dir() && !meta.is_file() {
             return Err(bad(not_regular(&meta)));
         }
+        // A writer may publish a change (a header write, a renamed index) while this opens
+        // the frame in several reads (Rust's checks, then c-blosc2's): the file's identity
+        // and its header bytes are taken before and after, and the open is tried again when
+        // they differ, so that every part of the opened frame comes from one version.
+        let header_file = if meta.is_dir() {
+            path.join("chunks.b2frame")
+        } else {
+            path.to_path_buf()
+        };
+        let version = |f: &Path| {
+            (
+                Stamp::of(f),
+                head_bytes(f, if meta.is_dir() { 0 } else { offset }),
+            )
+        };
+        for _ in 0..16 {
+            let before = version(&header_file);
+            let frame = Frame::open_once(path, offset, &meta, &source)?;
+            let after = version(&header_file);
+            if before.0.is_some() && before == after {
+                let mut frame = frame;
+                if let Some(f) = frame.files.as_mut() {
+                    f.stamp = before.0;
+                }
+                return Ok(frame);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        Err(bad(
+            "the file kept changing while it was being opened".into()
+        ))
+    }
+
+    /// [`Frame::open`] without the version check: one attempt.
+    fn open_once(
+        path: &Path,
+        offset: u64,
+        meta: &std::fs::Metadata,
+        source: &str,
+    ) -> Result<Frame> {
+        let source = source.to_string();
+        let bad = |reason: String| Error::Frame {
+            source_name: source.clone(),
+            reason,
+        };
         let header = if meta.is_dir() {
             check_chunk_files(path).map_err(bad)?;
             if offset != 0 {
@@ -495,9 +554,6 @@ impl Frame {
             file: OnceLock::new(),
             stamp: None,
         });
-        if let Some(f) = frame.files.as_mut() {
-            f.stamp = Stamp::of(&f.header_file());
-        }
         Ok(frame)
     }
 
