@@ -443,3 +443,41 @@ fn chunk_declaring_more_compressed_bytes_than_the_frame_is_refused() {
     assert!(r.is_err());
     assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&path).unwrap());
 }
+
+/// Sparse frames found by fuzzing `sparse_read` (inputs: `chunks.b2frame`, then the chunk
+/// files, each after its u32 LE length): a header implying chunks with no chunk index
+/// (c-blosc2 2.15 read a chunk header out of an empty buffer: heap-buffer-overflow under
+/// AddressSanitizer), and chunk indexes whose declared sizes made c-blosc2 allocate 1.2 and
+/// 2 GiB of per-thread buffers. All refused when the frame is opened.
+#[test]
+fn sparse_frames_found_by_fuzzing_are_refused() {
+    let cases = [
+        (
+            "sparse_no_index_heap_overflow.bin",
+            "but the frame has no chunk index",
+        ),
+        ("sparse_index_blocksize_oom_1.bin", "not 8 for each of the"),
+        ("sparse_index_blocksize_oom_2.bin", "not 8 for each of the"),
+    ];
+    for (name, why) in cases {
+        let mut data = &std::fs::read(common::data_dir().join("fuzz").join(name)).unwrap()[..];
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("a.b2nd");
+        std::fs::create_dir(&root).unwrap();
+        let mut i = 0;
+        while data.len() >= 4 {
+            let n =
+                (u32::from_le_bytes(data[..4].try_into().unwrap()) as usize).min(data.len() - 4);
+            let file = if i == 0 {
+                "chunks.b2frame".to_string()
+            } else {
+                format!("{:08X}.chunk", i - 1)
+            };
+            std::fs::write(root.join(file), &data[4..4 + n]).unwrap();
+            data = &data[4 + n..];
+            i += 1;
+        }
+        let e = b2nd::Array::open(&root).unwrap_err();
+        assert!(e.to_string().contains(why), "{name}: {e}");
+    }
+}

@@ -56,6 +56,9 @@ struct FrameHeader {
     nbytes: Option<i64>,
     /// Compressed size of the chunks.
     cbytes: i64,
+    /// How many chunks c-blosc2 derives from the header (`get_header_info`: the
+    /// uncompressed size over the chunk size, rounded up; 0 when either is not positive).
+    nchunks: i64,
 }
 
 impl FrameHeader {
@@ -114,12 +117,20 @@ impl FrameHeader {
                 .into());
             }
         }
+        let raw_nbytes = i64::from_be_bytes(be8(30));
+        let chunksize = i64::from(i32::from_be_bytes([h[58], h[59], h[60], h[61]]));
+        let nchunks = if raw_nbytes > 0 && chunksize > 0 {
+            raw_nbytes / chunksize + i64::from(raw_nbytes % chunksize > 0)
+        } else {
+            0
+        };
         Ok(FrameHeader {
             version,
             header_len,
             frame_len,
-            nbytes: (h[29] == 0xd3).then(|| i64::from_be_bytes(be8(30))),
+            nbytes: (h[29] == 0xd3).then_some(raw_nbytes),
             cbytes: i64::from_be_bytes(be8(39)),
+            nchunks,
         })
     }
 
@@ -160,6 +171,14 @@ impl FrameHeader {
         } else {
             trailer_offset - header_len - cbytes
         };
+        if index_len == 0 && self.nchunks > 0 {
+            // c-blosc2 would allocate an empty index and read a chunk header out of it.
+            return Err(format!(
+                "the header implies {} chunks, but the frame has no chunk index",
+                self.nchunks
+            )
+            .into());
+        }
         if index_len != 0 && index_len < 32 {
             return Err(format!(
                 "header, chunk data ({cbytes} bytes) and trailer leave {index_len} bytes for the chunk index"
@@ -178,9 +197,34 @@ impl FrameHeader {
 /// Check the header of the chunk-offsets index: c-blosc2 reads offsets out of it with
 /// `blosc2_getitem`, which "succeeds" without writing anything for an uninitialised special
 /// chunk, leaving C to use an uninitialised offset.
-fn check_index_header(ih: &[u8]) -> Result<(), Malformed> {
+fn check_index_header(ih: &[u8], nchunks: i64) -> Result<(), Malformed> {
     if ih.len() < 32 {
         return Err("truncated chunk index".into());
+    }
+    // c-blosc2 sizes its per-thread buffers from the index chunk's block size before it
+    // decodes anything (`blosc2_getitem`): a block size past the index's own size is refused
+    // (found by fuzzing: 1.2 and 2 GiB allocations), as is an index whose size is not the
+    // 8 bytes per chunk the header implies (what c-blosc2 checks for in-memory frames only).
+    let le = |at: usize| {
+        i64::from(i32::from_le_bytes([
+            ih[at],
+            ih[at + 1],
+            ih[at + 2],
+            ih[at + 3],
+        ]))
+    };
+    let (nbytes, blocksize) = (le(4), le(8));
+    if nchunks > 0 && nbytes != nchunks.saturating_mul(8) {
+        return Err(format!(
+            "the chunk index holds {nbytes} bytes, not 8 for each of the {nchunks} chunks"
+        )
+        .into());
+    }
+    if blocksize < 0 || blocksize > nbytes.max(0) {
+        return Err(format!(
+            "the chunk index declares blocks of {blocksize} bytes in {nbytes} bytes"
+        )
+        .into());
     }
     if ih[3] != 8 {
         // getitem would write only `typesize` of the 8 offset bytes.
@@ -367,7 +411,7 @@ fn check_file(
         let mut ih = Vec::with_capacity(32);
         f.seek(SeekFrom::Start(offset + index_at)).map_err(io)?;
         (&mut f).take(32).read_to_end(&mut ih).map_err(io)?;
-        check_index_header(&ih).map_err(bad)?;
+        check_index_header(&ih, header.nchunks).map_err(bad)?;
     }
     Ok((
         header,
@@ -571,7 +615,8 @@ impl Frame {
         let (index_at, index_len) = header.check_layout(tail, false).map_err(|e| bad(e.0))?;
         if index_len > 0 {
             let at = index_at as usize;
-            check_index_header(&bytes[at..(at + 32).min(bytes.len())]).map_err(|e| bad(e.0))?;
+            check_index_header(&bytes[at..(at + 32).min(bytes.len())], header.nchunks)
+                .map_err(|e| bad(e.0))?;
         }
         let schunk = Schunk::from_buffer(bytes).map_err(|e| bad(e.to_string()))?;
         let mut frame = Frame::new(source, schunk, header.version);
@@ -935,9 +980,17 @@ mod tests {
         let mut ih = [0u8; 32];
         ih[2] = 0x05;
         ih[3] = 8;
-        assert!(check_index_header(&ih).is_ok());
+        assert!(check_index_header(&ih, 0).is_ok());
+        // 3 chunks: 24 bytes of offsets, blocks no larger than that.
+        ih[4..8].copy_from_slice(&24i32.to_le_bytes());
+        ih[8..12].copy_from_slice(&24i32.to_le_bytes());
+        assert!(check_index_header(&ih, 3).is_ok());
+        assert!(check_index_header(&ih, 4).is_err());
+        ih[8..12].copy_from_slice(&(1i32 << 30).to_le_bytes());
+        assert!(check_index_header(&ih, 3).is_err());
+        ih[8..12].copy_from_slice(&24i32.to_le_bytes());
         ih[31] = 4 << 4;
-        assert!(check_index_header(&ih).is_err());
+        assert!(check_index_header(&ih, 3).is_err());
         assert!(check_header(&h, 624).unwrap_err().contains("truncated"));
         assert!(check_header(&h[..10], 625).is_err());
         let mut v3 = h.clone();
