@@ -17,6 +17,9 @@ use std::path::Path;
 /// allocation of it; this only keeps each execution fast).
 const READ_MAX: u64 = 64 << 20;
 
+/// The same for store members and table columns (smaller: a store holds many).
+const STORE_READ_MAX: u64 = 1 << 20;
+
 /// A target's body: the fuzzer's bytes in, a panic on a broken promise.
 pub type Target = fn(&[u8]);
 
@@ -254,12 +257,12 @@ pub fn store_open(data: &[u8]) {
         for key in s.keys().into_iter().take(32) {
             let _ = s.member_kind(&key);
             if let Ok(a) = s.open_array(&key) {
-                if a.nbytes() <= READ_MAX / 4 {
+                if a.nbytes() <= STORE_READ_MAX {
                     let _ = a.read_bytes();
                 }
             }
             if let Ok(sc) = s.open_schunk(&key) {
-                if sc.nbytes() <= READ_MAX / 4 {
+                if sc.nbytes() <= STORE_READ_MAX {
                     let _ = sc.read_objects();
                 }
             }
