@@ -447,8 +447,10 @@ fn chunk_declaring_more_compressed_bytes_than_the_frame_is_refused() {
 /// Sparse frames found by fuzzing `sparse_read` (inputs: `chunks.b2frame`, then the chunk
 /// files, each after its u32 LE length): a header implying chunks with no chunk index
 /// (c-blosc2 2.15 read a chunk header out of an empty buffer: heap-buffer-overflow under
-/// AddressSanitizer), and chunk indexes whose declared sizes made c-blosc2 allocate 1.2 and
-/// 2 GiB of per-thread buffers. All refused when the frame is opened.
+/// AddressSanitizer), chunk indexes whose declared sizes made c-blosc2 allocate 1.2 and
+/// 2 GiB of per-thread buffers, and memcpyed chunk indexes declaring fewer compressed bytes
+/// than their offsets need (c-blosc2's `_blosc_getitem` copied offsets from past the index:
+/// heap-buffer-overflow). All refused when the frame is opened.
 #[test]
 fn sparse_frames_found_by_fuzzing_are_refused() {
     let cases = [
@@ -458,6 +460,9 @@ fn sparse_frames_found_by_fuzzing_are_refused() {
         ),
         ("sparse_index_blocksize_oom_1.bin", "not 8 for each of the"),
         ("sparse_index_blocksize_oom_2.bin", "not 8 for each of the"),
+        ("sparse_index_cbytes_overflow_1.bin", "compressed bytes"),
+        ("sparse_index_cbytes_overflow_2.bin", "compressed bytes"),
+        ("sparse_index_cbytes_overflow_3.bin", "compressed bytes"),
     ];
     for (name, why) in cases {
         let mut data = &std::fs::read(common::data_dir().join("fuzz").join(name)).unwrap()[..];

@@ -197,7 +197,7 @@ impl FrameHeader {
 /// Check the header of the chunk-offsets index: c-blosc2 reads offsets out of it with
 /// `blosc2_getitem`, which "succeeds" without writing anything for an uninitialised special
 /// chunk, leaving C to use an uninitialised offset.
-fn check_index_header(ih: &[u8], nchunks: i64) -> Result<(), Malformed> {
+fn check_index_header(ih: &[u8], nchunks: i64, index_len: u64) -> Result<(), Malformed> {
     if ih.len() < 32 {
         return Err("truncated chunk index".into());
     }
@@ -213,7 +213,7 @@ fn check_index_header(ih: &[u8], nchunks: i64) -> Result<(), Malformed> {
             ih[at + 3],
         ]))
     };
-    let (nbytes, blocksize) = (le(4), le(8));
+    let (nbytes, blocksize, cbytes) = (le(4), le(8), le(12));
     if nchunks > 0 && nbytes != nchunks.saturating_mul(8) {
         return Err(format!(
             "the chunk index holds {nbytes} bytes, not 8 for each of the {nchunks} chunks"
@@ -231,8 +231,26 @@ fn check_index_header(ih: &[u8], nchunks: i64) -> Result<(), Malformed> {
         return Err(format!("the chunk index has items of {} bytes, not 8", ih[3]).into());
     }
     let extended = ih[2] & 0x05 == 0x05;
-    if extended && (ih[31] >> 4) & 0x07 == 4 {
+    let special = if extended { (ih[31] >> 4) & 0x07 } else { 0 };
+    if special == 4 {
         return Err("the chunk index is an uninitialised special chunk".into());
+    }
+    // c-blosc2 reads offsets out of the index with the compressed size its header declares,
+    // and copies a memcpyed (or repeated-value) index's bytes without comparing them with
+    // that size (found by fuzzing: a heap-buffer-overflow in `_blosc_getitem`). The index
+    // must hold what its header declares, and declare what its kind needs.
+    let overhead: i64 = if extended { 32 } else { 16 };
+    let needs = match special {
+        0 if ih[2] & 0x02 != 0 => overhead + nbytes.max(0),
+        3 => overhead + 8,
+        _ => overhead,
+    };
+    if cbytes < needs || u64::try_from(cbytes).map_or(true, |c| c > index_len) {
+        return Err(format!(
+            "the chunk index declares {cbytes} compressed bytes; the frame holds \
+             {index_len} for it and its kind needs at least {needs}"
+        )
+        .into());
     }
     if extended && ih[31] & 0x01 != 0 {
         // c-blosc2 never writes one, and its decompression context would keep the
@@ -411,7 +429,7 @@ fn check_file(
         let mut ih = Vec::with_capacity(32);
         f.seek(SeekFrom::Start(offset + index_at)).map_err(io)?;
         (&mut f).take(32).read_to_end(&mut ih).map_err(io)?;
-        check_index_header(&ih, header.nchunks).map_err(bad)?;
+        check_index_header(&ih, header.nchunks, index_len).map_err(bad)?;
     }
     Ok((
         header,
@@ -615,8 +633,12 @@ impl Frame {
         let (index_at, index_len) = header.check_layout(tail, false).map_err(|e| bad(e.0))?;
         if index_len > 0 {
             let at = index_at as usize;
-            check_index_header(&bytes[at..(at + 32).min(bytes.len())], header.nchunks)
-                .map_err(|e| bad(e.0))?;
+            check_index_header(
+                &bytes[at..(at + 32).min(bytes.len())],
+                header.nchunks,
+                index_len,
+            )
+            .map_err(|e| bad(e.0))?;
         }
         let schunk = Schunk::from_buffer(bytes).map_err(|e| bad(e.to_string()))?;
         let mut frame = Frame::new(source, schunk, header.version);
@@ -980,17 +1002,36 @@ mod tests {
         let mut ih = [0u8; 32];
         ih[2] = 0x05;
         ih[3] = 8;
-        assert!(check_index_header(&ih, 0).is_ok());
+        ih[12..16].copy_from_slice(&32i32.to_le_bytes());
+        assert!(check_index_header(&ih, 0, 32).is_ok());
         // 3 chunks: 24 bytes of offsets, blocks no larger than that.
         ih[4..8].copy_from_slice(&24i32.to_le_bytes());
         ih[8..12].copy_from_slice(&24i32.to_le_bytes());
-        assert!(check_index_header(&ih, 3).is_ok());
-        assert!(check_index_header(&ih, 4).is_err());
+        ih[12..16].copy_from_slice(&40i32.to_le_bytes());
+        assert!(check_index_header(&ih, 3, 40).is_ok());
+        assert!(check_index_header(&ih, 4, 40).is_err());
+        // More compressed bytes than the frame holds for the index.
+        assert!(check_index_header(&ih, 3, 39)
+            .unwrap_err()
+            .0
+            .contains("declares 40 compressed bytes"));
+        // A memcpyed index must hold all its bytes after the header.
+        ih[2] |= 0x02;
+        assert!(check_index_header(&ih, 3, 40).is_err());
+        ih[12..16].copy_from_slice(&56i32.to_le_bytes());
+        assert!(check_index_header(&ih, 3, 56).is_ok());
+        ih[2] &= !0x02;
         ih[8..12].copy_from_slice(&(1i32 << 30).to_le_bytes());
-        assert!(check_index_header(&ih, 3).is_err());
+        assert!(check_index_header(&ih, 3, 56).is_err());
         ih[8..12].copy_from_slice(&24i32.to_le_bytes());
         ih[31] = 4 << 4;
-        assert!(check_index_header(&ih, 3).is_err());
+        assert!(check_index_header(&ih, 3, 56).is_err());
+        // A repeated-value index holds its one value.
+        ih[31] = 3 << 4;
+        ih[12..16].copy_from_slice(&36i32.to_le_bytes());
+        assert!(check_index_header(&ih, 3, 36).is_err());
+        ih[12..16].copy_from_slice(&40i32.to_le_bytes());
+        assert!(check_index_header(&ih, 3, 40).is_ok());
         assert!(check_header(&h, 624).unwrap_err().contains("truncated"));
         assert!(check_header(&h[..10], 625).is_err());
         let mut v3 = h.clone();
