@@ -2,23 +2,14 @@
 //! with an error, leave no partial file behind, and leave an existing target as it was.
 //! Needs root to mount the tmpfs; elsewhere the test says it was skipped and why.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use b2nd::{ArrayBuilder, Codec, StoreBuilder, StoreKind, TableBuilder, Target};
 
 mod common;
 use common::noise;
 
-use common::tmpfs::Tmpfs;
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use common::tmpfs::{names, Tmpfs};
 
 #[test]
 fn a_full_disk_loses_nothing() {

@@ -16,7 +16,7 @@ use b2nd::{ArrayBuilder, ArrayMut, Codec, StoreBuilder, StoreKind, TableBuilder,
 
 mod common;
 use common::noise;
-use common::tmpfs::{Filler, Tmpfs};
+use common::tmpfs::{names, Filler, Tmpfs};
 
 /// Size of the new data a write puts down (incompressible: needs this much space).
 const NEW: usize = 400 << 10;
@@ -293,16 +293,6 @@ fn summary(p: &Path) -> Option<String> {
 }
 
 /// The names in `dir`, without the full-disk filler.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "zz-filler")
-        .collect();
-    v.sort();
-    v
-}
-
 fn clear(dir: &Path) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::noise;
-use common::tmpfs::{Filler, Tmpfs};
+use common::tmpfs::{names, Filler, Tmpfs};
 
 fn b2nd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_b2nd"))
@@ -54,16 +54,6 @@ fn fails_with_one_line(cmd: &mut Command, what: &str) -> String {
     assert_eq!(err.lines().count(), 1, "{what}: {err}");
     assert!(err.starts_with("b2nd: error: "), "{what}: {err}");
     err.trim_end().to_string()
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "zz-filler")
-        .collect();
-    v.sort();
-    v
 }
 
 fn snapshot(p: &Path) -> Option<Vec<u8>> {

@@ -44,6 +44,20 @@ impl Drop for Tmpfs {
     }
 }
 
+/// The names in `dir`, sorted, without a [`Filler`]'s file.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != FILLER)
+        .collect();
+    v.sort();
+    v
+}
+
+/// The name of a [`Filler`]'s file.
+const FILLER: &str = "zz-filler";
+
 /// A file filling a file system up to `free` bytes of free space (rounded by the file
 /// system's pages); removed on drop.
 pub struct Filler(std::path::PathBuf);
@@ -52,7 +66,7 @@ impl Filler {
     /// Fill the file system holding `dir` completely, then give back `free` bytes.
     pub fn leaving(dir: &Path, free: u64) -> Filler {
         use std::io::Write;
-        let path = dir.join("zz-filler");
+        let path = dir.join(FILLER);
         let mut f = std::fs::File::create(&path).unwrap();
         let block = vec![0x5au8; 64 << 10];
         let mut len = 0u64;
