@@ -1,16 +1,113 @@
 //! Byte-transposition and per-stream prefix-sum kernels behind the Rust filter inverses
 //! (SHUFFLE with any group width, BYTEDELTA).
 //!
-//! On x86 / x86_64 with SSE2 (every x86_64 target) the common widths run 16 items per step
-//! through `safe_arch`'s safe SSE2 wrappers; everything else, and other architectures, use the
-//! scalar loops, which define the results (the tests check both agree).
+//! The instruction set is chosen at run time ([`Isa::best`]): AVX2 (32 items per step,
+//! [`avx2`], on x86_64 CPUs that have it), else SSE2 (16 items per step, [`sse2`], every
+//! x86_64), else the scalar loops, which define the results and finish whatever a wide
+//! kernel leaves (the tests check every instruction set this CPU has against them).
 
 #![forbid(unsafe_code)]
+
+/// An instruction set the kernels can run with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// Plain Rust loops (the reference).
+    Scalar,
+    /// SSE2, 16 bytes per instruction.
+    Sse2,
+    /// AVX2, 32 bytes per instruction (x86_64 only, detected at run time).
+    Avx2,
+}
+
+impl Isa {
+    /// The widest instruction set this CPU has (AVX2 detection is cached).
+    pub(crate) fn best() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        if avx2::token().is_some() {
+            return Isa::Avx2;
+        }
+        if cfg!(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "sse2"
+        )) {
+            Isa::Sse2
+        } else {
+            Isa::Scalar
+        }
+    }
+
+    /// Every instruction set this CPU can run, narrowest first.
+    #[cfg(test)]
+    pub(crate) fn available() -> Vec<Isa> {
+        let mut v = vec![Isa::Scalar];
+        if Isa::best() != Isa::Scalar {
+            v.push(Isa::Sse2);
+        }
+        if Isa::best() == Isa::Avx2 {
+            v.push(Isa::Avx2);
+        }
+        v
+    }
+
+    /// Items `first..first + count` of `w` streams of `n` bytes unshuffled into `dst` by the
+    /// wide kernel; returns how many items it did (from `first` on).
+    fn unshuffle_items(
+        self,
+        src: &[u8],
+        dst: &mut [u8],
+        w: usize,
+        n: usize,
+        first: usize,
+        count: usize,
+    ) -> usize {
+        match self {
+            Isa::Scalar => 0,
+            Isa::Sse2 => sse2::unshuffle_items(src, dst, w, n, first, count),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => avx2::token().map_or(0, |t| {
+                avx2::unshuffle_items(t, src, dst, w, n, first, count)
+            }),
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 => 0,
+        }
+    }
+
+    /// `n` items of `w` bytes shuffled into `w` streams by the wide kernel; returns how many
+    /// items it did.
+    fn shuffle(self, src: &[u8], dst: &mut [u8], w: usize, n: usize) -> usize {
+        match self {
+            Isa::Scalar => 0,
+            Isa::Sse2 => sse2::shuffle(src, dst, w, n),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => avx2::token().map_or(0, |t| avx2::shuffle(t, src, dst, w, n)),
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 => 0,
+        }
+    }
+
+    /// In-place running byte sum over the bytes of `stream` the wide kernel takes; returns
+    /// them and the running sum so far.
+    fn prefix_sum(self, stream: &mut [u8]) -> (usize, u8) {
+        match self {
+            Isa::Scalar => (0, 0),
+            Isa::Sse2 => sse2::prefix_sum(stream),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => avx2::token().map_or((0, 0), |t| avx2::prefix_sum(t, stream)),
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 => (0, 0),
+        }
+    }
+}
 
 /// Inverse byte shuffle with group width `w` from `src` into `dst` (same length): `src` holds
 /// `w` streams of `n = len / w` bytes, byte `i` of stream `j` becomes byte `j` of group `i`.
 /// The trailing `len % w` bytes are copied unchanged; `w <= 1` or `n <= 1` is a plain copy.
 pub(crate) fn unshuffle_into(src: &[u8], dst: &mut [u8], w: usize) {
+    unshuffle_into_with(Isa::best(), src, dst, w);
+}
+
+/// [`unshuffle_into`] with instruction set `isa`.
+pub(crate) fn unshuffle_into_with(isa: Isa, src: &[u8], dst: &mut [u8], w: usize) {
     debug_assert_eq!(src.len(), dst.len());
     let len = src.len().min(dst.len());
     let n = len / w.max(1);
@@ -19,7 +116,7 @@ pub(crate) fn unshuffle_into(src: &[u8], dst: &mut [u8], w: usize) {
         return;
     }
     let body = n * w;
-    let done = simd::unshuffle(&src[..body], &mut dst[..body], w, n);
+    let done = isa.unshuffle_items(&src[..body], &mut dst[..body], w, n, 0, n);
     unshuffle_scalar(&src[..body], &mut dst[..body], w, n, done);
     dst[body..len].copy_from_slice(&src[body..len]);
 }
@@ -30,6 +127,17 @@ pub(crate) fn unshuffle_into(src: &[u8], dst: &mut [u8], w: usize) {
 /// the output runs it is scattered to. `false` (nothing written) when the items are not in
 /// the block.
 pub(crate) fn unshuffle_items_into(src: &[u8], w: usize, first: usize, dst: &mut [u8]) -> bool {
+    unshuffle_items_into_with(Isa::best(), src, w, first, dst)
+}
+
+/// [`unshuffle_items_into`] with instruction set `isa`.
+pub(crate) fn unshuffle_items_into_with(
+    isa: Isa,
+    src: &[u8],
+    w: usize,
+    first: usize,
+    dst: &mut [u8],
+) -> bool {
     let w = w.max(1);
     let n = src.len() / w;
     let count = dst.len() / w;
@@ -40,7 +148,7 @@ pub(crate) fn unshuffle_items_into(src: &[u8], w: usize, first: usize, dst: &mut
         dst.copy_from_slice(&src[first..first + count]);
         return true;
     }
-    let done = simd::unshuffle_items(src, dst, w, n, first, count);
+    let done = isa.unshuffle_items(src, dst, w, n, first, count);
     for (k, item) in dst.chunks_exact_mut(w).enumerate().skip(done) {
         for (b, x) in item.iter_mut().enumerate() {
             *x = src[b * n + first + k];
@@ -53,13 +161,18 @@ pub(crate) fn unshuffle_items_into(src: &[u8], w: usize, first: usize, dst: &mut
 /// group `i` becomes byte `i` of stream `j`; the trailing `len % w` bytes are copied
 /// unchanged. The inverse of [`unshuffle_into`].
 pub(crate) fn shuffle_into(src: &[u8], dst: &mut [u8], w: usize) {
+    shuffle_into_with(Isa::best(), src, dst, w);
+}
+
+/// [`shuffle_into`] with instruction set `isa`.
+pub(crate) fn shuffle_into_with(isa: Isa, src: &[u8], dst: &mut [u8], w: usize) {
     let len = src.len().min(dst.len());
     let n = len / w.max(1);
     if w <= 1 || n <= 1 {
         dst[..len].copy_from_slice(&src[..len]);
         return;
     }
-    let done = simd::shuffle(&src[..n * w], &mut dst[..n * w], w, n);
+    let done = isa.shuffle(&src[..n * w], &mut dst[..n * w], w, n);
     if done < n {
         shuffle_rest(src, dst, w, n, done);
     }
@@ -136,12 +249,17 @@ fn unshuffle_const<const W: usize>(src: &[u8], dst: &mut [u8], n: usize, from: u
 /// Undo BYTEDELTA with `s` streams in place: a running sum (mod 256) inside each stream of
 /// `l = len / s` bytes; the trailing `len % s` bytes are left unchanged.
 pub(crate) fn unbytedelta(block: &mut [u8], s: usize) {
+    unbytedelta_with(Isa::best(), block, s);
+}
+
+/// [`unbytedelta`] with instruction set `isa`.
+pub(crate) fn unbytedelta_with(isa: Isa, block: &mut [u8], s: usize) {
     let l = block.len() / s.max(1);
     if l == 0 {
         return;
     }
     for stream in block[..s * l].chunks_exact_mut(l) {
-        let (done, carry) = simd::prefix_sum(stream);
+        let (done, carry) = isa.prefix_sum(stream);
         let mut acc = carry;
         for b in &mut stream[done..] {
             acc = acc.wrapping_add(*b);
@@ -168,184 +286,19 @@ pub(crate) fn bytedelta(block: &mut [u8], s: usize) {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
 ))]
-mod simd {
-    use safe_arch::{
-        add_i8_m128i, byte_shl_imm_u128_m128i, load_unaligned_m128i, m128i,
-        shuffle_ai_f32_all_m128i, store_unaligned_m128i, unpack_high_i16_m128i,
-        unpack_high_i32_m128i, unpack_high_i64_m128i, unpack_high_i8_m128i, unpack_low_i16_m128i,
-        unpack_low_i32_m128i, unpack_low_i64_m128i, unpack_low_i8_m128i, zeroed_m128i,
-    };
-
-    fn load(b: &[u8]) -> m128i {
-        load_unaligned_m128i(b[..16].try_into().expect("16 bytes"))
-    }
-
-    /// Interleave 2 streams of 16 bytes: out = 16 groups of 2 bytes.
-    fn interleave2(s: [m128i; 2]) -> [m128i; 2] {
-        [
-            unpack_low_i8_m128i(s[0], s[1]),
-            unpack_high_i8_m128i(s[0], s[1]),
-        ]
-    }
-
-    /// Interleave 4 streams of 16 bytes into 16 groups of 4 bytes.
-    fn interleave4(s: [m128i; 4]) -> [m128i; 4] {
-        let l = interleave2([s[0], s[1]]);
-        let r = interleave2([s[2], s[3]]);
-        [
-            unpack_low_i16_m128i(l[0], r[0]),
-            unpack_high_i16_m128i(l[0], r[0]),
-            unpack_low_i16_m128i(l[1], r[1]),
-            unpack_high_i16_m128i(l[1], r[1]),
-        ]
-    }
-
-    /// Interleave 8 streams of 16 bytes into 16 groups of 8 bytes.
-    fn interleave8(s: [m128i; 8]) -> [m128i; 8] {
-        let l = interleave4([s[0], s[1], s[2], s[3]]);
-        let r = interleave4([s[4], s[5], s[6], s[7]]);
-        std::array::from_fn(|k| {
-            if k % 2 == 0 {
-                unpack_low_i32_m128i(l[k / 2], r[k / 2])
-            } else {
-                unpack_high_i32_m128i(l[k / 2], r[k / 2])
-            }
-        })
-    }
-
-    /// Interleave 16 streams of 16 bytes into 16 groups of 16 bytes.
-    fn interleave16(s: [m128i; 16]) -> [m128i; 16] {
-        let l = interleave8(std::array::from_fn(|j| s[j]));
-        let r = interleave8(std::array::from_fn(|j| s[8 + j]));
-        std::array::from_fn(|k| {
-            if k % 2 == 0 {
-                unpack_low_i64_m128i(l[k / 2], r[k / 2])
-            } else {
-                unpack_high_i64_m128i(l[k / 2], r[k / 2])
-            }
-        })
-    }
-
-    /// Unshuffle 16 items at a time for widths 2, 4, 8 and 16; returns how many items were
-    /// done (a multiple of 16; 0 for other widths).
-    pub(super) fn unshuffle(src: &[u8], dst: &mut [u8], w: usize, n: usize) -> usize {
-        unshuffle_items(src, dst, w, n, 0, n)
-    }
-
-    /// [`super::unshuffle_items_into`] for widths 2, 4, 8 and 16, 16 items at a time;
-    /// returns how many items were done.
-    pub(super) fn unshuffle_items(
-        src: &[u8],
-        dst: &mut [u8],
-        w: usize,
-        n: usize,
-        first: usize,
-        count: usize,
-    ) -> usize {
-        match w {
-            2 => run::<2>(src, dst, n, first, count, interleave2),
-            4 => run::<4>(src, dst, n, first, count, interleave4),
-            8 => run::<8>(src, dst, n, first, count, interleave8),
-            16 => run::<16>(src, dst, n, first, count, interleave16),
-            _ => 0,
-        }
-    }
-
-    /// Items `first..first + count` of `W` streams of `n` bytes into `dst` (`count * W`
-    /// bytes), 16 at a time; returns how many were done.
-    fn run<const W: usize>(
-        src: &[u8],
-        dst: &mut [u8],
-        n: usize,
-        first: usize,
-        count: usize,
-        interleave: fn([m128i; W]) -> [m128i; W],
-    ) -> usize {
-        let body = count / 16 * 16;
-        for (k, out) in dst[..body * W].chunks_exact_mut(16 * W).enumerate() {
-            let i = first + 16 * k;
-            let v = interleave(std::array::from_fn(|j| load(&src[j * n + i..])));
-            for (o, x) in out.chunks_exact_mut(16).zip(v) {
-                store_unaligned_m128i(o.try_into().expect("16 bytes"), x);
-            }
-        }
-        body
-    }
-
-    /// Forward shuffle of 16 items at a time for width 4; returns the items done.
-    ///
-    /// Reading 16 four-byte items as four 16-byte rows and interleaving them as if they were
-    /// streams moves byte `x` of the 64 to position `rotl2(x)` (6-bit index); twice, to
-    /// `rotl4(x) = rotr2(x)`, which sends byte `b` of item `t` (`x = 4t + b`) to `16b + t`:
-    /// row `b` then holds byte `b` of the 16 items, i.e. 16 bytes of stream `b`.
-    pub(super) fn shuffle(src: &[u8], dst: &mut [u8], w: usize, n: usize) -> usize {
-        if w != 4 {
-            return 0;
-        }
-        let body = n / 16 * 16;
-        for (k, items) in src[..body * 4].chunks_exact(64).enumerate() {
-            let rows = std::array::from_fn(|r| load(&items[16 * r..]));
-            let v = interleave4(interleave4(rows));
-            for (b, x) in v.into_iter().enumerate() {
-                let at = b * n + 16 * k;
-                store_unaligned_m128i((&mut dst[at..at + 16]).try_into().expect("16 bytes"), x);
-            }
-        }
-        body
-    }
-
-    /// In-place running byte sum over whole 16-byte pieces of `stream`; returns the bytes done
-    /// and the running sum so far.
-    pub(super) fn prefix_sum(stream: &mut [u8]) -> (usize, u8) {
-        let mut carry = zeroed_m128i();
-        let body = stream.len() / 16 * 16;
-        for piece in stream[..body].chunks_exact_mut(16) {
-            let mut v = load(piece);
-            v = add_i8_m128i(v, byte_shl_imm_u128_m128i::<1>(v));
-            v = add_i8_m128i(v, byte_shl_imm_u128_m128i::<2>(v));
-            v = add_i8_m128i(v, byte_shl_imm_u128_m128i::<4>(v));
-            v = add_i8_m128i(v, byte_shl_imm_u128_m128i::<8>(v));
-            v = add_i8_m128i(v, carry);
-            store_unaligned_m128i(piece.try_into().expect("16 bytes"), v);
-            // Broadcast byte 15 (the running sum) to all lanes.
-            let hi = unpack_high_i8_m128i(v, v);
-            let hi = unpack_high_i16_m128i(hi, hi);
-            carry = shuffle_ai_f32_all_m128i::<0xFF>(hi);
-        }
-        let last = if body == 0 { 0 } else { stream[body - 1] };
-        (body, last)
-    }
-}
-
+mod sse2;
 #[cfg(not(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
 )))]
-mod simd {
-    pub(super) fn shuffle(_src: &[u8], _dst: &mut [u8], _w: usize, _n: usize) -> usize {
-        0
-    }
-    pub(super) fn unshuffle(_src: &[u8], _dst: &mut [u8], _w: usize, _n: usize) -> usize {
-        0
-    }
-    pub(super) fn unshuffle_items(
-        _src: &[u8],
-        _dst: &mut [u8],
-        _w: usize,
-        _n: usize,
-        _first: usize,
-        _count: usize,
-    ) -> usize {
-        0
-    }
-    pub(super) fn prefix_sum(_stream: &mut [u8]) -> (usize, u8) {
-        (0, 0)
-    }
-}
+#[path = "none.rs"]
+mod sse2;
 
 #[cfg(test)]
 mod tests {
@@ -383,9 +336,11 @@ mod tests {
                 0, 1, 15, 16, 31, 32, 33, 64, 100, 255, 256, 257, 1000, 4096, 4099,
             ] {
                 let src = bytes(len, (w * 1000 + len) as u64);
-                let mut dst = vec![0xAA; len];
-                unshuffle_into(&src, &mut dst, w);
-                assert_eq!(dst, unshuffle_reference(&src, w), "w {w} len {len}");
+                for isa in Isa::available() {
+                    let mut dst = vec![0xAA; len];
+                    unshuffle_into_with(isa, &src, &mut dst, w);
+                    assert_eq!(dst, unshuffle_reference(&src, w), "{isa:?} w {w} len {len}");
+                }
             }
         }
     }
@@ -398,14 +353,25 @@ mod tests {
                 let mut whole = vec![0; len];
                 unshuffle_into(&src, &mut whole, w);
                 let n = len / w;
-                for (first, count) in [(0, n), (1, n - 1), (5, 17), (n - 3, 3), (n / 2, 0)] {
-                    let mut part = vec![0xAA; count * w];
-                    assert!(unshuffle_items_into(&src, w, first, &mut part), "w {w}");
-                    assert_eq!(
-                        part,
-                        whole[first * w..(first + count) * w],
-                        "w {w} first {first}"
-                    );
+                let cases = [
+                    (0, n),
+                    (1, n - 1),
+                    (5, 17),
+                    (3, 40),
+                    (n - 3, 3),
+                    (n - 33, 33),
+                    (n / 2, 0),
+                ];
+                for isa in Isa::available() {
+                    for (first, count) in cases.into_iter().filter(|(f, c)| f + c <= n) {
+                        let mut part = vec![0xAA; count * w];
+                        assert!(unshuffle_items_into_with(isa, &src, w, first, &mut part));
+                        assert_eq!(
+                            part,
+                            whole[first * w..(first + count) * w],
+                            "{isa:?} w {w} first {first}"
+                        );
+                    }
                 }
                 assert!(!unshuffle_items_into(&src, w, n, &mut vec![0; w]));
             }
@@ -415,18 +381,23 @@ mod tests {
     #[test]
     fn shuffle_inverts_unshuffle() {
         for w in [1, 2, 3, 4, 8, 16, 64] {
-            for len in [0, 1, 7, 64, 65, 128, 1000, 4099, 4160] {
+            for len in [0, 1, 7, 64, 65, 128, 1000, 4099, 4160, 32 * w * 3 + 5] {
                 let src = bytes(len, (w * 31 + len) as u64);
-                let mut shuffled = vec![0; len];
-                shuffle_into(&src, &mut shuffled, w);
-                let mut back = vec![0; len];
-                unshuffle_into(&shuffled, &mut back, w);
-                assert_eq!(back, src, "w {w} len {len}");
+                let mut reference = vec![0; len];
+                shuffle_into_with(Isa::Scalar, &src, &mut reference, w);
                 if len / w > 1 && w > 1 {
                     assert_eq!(
-                        shuffled[1], src[w],
+                        reference[1], src[w],
                         "w {w}: stream 0 holds byte 0 of each group"
                     );
+                }
+                for isa in Isa::available() {
+                    let mut shuffled = vec![0; len];
+                    shuffle_into_with(isa, &src, &mut shuffled, w);
+                    assert_eq!(shuffled, reference, "{isa:?} w {w} len {len}");
+                    let mut back = vec![0; len];
+                    unshuffle_into_with(isa, &shuffled, &mut back, w);
+                    assert_eq!(back, src, "{isa:?} w {w} len {len}");
                 }
             }
         }
@@ -452,8 +423,8 @@ mod tests {
     #[test]
     fn unbytedelta_matches_reference() {
         for s in [1, 2, 3, 4, 8, 16] {
-            for len in [0, 1, 3, 16, 17, 48, 100, 1000, 4097] {
-                let mut b = bytes(len, (s * 7919 + len) as u64);
+            for len in [0, 1, 3, 16, 17, 48, 64, 100, 1000, 4097] {
+                let b = bytes(len, (s * 7919 + len) as u64);
                 let mut expect = b.clone();
                 let l = len / s;
                 for c in 0..s {
@@ -463,8 +434,11 @@ mod tests {
                         *x = acc;
                     }
                 }
-                unbytedelta(&mut b, s);
-                assert_eq!(b, expect, "s {s} len {len}");
+                for isa in Isa::available() {
+                    let mut b = b.clone();
+                    unbytedelta_with(isa, &mut b, s);
+                    assert_eq!(b, expect, "{isa:?} s {s} len {len}");
+                }
             }
         }
     }

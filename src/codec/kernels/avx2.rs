@@ -1,0 +1,218 @@
+//! AVX2 kernels, chosen at run time: 32 items per step. `pulp`'s `V3` token proves the CPU
+//! has AVX2 (x86-64-v3) and its safe wrappers call the instructions, so no `unsafe` here;
+//! loads and stores are safe casts between `[u8; 32]` and `__m256i` (`bytemuck`). Each
+//! function returns how many items (or bytes) it did; the caller finishes the rest.
+//!
+//! AVX2's byte unpacks work inside each 128-bit half: the interleaving network below is the
+//! SSE2 one run on two 16-item halves at once, and a final cross-half permute puts items
+//! 0-15 before items 16-31.
+
+#![forbid(unsafe_code)]
+
+use core::arch::x86_64::__m256i;
+use pulp::x86::V3;
+
+/// The AVX2 token if this CPU has AVX2 (detected once, then cached by `pulp`).
+pub(crate) fn token() -> Option<V3> {
+    V3::try_new()
+}
+
+#[inline(always)]
+fn load(b: &[u8]) -> __m256i {
+    let a: [u8; 32] = b[..32].try_into().expect("32 bytes");
+    bytemuck::cast(a)
+}
+
+#[inline(always)]
+fn store(o: &mut [u8], v: __m256i) {
+    let a: [u8; 32] = bytemuck::cast(v);
+    o[..32].copy_from_slice(&a);
+}
+
+/// Interleave 2 streams (per 128-bit half: 16 bytes each into 16 groups of 2).
+#[inline(always)]
+fn interleave2(s: V3, v: [__m256i; 2]) -> [__m256i; 2] {
+    [
+        s.avx2._mm256_unpacklo_epi8(v[0], v[1]),
+        s.avx2._mm256_unpackhi_epi8(v[0], v[1]),
+    ]
+}
+
+/// Interleave 4 streams (per half: 16 groups of 4 bytes).
+#[inline(always)]
+fn interleave4(s: V3, v: [__m256i; 4]) -> [__m256i; 4] {
+    let l = interleave2(s, [v[0], v[1]]);
+    let r = interleave2(s, [v[2], v[3]]);
+    let a = s.avx2;
+    [
+        a._mm256_unpacklo_epi16(l[0], r[0]),
+        a._mm256_unpackhi_epi16(l[0], r[0]),
+        a._mm256_unpacklo_epi16(l[1], r[1]),
+        a._mm256_unpackhi_epi16(l[1], r[1]),
+    ]
+}
+
+/// Interleave 8 streams (per half: 16 groups of 8 bytes).
+#[inline(always)]
+fn interleave8(s: V3, v: [__m256i; 8]) -> [__m256i; 8] {
+    let l = interleave4(s, [v[0], v[1], v[2], v[3]]);
+    let r = interleave4(s, [v[4], v[5], v[6], v[7]]);
+    let a = s.avx2;
+    std::array::from_fn(|k| {
+        if k % 2 == 0 {
+            a._mm256_unpacklo_epi32(l[k / 2], r[k / 2])
+        } else {
+            a._mm256_unpackhi_epi32(l[k / 2], r[k / 2])
+        }
+    })
+}
+
+/// Interleave 16 streams (per half: 16 groups of 16 bytes).
+#[inline(always)]
+fn interleave16(s: V3, v: [__m256i; 16]) -> [__m256i; 16] {
+    let l = interleave8(s, std::array::from_fn(|j| v[j]));
+    let r = interleave8(s, std::array::from_fn(|j| v[8 + j]));
+    let a = s.avx2;
+    std::array::from_fn(|k| {
+        if k % 2 == 0 {
+            a._mm256_unpacklo_epi64(l[k / 2], r[k / 2])
+        } else {
+            a._mm256_unpackhi_epi64(l[k / 2], r[k / 2])
+        }
+    })
+}
+
+/// [`super::unshuffle_items_into`] for widths 2, 4, 8 and 16, 32 items at a time; returns
+/// how many items were done (0 for other widths).
+pub(crate) fn unshuffle_items(
+    s: V3,
+    src: &[u8],
+    dst: &mut [u8],
+    w: usize,
+    n: usize,
+    first: usize,
+    count: usize,
+) -> usize {
+    s.vectorize(|| match w {
+        2 => run::<2>(s, src, dst, n, first, count, interleave2),
+        4 => run::<4>(s, src, dst, n, first, count, interleave4),
+        8 => run::<8>(s, src, dst, n, first, count, interleave8),
+        16 => run::<16>(s, src, dst, n, first, count, interleave16),
+        _ => 0,
+    })
+}
+
+/// Items `first..first + count` of `W` streams of `n` bytes into `dst`, 32 at a time.
+#[inline(always)]
+fn run<const W: usize>(
+    s: V3,
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+    first: usize,
+    count: usize,
+    interleave: impl Fn(V3, [__m256i; W]) -> [__m256i; W],
+) -> usize {
+    let body = count / 32 * 32;
+    // After interleaving, vector k holds output bytes 16k..16k+16 of items 0-15 in its low
+    // half and the same bytes of items 16-31 in its high half.
+    let half = 16 * W;
+    for (k, out) in dst[..body * W].chunks_exact_mut(32 * W).enumerate() {
+        let i = first + 32 * k;
+        let v = interleave(s, std::array::from_fn(|j| load(&src[j * n + i..])));
+        for p in 0..W / 2 {
+            let (a, b) = (v[2 * p], v[2 * p + 1]);
+            store(
+                &mut out[32 * p..],
+                s.avx2._mm256_permute2x128_si256::<0x20>(a, b),
+            );
+            store(
+                &mut out[half + 32 * p..],
+                s.avx2._mm256_permute2x128_si256::<0x31>(a, b),
+            );
+        }
+    }
+    body
+}
+
+/// Forward shuffle of widths 2, 4, 8 and 16, 32 items at a time: `src` holds `n` items of
+/// `w` bytes, `dst` gets `w` streams of `n` bytes; returns how many items were done.
+///
+/// In each 128-bit half, 16 items read as `w` rows of 16 bytes are `w` 16-byte "streams" in
+/// the wrong order: interleaving them moves byte `x` of the half's `16w` to position
+/// `rotl(x, log2 w)` (a `4 + log2 w`-bit index), so `m` more interleaves with
+/// `(m + 1) log2 w = 0 mod (4 + log2 w)` (4, 2, 6 and 1 for widths 2, 4, 8, 16) send byte `b`
+/// of item `t` to `16b + t`: row `b` holds 16 bytes of stream `b`. A cross-half permute
+/// first puts items 0-15 in the low halves and items 16-31 in the high halves.
+pub(crate) fn shuffle(s: V3, src: &[u8], dst: &mut [u8], w: usize, n: usize) -> usize {
+    s.vectorize(|| match w {
+        2 => forward::<2>(s, src, dst, n, 4, interleave2),
+        4 => forward::<4>(s, src, dst, n, 2, interleave4),
+        8 => forward::<8>(s, src, dst, n, 6, interleave8),
+        16 => forward::<16>(s, src, dst, n, 1, interleave16),
+        _ => 0,
+    })
+}
+
+/// [`shuffle`] for width `W` with `times` interleaves.
+#[inline(always)]
+fn forward<const W: usize>(
+    s: V3,
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+    times: usize,
+    interleave: impl Fn(V3, [__m256i; W]) -> [__m256i; W],
+) -> usize {
+    let body = n / 32 * 32;
+    let half = 16 * W;
+    for (k, items) in src[..body * W].chunks_exact(32 * W).enumerate() {
+        let mut v: [__m256i; W] = std::array::from_fn(|q| {
+            let (a, b) = (
+                load(&items[32 * (q / 2)..]),
+                load(&items[half + 32 * (q / 2)..]),
+            );
+            if q % 2 == 0 {
+                s.avx2._mm256_permute2x128_si256::<0x20>(a, b)
+            } else {
+                s.avx2._mm256_permute2x128_si256::<0x31>(a, b)
+            }
+        });
+        for _ in 0..times {
+            v = interleave(s, v);
+        }
+        for (b, x) in v.into_iter().enumerate() {
+            store(&mut dst[b * n + 32 * k..], x);
+        }
+    }
+    body
+}
+
+/// In-place running byte sum over whole 32-byte pieces of `stream`; returns the bytes done
+/// and the running sum so far.
+pub(crate) fn prefix_sum(s: V3, stream: &mut [u8]) -> (usize, u8) {
+    s.vectorize(|| {
+        let a = s.avx2;
+        let last15 = s.avx._mm256_set1_epi8(15);
+        let mut carry = s.avx._mm256_setzero_si256();
+        let body = stream.len() / 32 * 32;
+        for piece in stream[..body].chunks_exact_mut(32) {
+            // Prefix sums inside each 16-byte half ...
+            let mut v = load(piece);
+            v = a._mm256_add_epi8(v, a._mm256_slli_si256::<1>(v));
+            v = a._mm256_add_epi8(v, a._mm256_slli_si256::<2>(v));
+            v = a._mm256_add_epi8(v, a._mm256_slli_si256::<4>(v));
+            v = a._mm256_add_epi8(v, a._mm256_slli_si256::<8>(v));
+            // ... then the low half's total added to the high half, and the carry in.
+            let tops = a._mm256_shuffle_epi8(v, last15);
+            v = a._mm256_add_epi8(v, a._mm256_permute2x128_si256::<0x08>(tops, tops));
+            v = a._mm256_add_epi8(v, carry);
+            store(piece, v);
+            // Broadcast byte 31 (the running sum).
+            let tops = a._mm256_shuffle_epi8(v, last15);
+            carry = a._mm256_permute2x128_si256::<0x11>(tops, tops);
+        }
+        let last = if body == 0 { 0 } else { stream[body - 1] };
+        (body, last)
+    })
+}
