@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 use crate::codec::filters;
+use crate::codec::kernels;
 use crate::codec::RustCodec;
 use crate::ffi::{BlockHook, CError, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
 use crate::format::chunk::{
@@ -218,12 +219,31 @@ fn plan(
         ));
     }
     if filters::c_can_undo(&h.filters, &h.filters_meta, typesize) {
+        if rust_unshuffles_faster(h, typesize) {
+            return Ok(Path::RustFilters);
+        }
         return Ok(Path::C);
     }
     match filters::rust_can_undo(&h.filters, &h.filters_meta) {
         Ok(()) => Ok(Path::RustFilters),
         Err(e) => Err(unfilter_error(e)),
     }
+}
+
+/// Whether Rust should undo this chunk's filters although c-blosc2 can: a lone SHUFFLE of
+/// 2, 4, 8 or 16-byte items when this CPU has AVX2. The linked c-blosc2 2.15 is built with
+/// SSE2 shuffles only (`blosc2-src` decides AVX2 at build time, without it by default);
+/// [`kernels`] pick AVX2 at run time, so C then runs the codec only and the hook unshuffles.
+fn rust_unshuffles_faster(h: &ChunkHeader, typesize: usize) -> bool {
+    let mut active = (0..6).filter(|&i| !filters::is_identity_backward(h.filters[i]));
+    let lone_shuffle = match (active.next(), active.next()) {
+        (Some(i), None) => {
+            h.filters[i] == filters::SHUFFLE
+                && (h.filters_meta[i] == 0 || usize::from(h.filters_meta[i]) == typesize)
+        }
+        _ => false,
+    };
+    lone_shuffle && matches!(typesize, 2 | 4 | 8 | 16) && kernels::Isa::best() == kernels::Isa::Avx2
 }
 
 /// Encode `data` (whole blocks of `block_bytes`, items of `typesize` bytes) as a chunk whose
@@ -791,7 +811,12 @@ mod tests {
         let mut h = header(0x05 | (4 << 5), 400, 100, 80);
         h[21] = filters::SHUFFLE;
         let p = ChunkHeader::parse(&h).unwrap();
-        assert!(matches!(plan(&p, 400, 4, 80), Ok(Path::C)));
+        // C unshuffles with SSE2; Rust when this CPU has AVX2.
+        if kernels::Isa::best() == kernels::Isa::Avx2 {
+            assert!(matches!(plan(&p, 400, 4, 80), Ok(Path::RustFilters)));
+        } else {
+            assert!(matches!(plan(&p, 400, 4, 80), Ok(Path::C)));
+        }
         assert!(matches!(plan(&p, 404, 4, 80), Err(ChunkError::Corrupt(_))));
         assert!(matches!(plan(&p, 400, 4, 81), Err(ChunkError::Corrupt(_))));
         // zlib: decoded in Rust; lz4 with a dictionary too, lz4 without one by C.

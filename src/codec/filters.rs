@@ -137,7 +137,7 @@ pub(crate) fn c_typesize(typesize: usize) -> usize {
 }
 
 /// Whether the filter is a no-op when decoding.
-fn is_identity_backward(id: u8) -> bool {
+pub(crate) fn is_identity_backward(id: u8) -> bool {
     matches!(id, NOFILTER | TRUNC_PREC | INT_TRUNC)
 }
 

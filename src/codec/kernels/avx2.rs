@@ -29,57 +29,80 @@ fn store(o: &mut [u8], v: __m256i) {
     o[..32].copy_from_slice(&a);
 }
 
-/// Interleave 2 streams (per 128-bit half: 16 bytes each into 16 groups of 2).
+/// A zero vector (the starting value of arrays filled below).
 #[inline(always)]
-fn interleave2(s: V3, v: [__m256i; 2]) -> [__m256i; 2] {
-    [
-        s.avx2._mm256_unpacklo_epi8(v[0], v[1]),
-        s.avx2._mm256_unpackhi_epi8(v[0], v[1]),
-    ]
+fn zero() -> __m256i {
+    bytemuck::Zeroable::zeroed()
 }
 
-/// Interleave 4 streams (per half: 16 groups of 4 bytes).
-#[inline(always)]
-fn interleave4(s: V3, v: [__m256i; 4]) -> [__m256i; 4] {
-    let l = interleave2(s, [v[0], v[1]]);
-    let r = interleave2(s, [v[2], v[3]]);
-    let a = s.avx2;
-    [
-        a._mm256_unpacklo_epi16(l[0], r[0]),
-        a._mm256_unpackhi_epi16(l[0], r[0]),
-        a._mm256_unpacklo_epi16(l[1], r[1]),
-        a._mm256_unpackhi_epi16(l[1], r[1]),
-    ]
+/// The interleaving network for `W` streams, per 128-bit half: `W` rows of 16 bytes (byte
+/// `i` of stream `j` at row `j`, column `i`) become 16 groups of `W` bytes in row order.
+/// Written as plain calls and loops (no closures): every call must be inlined into the
+/// AVX2 function `pulp` compiles, or the instructions become calls.
+trait Interleave<const W: usize> {
+    fn interleave(s: V3, v: [__m256i; W]) -> [__m256i; W];
 }
 
-/// Interleave 8 streams (per half: 16 groups of 8 bytes).
-#[inline(always)]
-fn interleave8(s: V3, v: [__m256i; 8]) -> [__m256i; 8] {
-    let l = interleave4(s, [v[0], v[1], v[2], v[3]]);
-    let r = interleave4(s, [v[4], v[5], v[6], v[7]]);
-    let a = s.avx2;
-    std::array::from_fn(|k| {
-        if k % 2 == 0 {
-            a._mm256_unpacklo_epi32(l[k / 2], r[k / 2])
-        } else {
-            a._mm256_unpackhi_epi32(l[k / 2], r[k / 2])
+/// The widths the network is defined for.
+struct Net;
+
+impl Interleave<2> for Net {
+    #[inline(always)]
+    fn interleave(s: V3, v: [__m256i; 2]) -> [__m256i; 2] {
+        [
+            s.avx2._mm256_unpacklo_epi8(v[0], v[1]),
+            s.avx2._mm256_unpackhi_epi8(v[0], v[1]),
+        ]
+    }
+}
+
+impl Interleave<4> for Net {
+    #[inline(always)]
+    fn interleave(s: V3, v: [__m256i; 4]) -> [__m256i; 4] {
+        let l = <Net as Interleave<2>>::interleave(s, [v[0], v[1]]);
+        let r = <Net as Interleave<2>>::interleave(s, [v[2], v[3]]);
+        let a = s.avx2;
+        [
+            a._mm256_unpacklo_epi16(l[0], r[0]),
+            a._mm256_unpackhi_epi16(l[0], r[0]),
+            a._mm256_unpacklo_epi16(l[1], r[1]),
+            a._mm256_unpackhi_epi16(l[1], r[1]),
+        ]
+    }
+}
+
+impl Interleave<8> for Net {
+    #[inline(always)]
+    fn interleave(s: V3, v: [__m256i; 8]) -> [__m256i; 8] {
+        let l = <Net as Interleave<4>>::interleave(s, [v[0], v[1], v[2], v[3]]);
+        let r = <Net as Interleave<4>>::interleave(s, [v[4], v[5], v[6], v[7]]);
+        let a = s.avx2;
+        let mut out = [zero(); 8];
+        for k in 0..4 {
+            out[2 * k] = a._mm256_unpacklo_epi32(l[k], r[k]);
+            out[2 * k + 1] = a._mm256_unpackhi_epi32(l[k], r[k]);
         }
-    })
+        out
+    }
 }
 
-/// Interleave 16 streams (per half: 16 groups of 16 bytes).
-#[inline(always)]
-fn interleave16(s: V3, v: [__m256i; 16]) -> [__m256i; 16] {
-    let l = interleave8(s, std::array::from_fn(|j| v[j]));
-    let r = interleave8(s, std::array::from_fn(|j| v[8 + j]));
-    let a = s.avx2;
-    std::array::from_fn(|k| {
-        if k % 2 == 0 {
-            a._mm256_unpacklo_epi64(l[k / 2], r[k / 2])
-        } else {
-            a._mm256_unpackhi_epi64(l[k / 2], r[k / 2])
+impl Interleave<16> for Net {
+    #[inline(always)]
+    fn interleave(s: V3, v: [__m256i; 16]) -> [__m256i; 16] {
+        let mut lo = [zero(); 8];
+        let mut hi = [zero(); 8];
+        lo.copy_from_slice(&v[..8]);
+        hi.copy_from_slice(&v[8..]);
+        let l = <Net as Interleave<8>>::interleave(s, lo);
+        let r = <Net as Interleave<8>>::interleave(s, hi);
+        let a = s.avx2;
+        let mut out = [zero(); 16];
+        for k in 0..8 {
+            out[2 * k] = a._mm256_unpacklo_epi64(l[k], r[k]);
+            out[2 * k + 1] = a._mm256_unpackhi_epi64(l[k], r[k]);
         }
-    })
+        out
+    }
 }
 
 /// [`super::unshuffle_items_into`] for widths 2, 4, 8 and 16, 32 items at a time; returns
@@ -93,46 +116,78 @@ pub(crate) fn unshuffle_items(
     first: usize,
     count: usize,
 ) -> usize {
-    s.vectorize(|| match w {
-        2 => run::<2>(s, src, dst, n, first, count, interleave2),
-        4 => run::<4>(s, src, dst, n, first, count, interleave4),
-        8 => run::<8>(s, src, dst, n, first, count, interleave8),
-        16 => run::<16>(s, src, dst, n, first, count, interleave16),
+    let job = Job {
+        s,
+        src,
+        dst,
+        n,
+        first,
+        count,
+    };
+    match w {
+        2 => s.vectorize(Unshuffle::<2>(job)),
+        4 => s.vectorize(Unshuffle::<4>(job)),
+        8 => s.vectorize(Unshuffle::<8>(job)),
+        16 => s.vectorize(Unshuffle::<16>(job)),
         _ => 0,
-    })
+    }
 }
 
-/// Items `first..first + count` of `W` streams of `n` bytes into `dst`, 32 at a time.
-#[inline(always)]
-fn run<const W: usize>(
+/// The arguments of one kernel call.
+struct Job<'a> {
     s: V3,
-    src: &[u8],
-    dst: &mut [u8],
+    src: &'a [u8],
+    dst: &'a mut [u8],
     n: usize,
     first: usize,
     count: usize,
-    interleave: impl Fn(V3, [__m256i; W]) -> [__m256i; W],
-) -> usize {
-    let body = count / 32 * 32;
-    // After interleaving, vector k holds output bytes 16k..16k+16 of items 0-15 in its low
-    // half and the same bytes of items 16-31 in its high half.
-    let half = 16 * W;
-    for (k, out) in dst[..body * W].chunks_exact_mut(32 * W).enumerate() {
-        let i = first + 32 * k;
-        let v = interleave(s, std::array::from_fn(|j| load(&src[j * n + i..])));
-        for p in 0..W / 2 {
-            let (a, b) = (v[2 * p], v[2 * p + 1]);
-            store(
-                &mut out[32 * p..],
-                s.avx2._mm256_permute2x128_si256::<0x20>(a, b),
-            );
-            store(
-                &mut out[half + 32 * p..],
-                s.avx2._mm256_permute2x128_si256::<0x31>(a, b),
-            );
+}
+
+/// Unshuffle with width `W`, as the function `pulp` compiles with AVX2 enabled.
+struct Unshuffle<'a, const W: usize>(Job<'a>);
+
+impl<const W: usize> pulp::NullaryFnOnce for Unshuffle<'_, W>
+where
+    Net: Interleave<W>,
+{
+    type Output = usize;
+
+    /// Items `first..first + count` of `W` streams of `n` bytes into `dst`, 32 at a time.
+    #[inline(always)]
+    fn call(self) -> usize {
+        let Job {
+            s,
+            src,
+            dst,
+            n,
+            first,
+            count,
+        } = self.0;
+        let body = count / 32 * 32;
+        // After interleaving, vector k holds output bytes 16k..16k+16 of items 0-15 in its
+        // low half and the same bytes of items 16-31 in its high half.
+        let half = 16 * W;
+        for (k, out) in dst[..body * W].chunks_exact_mut(32 * W).enumerate() {
+            let i = first + 32 * k;
+            let mut v = [zero(); W];
+            for (j, x) in v.iter_mut().enumerate() {
+                *x = load(&src[j * n + i..]);
+            }
+            let v = <Net as Interleave<W>>::interleave(s, v);
+            for p in 0..W / 2 {
+                let (a, b) = (v[2 * p], v[2 * p + 1]);
+                store(
+                    &mut out[32 * p..],
+                    s.avx2._mm256_permute2x128_si256::<0x20>(a, b),
+                );
+                store(
+                    &mut out[half + 32 * p..],
+                    s.avx2._mm256_permute2x128_si256::<0x31>(a, b),
+                );
+            }
         }
+        body
     }
-    body
 }
 
 /// Forward shuffle of widths 2, 4, 8 and 16, 32 items at a time: `src` holds `n` items of
@@ -145,56 +200,79 @@ fn run<const W: usize>(
 /// of item `t` to `16b + t`: row `b` holds 16 bytes of stream `b`. A cross-half permute
 /// first puts items 0-15 in the low halves and items 16-31 in the high halves.
 pub(crate) fn shuffle(s: V3, src: &[u8], dst: &mut [u8], w: usize, n: usize) -> usize {
-    s.vectorize(|| match w {
-        2 => forward::<2>(s, src, dst, n, 4, interleave2),
-        4 => forward::<4>(s, src, dst, n, 2, interleave4),
-        8 => forward::<8>(s, src, dst, n, 6, interleave8),
-        16 => forward::<16>(s, src, dst, n, 1, interleave16),
+    let job = Job {
+        s,
+        src,
+        dst,
+        n,
+        first: 0,
+        count: n,
+    };
+    match w {
+        2 => s.vectorize(Shuffle::<2, 4>(job)),
+        4 => s.vectorize(Shuffle::<4, 2>(job)),
+        8 => s.vectorize(Shuffle::<8, 6>(job)),
+        16 => s.vectorize(Shuffle::<16, 1>(job)),
         _ => 0,
-    })
+    }
 }
 
-/// [`shuffle`] for width `W` with `times` interleaves.
-#[inline(always)]
-fn forward<const W: usize>(
-    s: V3,
-    src: &[u8],
-    dst: &mut [u8],
-    n: usize,
-    times: usize,
-    interleave: impl Fn(V3, [__m256i; W]) -> [__m256i; W],
-) -> usize {
-    let body = n / 32 * 32;
-    let half = 16 * W;
-    for (k, items) in src[..body * W].chunks_exact(32 * W).enumerate() {
-        let mut v: [__m256i; W] = std::array::from_fn(|q| {
-            let (a, b) = (
-                load(&items[32 * (q / 2)..]),
-                load(&items[half + 32 * (q / 2)..]),
-            );
-            if q % 2 == 0 {
-                s.avx2._mm256_permute2x128_si256::<0x20>(a, b)
-            } else {
-                s.avx2._mm256_permute2x128_si256::<0x31>(a, b)
+/// Forward shuffle with width `W` and `M` interleaves, compiled with AVX2 by `pulp`.
+struct Shuffle<'a, const W: usize, const M: usize>(Job<'a>);
+
+impl<const W: usize, const M: usize> pulp::NullaryFnOnce for Shuffle<'_, W, M>
+where
+    Net: Interleave<W>,
+{
+    type Output = usize;
+
+    #[inline(always)]
+    fn call(self) -> usize {
+        let Job { s, src, dst, n, .. } = self.0;
+        let body = n / 32 * 32;
+        let half = 16 * W;
+        for (k, items) in src[..body * W].chunks_exact(32 * W).enumerate() {
+            let mut v = [zero(); W];
+            for (q, x) in v.iter_mut().enumerate() {
+                let (a, b) = (
+                    load(&items[32 * (q / 2)..]),
+                    load(&items[half + 32 * (q / 2)..]),
+                );
+                *x = if q % 2 == 0 {
+                    s.avx2._mm256_permute2x128_si256::<0x20>(a, b)
+                } else {
+                    s.avx2._mm256_permute2x128_si256::<0x31>(a, b)
+                };
             }
-        });
-        for _ in 0..times {
-            v = interleave(s, v);
+            for _ in 0..M {
+                v = <Net as Interleave<W>>::interleave(s, v);
+            }
+            for (b, x) in v.into_iter().enumerate() {
+                store(&mut dst[b * n + 32 * k..], x);
+            }
         }
-        for (b, x) in v.into_iter().enumerate() {
-            store(&mut dst[b * n + 32 * k..], x);
-        }
+        body
     }
-    body
 }
 
 /// In-place running byte sum over whole 32-byte pieces of `stream`; returns the bytes done
 /// and the running sum so far.
 pub(crate) fn prefix_sum(s: V3, stream: &mut [u8]) -> (usize, u8) {
-    s.vectorize(|| {
+    s.vectorize(PrefixSum(s, stream))
+}
+
+/// [`prefix_sum`], compiled with AVX2 by `pulp`.
+struct PrefixSum<'a>(V3, &'a mut [u8]);
+
+impl pulp::NullaryFnOnce for PrefixSum<'_> {
+    type Output = (usize, u8);
+
+    #[inline(always)]
+    fn call(self) -> (usize, u8) {
+        let PrefixSum(s, stream) = self;
         let a = s.avx2;
         let last15 = s.avx._mm256_set1_epi8(15);
-        let mut carry = s.avx._mm256_setzero_si256();
+        let mut carry = zero();
         let body = stream.len() / 32 * 32;
         for piece in stream[..body].chunks_exact_mut(32) {
             // Prefix sums inside each 16-byte half ...
@@ -214,5 +292,5 @@ pub(crate) fn prefix_sum(s: V3, stream: &mut [u8]) -> (usize, u8) {
         }
         let last = if body == 0 { 0 } else { stream[body - 1] };
         (body, last)
-    })
+    }
 }

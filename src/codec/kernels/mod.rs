@@ -8,8 +8,10 @@
 
 #![forbid(unsafe_code)]
 
-/// An instruction set the kernels can run with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+use std::sync::OnceLock;
+
+/// An instruction set the kernels can run with, narrowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Isa {
     /// Plain Rust loops (the reference).
     Scalar,
@@ -20,8 +22,24 @@ pub(crate) enum Isa {
 }
 
 impl Isa {
-    /// The widest instruction set this CPU has (AVX2 detection is cached).
+    /// The instruction set the kernels use: the widest this CPU has, or a narrower one named
+    /// by the environment variable `B2ND_SIMD` (`scalar`, `sse2` or `avx2`; read once, for
+    /// benchmarks and to rule the wide kernels out when hunting a problem; results are the
+    /// same bytes whichever is used).
     pub(crate) fn best() -> Isa {
+        static BEST: OnceLock<Isa> = OnceLock::new();
+        *BEST.get_or_init(|| {
+            let cap = match std::env::var("B2ND_SIMD").as_deref() {
+                Ok("scalar") => Isa::Scalar,
+                Ok("sse2") => Isa::Sse2,
+                _ => Isa::Avx2,
+            };
+            Isa::detected().min(cap)
+        })
+    }
+
+    /// The widest instruction set this CPU has.
+    fn detected() -> Isa {
         #[cfg(target_arch = "x86_64")]
         if avx2::token().is_some() {
             return Isa::Avx2;
@@ -39,14 +57,10 @@ impl Isa {
     /// Every instruction set this CPU can run, narrowest first.
     #[cfg(test)]
     pub(crate) fn available() -> Vec<Isa> {
-        let mut v = vec![Isa::Scalar];
-        if Isa::best() != Isa::Scalar {
-            v.push(Isa::Sse2);
-        }
-        if Isa::best() == Isa::Avx2 {
-            v.push(Isa::Avx2);
-        }
-        v
+        [Isa::Scalar, Isa::Sse2, Isa::Avx2]
+            .into_iter()
+            .filter(|&i| i <= Isa::detected())
+            .collect()
     }
 
     /// Items `first..first + count` of `w` streams of `n` bytes unshuffled into `dst` by the
@@ -440,6 +454,73 @@ mod tests {
                     assert_eq!(b, expect, "{isa:?} s {s} len {len}");
                 }
             }
+        }
+    }
+}
+/// Throughput of every kernel with every instruction set this CPU has, on 256 KiB blocks
+/// (a typical Blosc block), each result checked against the scalar one. A measurement, run
+/// by hand (BENCHMARKS.md): `cargo test --release --lib kernel_throughput -- --ignored
+/// --nocapture`.
+#[cfg(test)]
+mod throughput {
+    use super::*;
+
+    fn gbs(bytes: usize, reps: usize, mut f: impl FnMut()) -> f64 {
+        let t = std::time::Instant::now();
+        for _ in 0..reps {
+            f();
+        }
+        (bytes * reps) as f64 / t.elapsed().as_secs_f64() / 1e9
+    }
+
+    #[test]
+    #[ignore = "a measurement: run by hand with --release --nocapture"]
+    fn kernel_throughput() {
+        let len = 256 << 10;
+        let src: Vec<u8> = (0..len).map(|i| (i * 7 + i / 13) as u8).collect();
+        for w in [2usize, 4, 8, 16] {
+            let mut expect = (vec![0u8; len], vec![0u8; len]);
+            unshuffle_into_with(Isa::Scalar, &src, &mut expect.0, w);
+            shuffle_into_with(Isa::Scalar, &src, &mut expect.1, w);
+            for isa in Isa::available() {
+                let reps = if isa == Isa::Scalar { 100 } else { 2000 };
+                let mut dst = vec![0u8; len];
+                let u = gbs(len, reps, || {
+                    unshuffle_into_with(isa, std::hint::black_box(&src), &mut dst, w)
+                });
+                assert_eq!(dst, expect.0);
+                let f = gbs(len, reps, || {
+                    shuffle_into_with(isa, std::hint::black_box(&src), &mut dst, w)
+                });
+                assert_eq!(dst, expect.1);
+                eprintln!("width {w:2} {isa:?}: unshuffle {u:5.1} GB/s, shuffle {f:5.1} GB/s");
+            }
+        }
+        // Short runs, as a scatter into a region unshuffles them: 256 items of 4 bytes at a
+        // time out of a 256 KiB block.
+        let n = len / 4;
+        let mut whole = vec![0u8; len];
+        unshuffle_into_with(Isa::Scalar, &src, &mut whole, 4);
+        for isa in Isa::available() {
+            let mut run = vec![0u8; 1024];
+            let reps = if isa == Isa::Scalar { 100 } else { 2000 };
+            let t = gbs(len, reps, || {
+                for first in (0..n).step_by(256) {
+                    unshuffle_items_into_with(isa, std::hint::black_box(&src), 4, first, &mut run);
+                }
+            });
+            assert_eq!(run, whole[len - 1024..]);
+            eprintln!("unshuffle of 256-item runs, width 4, {isa:?}: {t:5.1} GB/s");
+        }
+        let mut expect = src.clone();
+        unbytedelta_with(Isa::Scalar, &mut expect, 4);
+        for isa in Isa::available() {
+            let mut b = src.clone();
+            unbytedelta_with(isa, &mut b, 4);
+            assert_eq!(b, expect);
+            let reps = if isa == Isa::Scalar { 100 } else { 2000 };
+            let t = gbs(len, reps, || unbytedelta_with(isa, &mut b, 4));
+            eprintln!("bytedelta (4 streams) {isa:?}: undo {t:5.1} GB/s");
         }
     }
 }
