@@ -1,23 +1,65 @@
-import glob,re,collections
-tot=collections.defaultdict(lambda: dict(cpu=0.0,wall=0,execs=0,cov=0,ft=0,corp=0,runs=0,oom=0,crash=0,timeout=0))
-for f in sorted(glob.glob('/work/main/fuzz/logs/*.log')):
-    t=f.split('/')[-1].split('.')[0]
-    s=open(f).read()
-    lines=[l for l in s.splitlines() if re.match(r'^#\d+:',l)]
-    if not lines: continue
-    last=lines[-1]
-    m=re.match(r'^#(\d+): cov: (\d+) ft: (\d+) corp: (\d+).*oom/timeout/crash: (\d+)/(\d+)/(\d+) time: (\d+)s',last)
-    d=tot[t]; d['runs']+=1
-    d['execs']+=int(m.group(1)); d['cov']=max(d['cov'],int(m.group(2))); d['ft']=max(d['ft'],int(m.group(3))); d['corp']=max(d['corp'],int(m.group(4)))
-    d['oom']+=int(m.group(5)); d['timeout']+=int(m.group(6)); d['crash']+=int(m.group(7)); d['wall']+=int(m.group(8))
-    c=re.search(r'cpu_seconds ([\d.]+) user ([\d.]+) sys',s)
-    if c: d['cpu']+=float(c.group(1))+float(c.group(2))
-    else: d['cpu_missing']=d.get('cpu_missing',0)+int(m.group(8))
-allcpu=0
-print("| target | runs | CPU s (user+sys) | wall s | executions | coverage (edges) | features | corpus | oom/timeout/crash |")
-print("|---|---|---|---|---|---|---|---|---|")
-for t,d in sorted(tot.items()):
-    allcpu+=d['cpu']
-    miss=f" (+{d['cpu_missing']} s running)" if d.get('cpu_missing') else ""
-    print(f"| `{t}` | {d['runs']} | {d['cpu']:.0f}{miss} | {d['wall']} | {d['execs']:,} | {d['cov']:,} | {d['ft']:,} | {d['corp']:,} | {d['oom']}/{d['timeout']}/{d['crash']} |")
-print("total CPU s:", round(allcpu), "=", round(allcpu/3600,2), "h")
+"""Per-target totals of the fuzz runs logged by scripts/fuzz_run.sh, as a Markdown table.
+
+usage: python3 scripts/fuzz_summary.py [--since EPOCH_SECONDS]
+
+Reads fuzz/logs/TARGET.START.log (START: the run's start, seconds since the epoch; --since
+keeps the runs that started then or later). Per run: libFuzzer's last status line
+(executions, coverage, features, corpus, oom/timeout/crash counts, seconds) and the
+`cpu_seconds U user S sys` line /usr/bin/time appends; CPU time is user + sys.
+"""
+
+import argparse
+import collections
+import pathlib
+import re
+
+STATUS = re.compile(
+    r"^#(\d+): cov: (\d+) ft: (\d+) corp: (\d+).*"
+    r"oom/timeout/crash: (\d+)/(\d+)/(\d+) time: (\d+)s"
+)
+CPU = re.compile(r"cpu_seconds ([\d.]+) user ([\d.]+) sys")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--since", type=int, default=0)
+    args = ap.parse_args()
+    logs = pathlib.Path(__file__).resolve().parent.parent / "fuzz" / "logs"
+    tot = collections.defaultdict(lambda: collections.Counter())
+    running = collections.Counter()
+    for f in sorted(logs.glob("*.log")):
+        target, start = f.name.split(".")[:2]
+        if int(start) < args.since:
+            continue
+        text = f.read_text(errors="replace")
+        status = [m for m in map(STATUS.match, text.splitlines()) if m]
+        if not status:
+            continue
+        m = status[-1]
+        d = tot[target]
+        d["runs"] += 1
+        d["execs"] += int(m.group(1))
+        for k, g in (("cov", 2), ("ft", 3), ("corp", 4)):
+            d[k] = max(d[k], int(m.group(g)))
+        for k, g in (("oom", 5), ("timeout", 6), ("crash", 7), ("wall", 8)):
+            d[k] += int(m.group(g))
+        c = CPU.search(text)
+        if c:
+            d["cpu"] += float(c.group(1)) + float(c.group(2))
+        else:
+            running[target] += int(m.group(8))
+    print("| target | runs | CPU s (user+sys) | wall s | executions | coverage (edges) "
+          "| features | corpus | oom/timeout/crash |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    total = 0.0
+    for t, d in sorted(tot.items()):
+        total += d["cpu"]
+        more = f" (+{running[t]} s running)" if running[t] else ""
+        print(f"| `{t}` | {d['runs']} | {d['cpu']:.0f}{more} | {d['wall']} | {d['execs']:,} "
+              f"| {d['cov']:,} | {d['ft']:,} | {d['corp']:,} "
+              f"| {d['oom']}/{d['timeout']}/{d['crash']} |")
+    print(f"Total: {total:.0f} CPU-seconds = {total / 3600:.2f} CPU-hours")
+
+
+if __name__ == "__main__":
+    main()
