@@ -486,3 +486,36 @@ fn sparse_frames_found_by_fuzzing_are_refused() {
         assert!(e.to_string().contains(why), "{name}: {e}");
     }
 }
+
+/// Found by fuzzing `frame_read`: a NaN special chunk (header flags) of `<i4` whose filter
+/// bytes still name SHUFFLE and DELTA. python-blosc2 4.14.1 reads its rows as the float NaN
+/// bit pattern, as b2nd's whole read did; the chunk iterator, whose decoder has block
+/// threads, sent it down the DELTA path (Rust undoing filters C never applied) and returned
+/// other values without an error.
+#[test]
+fn nan_chunk_with_delta_filter_bytes_reads_the_same_everywhere() {
+    let path = common::data_dir().join("fuzz/nan_chunk_with_delta_bytes.b2nd");
+    let a = b2nd::Array::open(&path)
+        .unwrap()
+        .with_threads(b2nd::Threads::count(4).unwrap());
+    assert_eq!(a.shape(), &[20, 6]);
+    let whole = a.read_bytes().unwrap();
+    let nan = 0x7FC0_0000u32.to_le_bytes();
+    assert!(
+        whole[16 * 6 * 4..].chunks(4).all(|x| x == nan),
+        "rows 16..20 are NaN"
+    );
+    let mut chunks = 0;
+    for c in a.iter_chunks() {
+        let c = c.unwrap();
+        let start = (c.origin()[0] * 6 * 4) as usize;
+        assert_eq!(
+            c.data(),
+            &whole[start..start + c.data().len()],
+            "{:?}",
+            c.origin()
+        );
+        chunks += 1;
+    }
+    assert_eq!(chunks, 3);
+}

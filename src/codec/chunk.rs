@@ -594,11 +594,19 @@ impl Decoder {
                 decode_in_rust(&h, codec, src, dst, typesize, &self.blocks, skip, scratch)?;
                 return Ok(Decoded::Data);
             }
-            Path::C if h.has_delta() && !h.memcpyed() && self.dctx.threads() > 1 => {
+            Path::C
+                if h.has_delta()
+                    && !h.memcpyed()
+                    && h.special() == Special::None
+                    && self.dctx.threads() > 1 =>
+            {
                 // Never c-blosc2's threaded DELTA (see `serial`): Rust undoes the filters
                 // when it can, else a single-threaded context decodes the chunk. (Memcpyed
-                // chunks keep their filter bytes but hold the data unfiltered: C copies
-                // them, with no DELTA wait.)
+                // chunks keep their filter bytes but hold the data unfiltered, and special
+                // chunks (NaN) keep them but hold no filtered data: C copies or fills them,
+                // with no DELTA wait. Found by fuzzing: a NaN chunk with SHUFFLE and DELTA
+                // bytes read as NaN by whole reads but as garbage, without an error, by the
+                // chunk iterator, whose decoder has block threads.)
                 if filters::rust_can_undo(&h.filters, &h.filters_meta).is_ok() {
                     let mut cleared = FiltersCleared::new(src);
                     self.decode_rust_filters(&h, cleared.chunk(), dst, typesize, masked)
