@@ -88,3 +88,55 @@ fn memcpyed_delta_chunks_read_right_with_block_threads() {
     let got = Array::open(&p).unwrap().read::<i32>().unwrap();
     assert_eq!(got, [730, 366, -799, -383, -601, 421, 356, 1, 2, 3]);
 }
+
+/// With fewer chunks than threads, each thread decodes its share of a chunk's blocks
+/// straight into the output: every filter and codec, a padded last block row, a region
+/// of rows, and 1 to 3 threads read the same values.
+#[test]
+fn one_chunk_read_by_several_threads() {
+    use b2nd::{ArrayBuilder, Codec, Filter, Target};
+    let d = tempfile::tempdir().unwrap();
+    let (rows, cols) = (203u64, 96u64); // blocks of 8 rows: the last is padded
+    let v: Vec<f32> = (0..rows * cols)
+        .map(|i| ((i * 2654435761) % 100_003) as f32 * 0.25)
+        .collect();
+    let cases: Vec<(Codec, Vec<Filter>)> = vec![
+        (Codec::Zstd, vec![Filter::Shuffle]),
+        (Codec::Lz4, vec![]),
+        (Codec::Zstd, vec![Filter::Bitshuffle]),
+        (
+            Codec::Zstd,
+            vec![Filter::ShuffleBytes(2), Filter::Bytedelta],
+        ),
+        (Codec::Zstd, vec![Filter::Delta, Filter::Shuffle]),
+        (Codec::Zlib, vec![Filter::Shuffle]),
+    ];
+    for (i, (codec, filters)) in cases.into_iter().enumerate() {
+        let p = d.path().join(format!("one{i}.b2nd"));
+        ArrayBuilder::for_type::<f32>(&[rows, cols])
+            .chunks(&[rows, cols])
+            .blocks(&[8, cols])
+            .codec(codec)
+            .filters(&filters)
+            .write(Target::File(p.clone()), &v)
+            .unwrap();
+        for t in 1..=3 {
+            let a = Array::open(&p)
+                .unwrap()
+                .with_threads(Threads::count(t).unwrap());
+            assert_eq!(a.read::<f32>().unwrap(), v, "case {i}, {t} threads");
+            let part: Vec<f32> = a
+                .read_slice(&[b2nd::SliceItem::Range {
+                    start: Some(16),
+                    stop: Some(200),
+                    step: 1,
+                }])
+                .unwrap();
+            assert_eq!(
+                part,
+                v[16 * 96..200 * 96],
+                "case {i}, {t} threads, rows 16..200"
+            );
+        }
+    }
+}

@@ -661,18 +661,8 @@ impl Decoder {
         typesize: usize,
         masked: bool,
     ) -> Result<usize, ChunkError> {
-        let key = (h.filters, h.filters_meta, typesize);
-        let nthreads = self.nthreads;
-        let hooked = self
-            .hooked
-            .get_or_insert_with(|| HookedDctx::new(nthreads, FilterHook { pipeline: None }));
-        let hook = hooked.hook_mut();
-        if !matches!(&hook.pipeline, Some((_, f, m, t)) if (*f, *m, *t) == key) {
-            let p = filters::Pipeline::new(&key.0, &key.1, key.2, &self.blocks)
-                .map_err(unfilter_error)?;
-            hook.pipeline = Some((p, key.0, key.1, key.2));
-        }
-        let by_block = hook.pipeline.as_ref().is_some_and(|(p, ..)| !p.has_delta());
+        let by_block = !self.hooked_for(h, typesize)?.has_delta();
+        let hooked = self.hooked.as_mut().expect("made by hooked_for");
         if by_block {
             // c-blosc2 decodes each block's codec and the hook undoes its filters.
             Ok(if masked {
@@ -698,6 +688,95 @@ impl Decoder {
             }
             Ok(n)
         }
+    }
+
+    /// The hooked context, its hook set up to undo the filters of chunk `h` (items of
+    /// `typesize` bytes); returns the pipeline.
+    fn hooked_for(
+        &mut self,
+        h: &ChunkHeader,
+        typesize: usize,
+    ) -> Result<&filters::Pipeline, ChunkError> {
+        let key = (h.filters, h.filters_meta, typesize);
+        let nthreads = self.nthreads;
+        let hooked = self
+            .hooked
+            .get_or_insert_with(|| HookedDctx::new(nthreads, FilterHook { pipeline: None }));
+        let hook = hooked.hook_mut();
+        if !matches!(&hook.pipeline, Some((_, f, m, t)) if (*f, *m, *t) == key) {
+            hook.pipeline = None;
+            let p = filters::Pipeline::new(&key.0, &key.1, key.2, &self.blocks)
+                .map_err(unfilter_error)?;
+            hook.pipeline = Some((p, key.0, key.1, key.2));
+        }
+        Ok(&hook.pipeline.as_ref().expect("set above").0)
+    }
+
+    /// Decode the consecutive blocks of chunk `src` that `out` holds, straight into `out`:
+    /// `out` is the decoded chunk's bytes from block `first_block` on (whole blocks of
+    /// `block_bytes`, items of `typesize` bytes). Nothing else is decoded or written: `scratch`
+    /// is the chunk-size destination c-blosc2 asks for, which it does not write (a fresh
+    /// allocation stays untouched, so a part of a huge chunk costs no page faults for it).
+    ///
+    /// For a thread that reads part of a chunk (fewer chunks than threads). Returns `None`
+    /// (nothing decoded) when this does not apply: a chunk that is special, uncompressed, has
+    /// DELTA, a codec or filter Rust does not run through the hook, blocks other than
+    /// `block_bytes`, or `out` not whole blocks inside the chunk. The caller then decodes
+    /// another way.
+    pub(crate) fn decode_part(
+        &mut self,
+        src: &mut [u8],
+        scratch: &mut [u8],
+        typesize: usize,
+        block_bytes: usize,
+        first_block: usize,
+        out: &mut [u8],
+    ) -> Option<Result<(), ChunkError>> {
+        let h = ChunkHeader::parse(src).ok()?;
+        if block_bytes == 0 || !out.len().is_multiple_of(block_bytes) || out.is_empty() {
+            return None;
+        }
+        let nblocks = h.nbytes.div_ceil(block_bytes.max(1));
+        let end_block = first_block.checked_add(out.len() / block_bytes)?;
+        if end_block > nblocks
+            || end_block.checked_mul(block_bytes)? > h.nbytes
+            || !h.maskable(nblocks, block_bytes)
+            || h.memcpyed()
+            || h.has_delta()
+            || usize::from(h.typesize) != typesize
+            || filters::rust_can_undo(&h.filters, &h.filters_meta).is_err()
+            || !matches!(
+                plan(&h, scratch.len(), typesize, src.len()),
+                Ok(Path::C | Path::RustFilters)
+            )
+        {
+            return None;
+        }
+        let mut run = || -> Result<(), ChunkError> {
+            if self.hooked_for(&h, typesize)?.has_delta() {
+                return Err(ChunkError::Corrupt("DELTA pipeline without DELTA".into()));
+            }
+            self.maskout.clear();
+            self.maskout
+                .extend((0..nblocks).map(|j| j < first_block || j >= end_block));
+            let hooked = self.hooked.as_mut().expect("made by hooked_for");
+            let mut cleared = FiltersCleared::new(src);
+            let n = hooked.decompress_part(
+                cleared.chunk(),
+                scratch,
+                &self.maskout,
+                out,
+                first_block * block_bytes,
+            )?;
+            if n != scratch.len() {
+                return Err(ChunkError::Corrupt(format!(
+                    "decoded {n} bytes, expected {}",
+                    scratch.len()
+                )));
+            }
+            Ok(())
+        };
+        Some(run())
     }
 
     /// Decode chunk `src` into `dst` one Blosc block at a time, handing each decoded block to
@@ -811,6 +890,135 @@ mod tests {
         h[8..12].copy_from_slice(&blocksize.to_le_bytes());
         h[12..16].copy_from_slice(&cbytes.to_le_bytes());
         h
+    }
+
+    /// A part of a chunk (consecutive whole blocks) decodes straight into its output, equal
+    /// to those bytes of the whole decoded chunk, for every filter the hook runs and with
+    /// block threads; the chunk-size destination C asks for is never written; blocks outside
+    /// the part, DELTA and uncompressed chunks are refused (`None`) or fail, never misread.
+    #[test]
+    fn parts_decode_straight_into_their_output() {
+        use crate::ffi::{Cctx, CompressParams};
+        let (typesize, block, nblocks) = (4usize, 4096usize, 7usize);
+        let nbytes = block * nblocks - 100 * typesize; // a short last block
+        let data: Vec<u8> = (0..nbytes / 4)
+            .flat_map(|i| ((i as u32).wrapping_mul(2654435761) >> 20).to_le_bytes())
+            .collect();
+        let cases: [([u8; 6], [u8; 6]); 5] = [
+            ([0; 6], [0; 6]),
+            ([0, 0, 0, 0, 0, filters::SHUFFLE], [0; 6]),
+            ([0, 0, 0, 0, 0, 2], [0; 6]), // BITSHUFFLE
+            ([0, 0, 0, 0, 4, filters::SHUFFLE], [0, 0, 0, 0, 20, 0]), // TRUNC_PREC first
+            ([0, 0, 0, 0, 0, filters::DELTA], [0; 6]),
+        ];
+        for (filters, meta) in cases {
+            for threads in [1, 2] {
+                let params = CompressParams {
+                    compcode: 5, // zstd
+                    compcode_meta: 0,
+                    clevel: 3,
+                    typesize: typesize as i32,
+                    blocksize: block as i32,
+                    splitmode: 1,
+                    filters,
+                    filters_meta: meta,
+                    nthreads: 1,
+                };
+                let mut chunk = Vec::new();
+                Cctx::new(&params)
+                    .unwrap()
+                    .compress(&data, &mut chunk)
+                    .unwrap();
+                let mut d = Decoder::new(threads);
+                let whole = {
+                    let mut out = vec![0u8; nbytes];
+                    d.decode(&mut chunk.clone(), &mut out, typesize).unwrap();
+                    out
+                };
+                if filters[4] == 4 {
+                    // TRUNC_PREC kept 20 of the 23 mantissa bits.
+                    let cut: Vec<u8> = data
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &b)| if i % 4 == 0 { b & !7 } else { b })
+                        .collect();
+                    assert_eq!(whole, cut);
+                } else {
+                    assert_eq!(whole, data, "{filters:?}");
+                }
+                for (first, n) in [(0, 1), (2, 3), (1, 5), (0, 6)] {
+                    let mut scratch = vec![0xABu8; nbytes];
+                    let mut out = vec![0u8; n * block];
+                    let r =
+                        d.decode_part(&mut chunk, &mut scratch, typesize, block, first, &mut out);
+                    if filters.contains(&filters::DELTA) {
+                        assert!(r.is_none(), "DELTA parts are decoded another way");
+                        continue;
+                    }
+                    r.expect("applies").unwrap();
+                    assert_eq!(
+                        out,
+                        whole[first * block..(first + n) * block],
+                        "{filters:?}"
+                    );
+                    assert!(
+                        scratch.iter().all(|&b| b == 0xAB),
+                        "C wrote its destination"
+                    );
+                }
+                // Not whole blocks, or past the last whole block: another way.
+                let mut scratch = vec![0u8; nbytes];
+                let mut out = vec![0u8; block + 1];
+                assert!(d
+                    .decode_part(&mut chunk, &mut scratch, typesize, block, 0, &mut out)
+                    .is_none());
+                let mut out = vec![0u8; 2 * block];
+                assert!(d
+                    .decode_part(&mut chunk, &mut scratch, typesize, block, 5, &mut out)
+                    .is_none());
+                // The chunk was left as it was (filter bytes put back).
+                let mut again = vec![0u8; nbytes];
+                d.decode(&mut chunk, &mut again, typesize).unwrap();
+                assert_eq!(again, whole);
+            }
+        }
+        // A corrupt block inside the part fails; outside the part it is never read.
+        let params = CompressParams {
+            compcode: 5,
+            compcode_meta: 0,
+            clevel: 3,
+            typesize: 4,
+            blocksize: block as i32,
+            splitmode: 1,
+            filters: [0, 0, 0, 0, 0, filters::SHUFFLE],
+            filters_meta: [0; 6],
+            nthreads: 1,
+        };
+        let mut chunk = Vec::new();
+        Cctx::new(&params)
+            .unwrap()
+            .compress(&data, &mut chunk)
+            .unwrap();
+        let bstart = |j: usize| {
+            let at = EXTENDED_HEADER_LEN + 4 * j;
+            u32::from_le_bytes(chunk[at..at + 4].try_into().unwrap()) as usize
+        };
+        let (b3, b4) = (bstart(3), bstart(4));
+        for b in &mut chunk[b3 + 8..b4] {
+            *b ^= 0x5A;
+        }
+        let mut d = Decoder::new(1);
+        let mut scratch = vec![0u8; nbytes];
+        let mut out = vec![0u8; 2 * block];
+        assert!(d
+            .decode_part(&mut chunk, &mut scratch, 4, block, 2, &mut out)
+            .unwrap()
+            .is_err());
+        let mut out = vec![0u8; 3 * block];
+        d.decode_part(&mut chunk, &mut scratch, 4, block, 0, &mut out)
+            .unwrap()
+            .unwrap();
+        assert_eq!(out, data[..3 * block]);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use std::os::raw::c_void;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use blosc2_src as sys;
 
@@ -147,10 +148,21 @@ fn c_nthreads(nthreads: usize) -> i16 {
 /// Only for chunks whose header carries no filters C would run (the caller clears them) and
 /// that are neither memcpyed nor special: for those C hands the hook the stored bytes.
 pub(crate) struct HookedDctx<H: BlockHook> {
-    /// Declared before `hook`: the context (which points to the hook) is freed first.
+    /// Declared before `state`: the context (which points to the state) is freed first.
     dctx: Dctx,
-    /// The hook, allocated with `Box::into_raw`; C holds this pointer as `user_data`.
-    hook: NonNull<H>,
+    /// The hook and the current redirection, allocated with `Box::leak`; C holds this pointer
+    /// as `user_data`.
+    state: NonNull<HookState<H>>,
+}
+
+/// What the trampoline reads: the hook, and while [`HookedDctx::decompress_part`] runs, the
+/// part of the output blocks go to instead of C's destination (null target otherwise).
+struct HookState<H> {
+    hook: H,
+    target: AtomicPtr<u8>,
+    target_len: AtomicUsize,
+    /// The chunk offset (bytes) of the target's first byte.
+    target_first: AtomicUsize,
 }
 
 // SAFETY: the context has no thread affinity and is only used through `&mut self`; the hook
@@ -160,9 +172,14 @@ unsafe impl<H: BlockHook + Send> Send for HookedDctx<H> {}
 impl<H: BlockHook> HookedDctx<H> {
     /// A context with `nthreads` block-level threads calling `hook` for every block.
     pub(crate) fn new(nthreads: usize, hook: H) -> HookedDctx<H> {
-        let hook = NonNull::from(Box::leak(Box::new(hook)));
+        let state = NonNull::from(Box::leak(Box::new(HookState {
+            hook,
+            target: AtomicPtr::new(std::ptr::null_mut()),
+            target_len: AtomicUsize::new(0),
+            target_first: AtomicUsize::new(0),
+        })));
         let mut params = sys::blosc2_postfilter_params {
-            user_data: hook.as_ptr() as *mut c_void,
+            user_data: state.as_ptr() as *mut c_void,
             input: std::ptr::null(),
             output: std::ptr::null_mut(),
             size: 0,
@@ -182,14 +199,48 @@ impl<H: BlockHook> HookedDctx<H> {
             // C copies the struct while creating the context.
             postparams: &mut params,
         });
-        HookedDctx { dctx, hook }
+        HookedDctx { dctx, state }
     }
 
     /// The hook, to update between decompressions.
     pub(crate) fn hook_mut(&mut self) -> &mut H {
-        // SAFETY: `hook` is a live allocation owned by `self`; C only reads it during the
-        // decompress calls below, which borrow `self` mutably, so this borrow is unique.
-        unsafe { self.hook.as_mut() }
+        // SAFETY: `state` is a live allocation owned by `self`; C only reads it during the
+        // decompress calls, which borrow `self` mutably, so this borrow is unique.
+        unsafe { &mut self.state.as_mut().hook }
+    }
+
+    /// Decode only some consecutive blocks of chunk `src` straight into `target`: the block
+    /// at chunk offset `o` (bytes) is finished by the hook into `target[o - first..]`, never
+    /// into `dst`. `maskout` (one entry per block, as for [`Dctx::decompress_masked`]) must
+    /// skip every block outside `target`: a block that does not fit in it fails the call.
+    ///
+    /// `dst` must still be the chunk's whole decoded size (c-blosc2 checks it), but for the
+    /// chunks a hooked context is for, C decodes each block into its own buffer and leaves
+    /// `dst` unwritten, so a freshly allocated `dst` costs no page faults. Returns C's count
+    /// (the whole chunk's size).
+    pub(crate) fn decompress_part(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        maskout: &[bool],
+        target: &mut [u8],
+        first: usize,
+    ) -> Result<usize, CError> {
+        /// Clears the redirection however the call ends.
+        struct Reset<'a>(&'a AtomicPtr<u8>);
+        impl Drop for Reset<'_> {
+            fn drop(&mut self) {
+                self.0.store(std::ptr::null_mut(), Ordering::Release);
+            }
+        }
+        // SAFETY: `state` is a live allocation owned by `self`, shared only with the C threads
+        // of this context's calls; the fields used here are atomics.
+        let state = unsafe { self.state.as_ref() };
+        state.target_len.store(target.len(), Ordering::Relaxed);
+        state.target_first.store(first, Ordering::Relaxed);
+        state.target.store(target.as_mut_ptr(), Ordering::Release);
+        let _reset = Reset(&state.target);
+        self.dctx.decompress_masked(src, dst, maskout)
     }
 
     /// The context to decompress with: each block it decodes is finished by the hook
@@ -203,8 +254,8 @@ impl<H: BlockHook> Drop for HookedDctx<H> {
     fn drop(&mut self) {
         // `dctx` (the context) is dropped after this body; C never calls the hook outside a
         // decompress call, so freeing the hook first is fine.
-        // SAFETY: `hook` came from `Box::leak` in `new` and is freed exactly once, here.
-        drop(unsafe { Box::from_raw(self.hook.as_ptr()) });
+        // SAFETY: `state` came from `Box::leak` in `new` and is freed exactly once, here.
+        drop(unsafe { Box::from_raw(self.state.as_ptr()) });
     }
 }
 
@@ -226,21 +277,39 @@ unsafe extern "C" fn hook_trampoline<H: BlockHook>(
     if p.user_data.is_null() || p.input.is_null() || p.output.is_null() {
         return -1;
     }
-    // SAFETY: `user_data` is the hook pointer `HookedDctx::new` stored; the hook outlives the
-    // context and is only read (shared) while C decompresses.
-    let hook = unsafe { &*(p.user_data as *const H) };
+    // SAFETY: `user_data` is the state pointer `HookedDctx::new` stored; the state outlives
+    // the context and is only read (shared) while C decompresses.
+    let state = unsafe { &*(p.user_data as *const HookState<H>) };
+    let target = state.target.load(Ordering::Acquire);
     // SAFETY: for chunks without filters (the only ones given to a HookedDctx; memcpyed and
     // special chunks never are) `input` is this thread's private block buffer `tmp`, a
     // writable malloc'ed buffer of at least `blocksize` bytes holding the decoded block, that C
-    // does not read again for this block; `output` is `dest + nblock * blocksize`, the
-    // block's `size` bytes inside the caller's destination, which C itself would have written
-    // and which no other thread touches (blocks are disjoint).
-    let (input, output) = unsafe {
-        (
-            std::slice::from_raw_parts_mut(p.input as *mut u8, len),
-            std::slice::from_raw_parts_mut(p.output, len),
-        )
+    // does not read again for this block.
+    let input = unsafe { std::slice::from_raw_parts_mut(p.input as *mut u8, len) };
+    let output = if target.is_null() {
+        // SAFETY: `output` is `dest + nblock * blocksize`, the block's `size` bytes inside the
+        // caller's destination, which C itself would have written and which no other thread
+        // touches (blocks are disjoint).
+        unsafe { std::slice::from_raw_parts_mut(p.output, len) }
+    } else {
+        let (first, tlen) = (
+            state.target_first.load(Ordering::Relaxed),
+            state.target_len.load(Ordering::Relaxed),
+        );
+        let Some(at) = usize::try_from(p.offset)
+            .ok()
+            .and_then(|o| o.checked_sub(first))
+            .filter(|&at| at.checked_add(len).is_some_and(|end| end <= tlen))
+        else {
+            return -1;
+        };
+        // SAFETY: `target` is the `&mut [u8]` of `tlen` bytes that `decompress_part` holds
+        // exclusively for the whole C call (reset to null before it returns); `at + len <=
+        // tlen` was checked; each block has its own chunk offset, so the blocks C's threads
+        // finish at once write disjoint ranges of it.
+        unsafe { std::slice::from_raw_parts_mut(target.add(at), len) }
     };
+    let hook = &state.hook;
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         hook.finish_block(input, output)
     })) {

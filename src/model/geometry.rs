@@ -334,6 +334,20 @@ impl Geometry {
         self.for_each_run(idx, region, region_bytes, |s, d, n| runs.push((s, d, n)))
     }
 
+    /// The runs of [`Self::chunk_runs`] as one, when they follow each other both in the
+    /// decoded chunk and in the region's buffer: `(chunk offset, buffer offset, bytes)`.
+    pub(crate) fn one_run(runs: &[(usize, usize, usize)]) -> Option<(usize, usize, usize)> {
+        let (&(s0, d0, n0), rest) = runs.split_first()?;
+        let mut n = n0;
+        for &(s, d, m) in rest {
+            if s != s0.checked_add(n)? || d != d0.checked_add(n)? {
+                return None;
+            }
+            n = n.checked_add(m)?;
+        }
+        Some((s0, d0, n))
+    }
+
     /// When decoded chunk `idx` is, byte for byte, one contiguous run of the C-order buffer
     /// of `region`, that run's byte range: the chunk can then be decoded straight into it.
     ///

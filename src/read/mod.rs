@@ -251,6 +251,23 @@ impl Array {
                 *t = true;
             }
         }
+        // A part of a chunk whose bytes are whole consecutive blocks of it (a thread's share
+        // of a chunk cut at block boundaries): decoded straight into the output.
+        if let Some((s, d, n)) = crate::model::geometry::Geometry::one_run(&w.runs)
+            .filter(|&(s, _, n)| s % bb.max(1) == 0 && n < g.chunk_bytes())
+        {
+            let part = out.get_mut(d..d.saturating_add(n)).unwrap_or_default();
+            if let Some(r) = w.decoder.decode_part(
+                &mut w.compressed,
+                &mut w.decoded,
+                g.itemsize(),
+                bb,
+                s / bb.max(1),
+                part,
+            ) {
+                return r.map_err(|e| self.chunk_error(idx, e));
+            }
+        }
         let runs = &w.runs;
         let mut k = 0;
         let by_block = w.decoder.decode_by_block(
