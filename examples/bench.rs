@@ -25,7 +25,7 @@
 //!   files the bound is computed with the chunk's filter bytes cleared (a copy of the chunk with
 //!   header bytes 16..22 and 24..30 zeroed) and labelled `codec-only`: the codec cost without
 //!   the filters, which b2nd then undoes in Rust. `bound (THP)`: the same into a
-//!   `MADV_HUGEPAGE` buffer;
+//!   `MADV_HUGEPAGE` buffer; `bound_codec` (JSON only): the codec-only decode for every file;
 //! - `slice`: `read_slice_bytes_into` of 10 items in the middle of the last dimension (other
 //!   indices at their middle), array open, best of `--slice-reps`, microseconds;
 //! - `write`: `ArrayBuilder` with the file's dtype, chunks, blocks, codec, clevel and filters
@@ -541,6 +541,15 @@ fn bench_file(o: &Opts, name: &str, caps: NpyCaps) -> Res<Map<String, Value>> {
     );
     r.insert("bound_s".into(), json!(bound_s));
     r.insert("bound_mibs".into(), json!(mibs(n, bound_s)));
+    // The codec alone (filter bytes cleared), for every file: issue 14's bound is this plus
+    // the fastest unshuffle (BENCHMARKS.md adds it from the kernels' measured throughput).
+    let codec_s = if codec_only {
+        bound_s
+    } else {
+        best(o.reps, || Ok(decode_bound(&path, t, true, false)?.0))?
+    };
+    r.insert("bound_codec_s".into(), json!(codec_s));
+    r.insert("bound_codec_mibs".into(), json!(mibs(n, codec_s)));
     r.insert("bound_decoded_bytes".into(), json!(decoded));
 
     // Small slice: 10 items in the middle of the last dimension.
