@@ -222,9 +222,9 @@ impl Array {
         region: &Region,
     ) -> Result<()> {
         let g = &self.geom;
-        self.frame.chunk_into(idx, &mut w.compressed)?;
         if let Some(range) = g.direct_range(idx, region) {
             // The chunk's bytes are exactly this run of the output: decode in place.
+            self.frame.chunk_into(idx, &mut w.compressed)?;
             let dst = &mut out[range];
             return match w
                 .decoder
@@ -250,6 +250,14 @@ impl Array {
             if let Some(t) = w.touched.get_mut(s / bb.max(1)) {
                 *t = true;
             }
+        }
+        // Only the touched blocks' bytes are read when that saves much (a box or a thread's
+        // part of a chunk); every decode below then uses the same mask.
+        let partial = self
+            .frame
+            .chunk_blocks_into(idx, &w.touched, bb, &mut w.compressed);
+        if !partial {
+            self.frame.chunk_into(idx, &mut w.compressed)?;
         }
         // A part of a chunk whose bytes are whole consecutive blocks of it (a thread's share
         // of a chunk cut at block boundaries): decoded straight into the output.
@@ -310,9 +318,15 @@ impl Array {
         if let Some(r) = by_block {
             return r.map_err(|e| self.chunk_error(idx, e));
         }
+        // The whole chunk, or with a partial fetch only the touched blocks (all the copy
+        // reads).
+        let mask = partial.then_some(crate::codec::chunk::BlockMask {
+            wanted: &w.touched,
+            block_bytes: bb,
+        });
         let kind = w
             .decoder
-            .decode(&mut w.compressed, &mut w.decoded, g.itemsize())
+            .decode_blocks(&mut w.compressed, &mut w.decoded, g.itemsize(), mask)
             .map_err(|e| self.chunk_error(idx, e))?;
         let r = match kind {
             Decoded::Zeros => g.fill_chunk_in_region(idx, &vec![0u8; g.itemsize()], out, region),
