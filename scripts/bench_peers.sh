@@ -8,7 +8,9 @@
 # usage: scripts/bench_peers.sh [FILES_DIR] [OUT.jsonl]
 #   FILES_DIR: made by scripts/bench_make_files.py (default /tmp/b2nd-bench-files)
 # Environment: PYTHON (with scripts/requirements.txt), REPS=3, SLOW_REPS=1 (blosc2-pure-rs,
-# 20-40x slower), THREADS="1 2", IMPLS="python b2nd blosc2 pure", OPS="read slice box write".
+# 20-150x slower), THREADS="1 2", IMPLS="python b2nd blosc2 pure", OPS="read slice box write",
+# ROUNDS=2 (the whole matrix again, implementations in reverse order; the report keeps each
+# measurement's best round), PURE_ROUNDS=1 (rounds that include blosc2-pure-rs).
 # Needs cmake and libclang (the `blosc2` crate builds c-blosc2 2.21.3 with CMake and bindgen):
 # `apt-get install cmake libclang-dev clang`; b2nd itself never does.
 # Report: python3 scripts/bench_peers_report.py OUT.jsonl
@@ -21,6 +23,8 @@ SLOW_REPS=${SLOW_REPS:-1}
 THREADS=${THREADS:-"1 2"}
 IMPLS=${IMPLS:-"python b2nd blosc2 pure"}
 OPS=${OPS:-"read slice box write"}
+ROUNDS=${ROUNDS:-2}
+PURE_ROUNDS=${PURE_ROUNDS:-1}
 NAMES=${NAMES:-"f8_2d.b2nd i4_3d_lz4.b2nd f4_1d_bytedelta.b2nd u_strings.b2nd sparse_f8.b2nd"}
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -30,27 +34,35 @@ cargo build --release --example bench_peer_op >&2
 TARGET=$(cargo metadata --format-version 1 --no-deps |
     "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 : > "$OUT"
+for round in $(seq 1 "$ROUNDS"); do
+impls=$IMPLS
+[ $((round % 2)) -eq 0 ] && impls=$(echo "$IMPLS" | tr ' ' '\n' | tac | tr '\n' ' ')
 for name in $NAMES; do
   for op in $OPS; do
     for t in $THREADS; do
-      for impl in $IMPLS; do
+      for impl in $impls; do
         reps=$REPS
+        env=()
         case $impl in
-          python) cmd=("$PYTHON" scripts/bench_peer_op.py) ;;
+          # c-blosc2 3.x (python-blosc2) and 2.21 (the blosc2 crate) take their threads from
+          # BLOSC_NTHREADS; b2nd's c-blosc2 2.15 would too, over what b2nd asks for, so b2nd
+          # and blosc2-pure-rs run without it and take T from their APIs.
+          python) cmd=("$PYTHON" scripts/bench_peer_op.py); env=(BLOSC_NTHREADS=$t) ;;
           b2nd) cmd=("$TARGET/release/examples/bench_peer_op") ;;
-          blosc2) cmd=("$PEERS_TARGET/release/b2nd-bench-peers") ;;
-          pure) cmd=("$PEERS_TARGET/release/b2nd-bench-peers"); reps=$SLOW_REPS ;;
+          blosc2) cmd=("$PEERS_TARGET/release/b2nd-bench-peers"); env=(BLOSC_NTHREADS=$t) ;;
+          pure) cmd=("$PEERS_TARGET/release/b2nd-bench-peers"); reps=$SLOW_REPS
+                [ "$round" -le "$PURE_ROUNDS" ] || continue ;;
         esac
-        # c-blosc2 (python-blosc2's and the blosc2 crate's) takes its threads from here too.
-        line=$(BLOSC_NTHREADS=$t /usr/bin/time -f "RSS %M" -o /tmp/bench_peers.time \
+        line=$(env -u BLOSC_NTHREADS "${env[@]}" /usr/bin/time -f "RSS %M" -o /tmp/bench_peers.time \
             "${cmd[@]}" "$impl" "$op" "$DIR/$name" --manifest "$DIR/manifest.json" \
             --threads "$t" --reps "$reps" 2>/tmp/bench_peers.err || true)
         [ -n "$line" ] || line='{"ok": false, "error": "crashed: '"$(tail -c 300 /tmp/bench_peers.err | tr -d '"\\\n')"'"}'
         rss=$(grep -o 'RSS [0-9]*' /tmp/bench_peers.time | cut -d' ' -f2 || echo 0)
-        "$PYTHON" -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(file=sys.argv[2], op=sys.argv[3], threads=int(sys.argv[4]), impl=sys.argv[5], rss_kib=int(sys.argv[6] or 0), reps=int(sys.argv[7])); print(json.dumps(d))' \
-            "$line" "$name" "$op" "$t" "$impl" "${rss:-0}" "$reps" | tee -a "$OUT" >&2
+        "$PYTHON" -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(file=sys.argv[2], op=sys.argv[3], threads=int(sys.argv[4]), impl=sys.argv[5], rss_kib=int(sys.argv[6] or 0), reps=int(sys.argv[7]), round=int(sys.argv[8])); print(json.dumps(d))' \
+            "$line" "$name" "$op" "$t" "$impl" "${rss:-0}" "$reps" "$round" | tee -a "$OUT" >&2
       done
     done
   done
+done
 done
 echo "$OUT"

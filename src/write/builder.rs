@@ -415,6 +415,7 @@ impl ArrayBuilder {
             packer: None,
             spare: Vec::new(),
             spare_threads: 0,
+            out_bufs: Vec::new(),
         })
     }
 

@@ -141,7 +141,8 @@ fn run_pure(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(f6
         }
         "write" => {
             use blosc2_pure_rs::compress::{CParams, DParams};
-            let data = blosc2_data(file)?;
+            // The data as blosc2-pure-rs itself reads it (it reads every file of the suite).
+            let data = b2nd::b2nd_to_cbuffer_vec(&open()?).map_err(err)?;
             let out = out_path(file, "pure");
             let meta = b2nd::B2ndMeta {
                 shape: p.shape.iter().map(|&s| s as i64).collect(),
