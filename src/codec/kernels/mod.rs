@@ -162,7 +162,15 @@ pub(crate) fn unshuffle_items_into_with(
         dst.copy_from_slice(&src[first..first + count]);
         return true;
     }
-    let done = isa.unshuffle_items(src, dst, w, n, first, count);
+    let mut done = isa.unshuffle_items(src, dst, w, n, first, count);
+    if done < count && count >= 32 {
+        // The last 32 items again, overlapping what is done: the same bytes are rewritten,
+        // and a run of e.g. 244 items (an edge chunk) needs no scalar tail.
+        let from = count - 32;
+        if isa.unshuffle_items(src, &mut dst[from * w..], w, n, first + from, 32) == 32 {
+            done = count;
+        }
+    }
     for (k, item) in dst.chunks_exact_mut(w).enumerate().skip(done) {
         for (b, x) in item.iter_mut().enumerate() {
             *x = src[b * n + first + k];
@@ -374,6 +382,7 @@ mod tests {
                     (3, 40),
                     (n - 3, 3),
                     (n - 33, 33),
+                    (7, 244), // an edge chunk's run: 7 x 32 items and a tail of 20
                     (n / 2, 0),
                 ];
                 for isa in Isa::available() {
