@@ -45,7 +45,7 @@ fn run_b2nd(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(f6
                 box_ranges(&p.shape)
             };
             let it = items(&r);
-            best(if op == "slice" { reps * 40 } else { reps }, || {
+            best(if op == "slice" { reps * 40 } else { reps * 10 }, || {
                 Ok(a.read_slice_bytes(&it)?)
             })
         }

@@ -10,7 +10,7 @@
 //! - `read`: open + whole array into a fresh buffer (best of N);
 //! - `slice`: 10 items from the middle of the last dimension (other indices at their
 //!   middle), array open (best of N * 40);
-//! - `box`: the centred box of a quarter of every dimension, array open (best of N);
+//! - `box`: the centred box of a quarter of every dimension, array open (best of N * 10);
 //! - `write`: a new file with the input's chunks, blocks, codec, level and filters from
 //!   data in memory (best of N), deleted after each repetition.
 //! A read prints `sum`, the wrapping sum of the result's little-endian u64 words, which the
@@ -51,7 +51,7 @@ fn run_blosc2(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(
             } else {
                 box_ranges(&p.shape)
             });
-            best(if op == "slice" { reps * 40 } else { reps }, || {
+            best(if op == "slice" { reps * 40 } else { reps * 10 }, || {
                 Ok(a.slice_buf(&r).map_err(err)?)
             })
         }
@@ -135,7 +135,7 @@ fn run_pure(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(f6
             let start: Vec<i64> = r.iter().map(|x| x.0 as i64).collect();
             let stop: Vec<i64> = r.iter().map(|x| x.1 as i64).collect();
             let bshape: Vec<i64> = r.iter().map(|x| (x.1 - x.0) as i64).collect();
-            best(if op == "slice" { reps * 40 } else { reps }, || {
+            best(if op == "slice" { reps * 40 } else { reps * 10 }, || {
                 Ok(b2nd::b2nd_get_slice_cbuffer_vec(&a, &start, &stop, &bshape).map_err(err)?)
             })
         }
