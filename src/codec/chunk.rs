@@ -911,24 +911,29 @@ mod tests {
             ([0, 0, 0, 0, 4, filters::SHUFFLE], [0, 0, 0, 0, 20, 0]), // TRUNC_PREC first
             ([0, 0, 0, 0, 0, filters::DELTA], [0; 6]),
         ];
+        // zstd, items of 4 bytes, blocks of 4 KiB.
+        let compress = |filters: [u8; 6], filters_meta: [u8; 6]| {
+            let params = CompressParams {
+                compcode: 5,
+                compcode_meta: 0,
+                clevel: 3,
+                typesize: typesize as i32,
+                blocksize: block as i32,
+                splitmode: 1,
+                filters,
+                filters_meta,
+                nthreads: 1,
+            };
+            let mut chunk = Vec::new();
+            Cctx::new(&params)
+                .unwrap()
+                .compress(&data, &mut chunk)
+                .unwrap();
+            chunk
+        };
         for (filters, meta) in cases {
             for threads in [1, 2] {
-                let params = CompressParams {
-                    compcode: 5, // zstd
-                    compcode_meta: 0,
-                    clevel: 3,
-                    typesize: typesize as i32,
-                    blocksize: block as i32,
-                    splitmode: 1,
-                    filters,
-                    filters_meta: meta,
-                    nthreads: 1,
-                };
-                let mut chunk = Vec::new();
-                Cctx::new(&params)
-                    .unwrap()
-                    .compress(&data, &mut chunk)
-                    .unwrap();
+                let mut chunk = compress(filters, meta);
                 let mut d = Decoder::new(threads);
                 let whole = {
                     let mut out = vec![0u8; nbytes];
@@ -983,22 +988,7 @@ mod tests {
             }
         }
         // A corrupt block inside the part fails; outside the part it is never read.
-        let params = CompressParams {
-            compcode: 5,
-            compcode_meta: 0,
-            clevel: 3,
-            typesize: 4,
-            blocksize: block as i32,
-            splitmode: 1,
-            filters: [0, 0, 0, 0, 0, filters::SHUFFLE],
-            filters_meta: [0; 6],
-            nthreads: 1,
-        };
-        let mut chunk = Vec::new();
-        Cctx::new(&params)
-            .unwrap()
-            .compress(&data, &mut chunk)
-            .unwrap();
+        let mut chunk = compress([0, 0, 0, 0, 0, filters::SHUFFLE], [0; 6]);
         let bstart = |j: usize| {
             let at = EXTENDED_HEADER_LEN + 4 * j;
             u32::from_le_bytes(chunk[at..at + 4].try_into().unwrap()) as usize
