@@ -463,6 +463,8 @@ fn sparse_frames_found_by_fuzzing_are_refused() {
         ("sparse_index_cbytes_overflow_1.bin", "compressed bytes"),
         ("sparse_index_cbytes_overflow_2.bin", "compressed bytes"),
         ("sparse_index_cbytes_overflow_3.bin", "compressed bytes"),
+        // A compressed index too short for its block offsets (session 10).
+        ("sparse_index_bstarts_overflow.bin", "compressed bytes"),
     ];
     for (name, why) in cases {
         let mut data = &std::fs::read(common::data_dir().join("fuzz").join(name)).unwrap()[..];

@@ -240,8 +240,17 @@ fn check_index_header(ih: &[u8], nchunks: i64, index_len: u64) -> Result<(), Mal
     // that size (found by fuzzing: a heap-buffer-overflow in `_blosc_getitem`). The index
     // must hold what its header declares, and declare what its kind needs.
     let overhead: i64 = if extended { 32 } else { 16 };
+    // A compressed index also holds a 4-byte start offset per block, which `_blosc_getitem`
+    // reads without comparing them with the declared size either (found by fuzzing: a
+    // 61-byte index of 8 blocks, a heap-buffer-overflow reading `bstarts`).
+    let nblocks = if blocksize > 0 {
+        (nbytes.max(0) + blocksize - 1) / blocksize
+    } else {
+        i64::from(nbytes > 0)
+    };
     let needs = match special {
         0 if ih[2] & 0x02 != 0 => overhead + nbytes.max(0),
+        0 => overhead.saturating_add(nblocks.saturating_mul(4)),
         3 => overhead + 8,
         _ => overhead,
     };
