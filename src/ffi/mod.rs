@@ -44,11 +44,28 @@ pub(crate) const EXTENDED_HEADER_LEN: usize = 32;
 
 static INIT: Once = Once::new();
 
+/// c-blosc2 2.15's id of its memory-mapped file IO (`BLOSC2_IO_FILESYSTEM_MMAP` in its
+/// `blosc2.h`; the bindings of `blosc2-src` 0.1.4 predate it).
+const IO_FILESYSTEM_MMAP: u8 = 1;
+
 /// Initialise c-blosc2 once per process. Never destroyed: handles may live until exit.
+///
+/// Also registers c-blosc2's file IO callbacks here, once: 2.15 registers them lazily on the
+/// first `blosc2_get_io_cb` (frame creation, opening), without a lock, by bumping the table's
+/// count before copying the entry in, so a second thread could find the still-zeroed entry
+/// (whose id 0 is the file system's) and call its null `open`. Found as a SIGSEGV in
+/// `frame_from_schunk` when two tests created their first files at the same moment.
 pub(crate) fn init() {
     INIT.call_once(|| {
         // SAFETY: blosc2_init has no preconditions; `Once` guarantees a single call and that
         // it happens-before every other c-blosc2 call made through this module.
-        unsafe { sys::blosc2_init() }
+        unsafe { sys::blosc2_init() };
+        for id in [sys::BLOSC2_IO_FILESYSTEM as u8, IO_FILESYSTEM_MMAP] {
+            // SAFETY: c-blosc2 is initialised (above) and no other c-blosc2 call can run
+            // before `call_once` returns; the returned pointer is only compared with null,
+            // never dereferenced (the bindings' struct does not match 2.15's).
+            let io = unsafe { sys::blosc2_get_io_cb(id) };
+            debug_assert!(!io.is_null(), "c-blosc2 IO callbacks {id}");
+        }
     });
 }
