@@ -361,6 +361,16 @@ fn byte_group_shuffle_as_python_writes_it() {
             false,
         ),
         ("bd_f4_alone", "<f4", floats, one(Filter::Bytedelta), false),
+        // A byte-group SHUFFLE before a BITSHUFFLE: both done in Rust.
+        (
+            "bits_after_by2_u8",
+            "<u8",
+            (0..3000u64)
+                .flat_map(|i| (i * 5 / 7).to_le_bytes())
+                .collect(),
+            Some(vec![Filter::ShuffleBytes(2), Filter::Bitshuffle]),
+            false,
+        ),
     ];
     for (name, dt, data, filters, sparse) in cases {
         let dtype = Dtype::parse(dt).unwrap();
@@ -395,6 +405,7 @@ fn byte_group_shuffle_as_python_writes_it() {
                         Filter::Shuffle => (1, 0),
                         Filter::ShuffleBytes(w) => (1, *w),
                         Filter::Bytedelta => (35, isz),
+                        Filter::Bitshuffle => (2, 0),
                         _ => unreachable!(),
                     };
                 }
@@ -412,11 +423,11 @@ fn byte_group_shuffle_as_python_writes_it() {
         );
         out.record(name, &a, &data, hex(&mb));
     }
-    // Done in Rust, they combine only with shuffles.
+    // Done in Rust, they combine only with shuffles and BITSHUFFLE.
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("x.b2nd");
     for fs in [
-        vec![Filter::ShuffleBytes(2), Filter::Bitshuffle],
+        vec![Filter::ShuffleBytes(2), Filter::Delta],
         vec![Filter::Delta, Filter::Bytedelta],
     ] {
         assert!(ArrayBuilder::for_type::<f64>(&[10])
@@ -780,6 +791,22 @@ fn zlib_encoded_in_rust_as_python_reads_it() {
             5,
         ),
         (
+            "zlib_bitshuffle",
+            &ramp,
+            &[200, 200],
+            &[50, 64],
+            vec![Filter::Bitshuffle],
+            5,
+        ),
+        (
+            "zlib_shuffle_bitshuffle",
+            &noise,
+            &[5_000],
+            &[1_000],
+            vec![Filter::Shuffle, Filter::Bitshuffle],
+            5,
+        ),
+        (
             "zlib_zero_blocks",
             &zeros_then_ramp,
             &[20_000],
@@ -814,7 +841,7 @@ fn zlib_encoded_in_rust_as_python_reads_it() {
         out.record_array(name, &a);
     }
     // Filters zlib arrays cannot take (done by c-blosc2 only) are refused, leaving nothing.
-    for f in [Filter::Bitshuffle, Filter::Delta, Filter::TruncPrec(10)] {
+    for f in [Filter::Delta, Filter::TruncPrec(10)] {
         let path = out.dir.join("zlib_refused.b2nd");
         let r = ArrayBuilder::for_type::<i32>(&[100])
             .codec(Codec::Zlib)

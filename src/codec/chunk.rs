@@ -219,7 +219,7 @@ fn plan(
         ));
     }
     if filters::c_can_undo(&h.filters, &h.filters_meta, typesize) {
-        if rust_unshuffles_faster(h, typesize) {
+        if rust_filters_faster(h, typesize) {
             return Ok(Path::RustFilters);
         }
         return Ok(Path::C);
@@ -230,20 +230,29 @@ fn plan(
     }
 }
 
-/// Whether Rust should undo this chunk's filters although c-blosc2 can: a lone SHUFFLE of
-/// 2, 4, 8 or 16-byte items when this CPU has AVX2. The linked c-blosc2 2.15 is built with
-/// SSE2 shuffles only (`blosc2-src` decides AVX2 at build time, without it by default);
-/// [`kernels`] pick AVX2 at run time, so C then runs the codec only and the hook unshuffles.
-fn rust_unshuffles_faster(h: &ChunkHeader, typesize: usize) -> bool {
-    let mut active = (0..6).filter(|&i| !filters::is_identity_backward(h.filters[i]));
-    let lone_shuffle = match (active.next(), active.next()) {
-        (Some(i), None) => {
-            h.filters[i] == filters::SHUFFLE
-                && (h.filters_meta[i] == 0 || usize::from(h.filters_meta[i]) == typesize)
-        }
-        _ => false,
-    };
-    lone_shuffle && matches!(typesize, 2 | 4 | 8 | 16) && kernels::Isa::best() == kernels::Isa::Avx2
+/// Whether Rust should undo this chunk's filters although c-blosc2 can: when this CPU has
+/// AVX2 and every active filter is a SHUFFLE of 2, 4, 8 or 16-byte items or a BITSHUFFLE of
+/// 1, 2, 4, 8 or 16-byte elements (the widths [`kernels`] have vector code for). The linked
+/// c-blosc2 2.15 is built with SSE2 only (`blosc2-src` decides AVX2 at build time, without it
+/// by default); [`kernels`] pick AVX2 at run time, so C then runs the codec only and the hook
+/// undoes the filters of each block. DELTA (blocks decoded against block 0) stays with C.
+fn rust_filters_faster(h: &ChunkHeader, typesize: usize) -> bool {
+    if kernels::Isa::best() != kernels::Isa::Avx2 {
+        return false;
+    }
+    let cts = filters::c_typesize(typesize.max(1));
+    let mut active = (0..6)
+        .filter(|&i| !filters::is_identity_backward(h.filters[i]))
+        .peekable();
+    active.peek().is_some()
+        && active.all(|i| match h.filters[i] {
+            filters::SHUFFLE => {
+                (h.filters_meta[i] == 0 || usize::from(h.filters_meta[i]) == typesize)
+                    && matches!(typesize, 2 | 4 | 8 | 16)
+            }
+            filters::BITSHUFFLE => matches!(cts, 1 | 2 | 4 | 8 | 16),
+            _ => false,
+        })
 }
 
 /// Encode `data` (whole blocks of `block_bytes`, items of `typesize` bytes) as a chunk whose
@@ -1022,6 +1031,22 @@ mod tests {
             assert!(matches!(plan(&p, 400, 4, 80), Ok(Path::RustFilters)));
         } else {
             assert!(matches!(plan(&p, 400, 4, 80), Ok(Path::C)));
+        }
+        // BITSHUFFLE, alone or after SHUFFLE, likewise; DELTA stays with C.
+        for (slots, rust) in [
+            ([0, 0, 0, 0, 0, filters::BITSHUFFLE], true),
+            ([filters::SHUFFLE, filters::BITSHUFFLE, 0, 0, 0, 0], true),
+            ([filters::DELTA, 0, 0, 0, 0, 0], false),
+        ] {
+            let mut b = h.clone();
+            b[16..22].copy_from_slice(&slots);
+            let b = ChunkHeader::parse(&b).unwrap();
+            let want_rust = rust && kernels::Isa::best() == kernels::Isa::Avx2;
+            match plan(&b, 400, 4, 80) {
+                Ok(Path::RustFilters) => assert!(want_rust, "{slots:?}"),
+                Ok(Path::C) => assert!(!want_rust, "{slots:?}"),
+                _ => panic!("{slots:?}"),
+            }
         }
         assert!(matches!(plan(&p, 404, 4, 80), Err(ChunkError::Corrupt(_))));
         assert!(matches!(plan(&p, 400, 4, 81), Err(ChunkError::Corrupt(_))));

@@ -366,8 +366,9 @@ impl Pipeline {
                     in_src = !in_src;
                 }
                 Step::Bitshuffle(e) => {
-                    bitunshuffle_into(cur, other, e);
-                    in_src = !in_src;
+                    if kernels::bitunshuffle(cur, other, e) {
+                        in_src = !in_src;
+                    }
                 }
                 Step::Cells(c) => {
                     c.uncell_into(cur, other).map_err(UnfilterError::from)?;
@@ -383,10 +384,12 @@ impl Pipeline {
     }
 }
 
-/// A pipeline of SHUFFLE (any group width) and BYTEDELTA steps applied in Rust when
-/// writing: the linked c-blosc2 2.15 encodes neither as c-blosc2 3.x defines them (it shuffles
-/// by item size, and has no BYTEDELTA of its own), so C compresses the result with no
-/// filters and the chunk header gets the pipeline back.
+/// A pipeline of SHUFFLE (any group width), BITSHUFFLE, BYTEDELTA, NDCELL and NDMEAN steps
+/// applied in Rust when writing: the linked c-blosc2 2.15 does not encode a byte-group SHUFFLE
+/// as c-blosc2 3.x defines it (it shuffles by item size) and has none of the others but
+/// BITSHUFFLE, so C compresses the result with no filters and the chunk header gets the
+/// pipeline back (BITSHUFFLE runs here when it shares a pipeline with them, or when Rust
+/// runs the codec too).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ForwardPipeline {
     /// Steps in slot (encoding) order.
@@ -396,7 +399,8 @@ pub(crate) struct ForwardPipeline {
 impl ForwardPipeline {
     /// The pipeline for these filter slots, or `None` when c-blosc2 2.15 encodes them as
     /// 3.x does (nothing for Rust to do). An error names a filter that would need Rust
-    /// but cannot be combined here (only SHUFFLE and BYTEDELTA are encoded in Rust).
+    /// but cannot be combined here (only SHUFFLE, BITSHUFFLE, BYTEDELTA, NDCELL and NDMEAN
+    /// are encoded in Rust).
     pub(crate) fn new(
         filters: &[u8; 6],
         meta: &[u8; 6],
@@ -416,7 +420,7 @@ impl ForwardPipeline {
     }
 
     /// The whole pipeline in Rust (b2nd blocks of shape `blocks`), as for chunks whose codec
-    /// Rust runs too (ZLIB): SHUFFLE (any width), BYTEDELTA, NDCELL and NDMEAN; an error
+    /// Rust runs too (ZLIB): SHUFFLE (any width), BITSHUFFLE, BYTEDELTA, NDCELL and NDMEAN; an error
     /// names another filter.
     pub(crate) fn all_in_rust(
         filters: &[u8; 6],
@@ -428,9 +432,12 @@ impl ForwardPipeline {
         for slot in 0..NSLOTS {
             let (id, m) = (filters[slot], meta[slot]);
             match Step::of(id, m, typesize, blocks)? {
-                Some(step @ (Step::Shuffle(_) | Step::Bytedelta(_) | Step::Cells(_))) => {
-                    steps.push(step)
-                }
+                Some(
+                    step @ (Step::Shuffle(_)
+                    | Step::Bitshuffle(_)
+                    | Step::Bytedelta(_)
+                    | Step::Cells(_)),
+                ) => steps.push(step),
                 _ if id == NOFILTER => {}
                 _ => return Err(UnfilterError::Unsupported { id, meta: m }),
             }
@@ -468,6 +475,18 @@ impl ForwardPipeline {
                     }
                     kernels::bytedelta(if at == 1 { &mut *dst } else { &mut *scratch }, s);
                 }
+                Step::Bitshuffle(e) => {
+                    if at == 0 {
+                        dst.copy_from_slice(src);
+                        at = 1;
+                    }
+                    // In place where the data is, the other buffer as working memory.
+                    if at == 1 {
+                        kernels::bitshuffle(dst, scratch, e);
+                    } else {
+                        kernels::bitshuffle(scratch, dst, e);
+                    }
+                }
                 Step::Cells(c) => {
                     let (from, to): (&[u8], &mut [u8]) = match at {
                         0 => (src, &mut *dst),
@@ -478,7 +497,7 @@ impl ForwardPipeline {
                     at = if at == 1 { 2 } else { 1 };
                 }
                 // `all_in_rust` admits only the steps above.
-                Step::Bitshuffle(_) | Step::Delta(_) => unreachable!("not a forward step"),
+                Step::Delta(_) => unreachable!("not a forward step"),
             }
         }
         match at {
@@ -553,16 +572,18 @@ pub(crate) fn undo_blocks(
                 }
                 Step::Bitshuffle(e) => {
                     scratch.clear();
-                    scratch.extend_from_slice(block);
-                    bitunshuffle_into(scratch, block, e);
+                    scratch.resize(block.len(), 0);
+                    if kernels::bitunshuffle(block, scratch, e) {
+                        block.copy_from_slice(scratch);
+                    }
                 }
                 Step::Delta(w) => {
                     if start == 0 {
-                        undelta_first_block(block, w);
+                        kernels::undelta_first(block, w);
                     } else {
                         // `done` starts with the fully decoded block 0, which is at least
                         // `len` bytes long since only the last block can be short.
-                        undelta_other_block(block, &done[..len], w);
+                        kernels::undelta_other(block, &done[..len], w);
                     }
                 }
                 Step::Bytedelta(s) => kernels::unbytedelta(block, s),
@@ -576,67 +597,6 @@ pub(crate) fn undo_blocks(
         start += len;
     }
     Ok(())
-}
-
-/// Transpose an 8x8 bit matrix held in a u64 (row r = byte r, column c = bit c, LSB first):
-/// on return, bit c of byte r holds what was bit r of byte c.
-fn transpose8x8(mut x: u64) -> u64 {
-    // Swap 1x1 blocks inside 2x2, then 2x2 inside 4x4, then 4x4 inside 8x8 (the usual
-    // delta-swap construction).
-    let t = (x ^ (x >> 7)) & 0x00AA_00AA_00AA_00AA;
-    x ^= t ^ (t << 7);
-    let t = (x ^ (x >> 14)) & 0x0000_CCCC_0000_CCCC;
-    x ^= t ^ (t << 14);
-    let t = (x ^ (x >> 28)) & 0x0000_0000_F0F0_F0F0;
-    x ^= t ^ (t << 28);
-    x
-}
-
-/// Inverse bit shuffle with element size `e` from `src` into `dst` (same length). Only the
-/// first multiple-of-8 elements are transposed; the rest of the block is copied.
-fn bitunshuffle_into(src: &[u8], dst: &mut [u8], e: usize) {
-    let n = src.len() / e.max(1);
-    let n8 = n - n % 8;
-    let body = n8 * e;
-    dst[body..].copy_from_slice(&src[body..]);
-    if n8 == 0 {
-        return;
-    }
-    let plane = n8 / 8; // bytes per bit plane
-                        // Planes 8j..8j+8 hold the 8 bits of byte j of every element. Byte q of each of these
-                        // 8 planes covers elements 8q..8q+8: gather them as the rows of an 8x8 bit matrix and
-                        // transpose it, so that row m becomes byte j of element 8q+m.
-    for j in 0..e {
-        let base = 8 * j * plane;
-        for q in 0..plane {
-            let mut x = 0u64;
-            for k in 0..8 {
-                x |= (src[base + k * plane + q] as u64) << (8 * k);
-            }
-            let y = transpose8x8(x);
-            for m in 0..8 {
-                dst[(8 * q + m) * e + j] = (y >> (8 * m)) as u8;
-            }
-        }
-    }
-}
-
-/// Undo DELTA on block 0: running XOR of `w`-byte elements, in place.
-fn undelta_first_block(block: &mut [u8], w: usize) {
-    let n = block.len() / w;
-    for i in 1..n {
-        for b in 0..w {
-            block[i * w + b] ^= block[(i - 1) * w + b];
-        }
-    }
-}
-
-/// Undo DELTA on a block other than 0: XOR with the decoded block 0 (`reference`, same length).
-fn undelta_other_block(block: &mut [u8], reference: &[u8], w: usize) {
-    let body = block.len() / w * w;
-    for (x, r) in block[..body].iter_mut().zip(&reference[..body]) {
-        *x ^= *r;
-    }
 }
 
 #[cfg(test)]
@@ -1002,20 +962,6 @@ mod tests {
         assert_eq!(dec, [1, 1, 1, 1, 1, 1, 1, 1, 0x5a]);
         enc9.truncate(7); // fewer than 8 elements: nothing moves
         assert_eq!(undo([BITSHUFFLE, 0, 0, 0, 0, 0], [0; 6], 1, 7, &enc9), enc9);
-    }
-
-    #[test]
-    fn transpose8x8_matches_definition() {
-        let mut rng = Rng(0x1234_5678_9abc_def1);
-        for _ in 0..1000 {
-            let x = rng.next();
-            let y = transpose8x8(x);
-            for r in 0..8 {
-                for c in 0..8 {
-                    assert_eq!((y >> (8 * r + c)) & 1, (x >> (8 * c + r)) & 1);
-                }
-            }
-        }
     }
 
     #[test]

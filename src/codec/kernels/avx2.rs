@@ -294,3 +294,60 @@ impl pulp::NullaryFnOnce for PrefixSum<'_> {
         (body, last)
     }
 }
+
+/// [`super::bits::transpose8x8`] on the four words of each whole 32-byte piece of `words`, in
+/// place; returns the bytes done.
+pub(crate) fn transpose_words(s: V3, words: &mut [u8]) -> usize {
+    s.vectorize(TransposeWords(s, words))
+}
+
+/// [`transpose_words`], compiled with AVX2 by `pulp`.
+struct TransposeWords<'a>(V3, &'a mut [u8]);
+
+impl pulp::NullaryFnOnce for TransposeWords<'_> {
+    type Output = usize;
+
+    #[inline(always)]
+    fn call(self) -> usize {
+        let TransposeWords(s, words) = self;
+        let a = s.avx2;
+        let c1 = s.avx._mm256_set1_epi64x(0x00AA_00AA_00AA_00AA);
+        let c2 = s.avx._mm256_set1_epi64x(0x0000_CCCC_0000_CCCC);
+        let c3 = s.avx._mm256_set1_epi64x(0x0000_0000_F0F0_F0F0);
+        let body = words.len() / 32 * 32;
+        for piece in words[..body].chunks_exact_mut(32) {
+            let mut x = load(piece);
+            let t = a._mm256_and_si256(a._mm256_xor_si256(x, a._mm256_srli_epi64::<7>(x)), c1);
+            x = a._mm256_xor_si256(x, a._mm256_xor_si256(t, a._mm256_slli_epi64::<7>(t)));
+            let t = a._mm256_and_si256(a._mm256_xor_si256(x, a._mm256_srli_epi64::<14>(x)), c2);
+            x = a._mm256_xor_si256(x, a._mm256_xor_si256(t, a._mm256_slli_epi64::<14>(t)));
+            let t = a._mm256_and_si256(a._mm256_xor_si256(x, a._mm256_srli_epi64::<28>(x)), c3);
+            x = a._mm256_xor_si256(x, a._mm256_xor_si256(t, a._mm256_slli_epi64::<28>(t)));
+            store(piece, x);
+        }
+        body
+    }
+}
+
+/// `dst[i] ^= src[i]` over whole 32-byte pieces of `dst`; returns the bytes done.
+pub(crate) fn xor_into(s: V3, dst: &mut [u8], src: &[u8]) -> usize {
+    s.vectorize(XorInto(s, dst, src))
+}
+
+/// [`xor_into`], compiled with AVX2 by `pulp`.
+struct XorInto<'a>(V3, &'a mut [u8], &'a [u8]);
+
+impl pulp::NullaryFnOnce for XorInto<'_> {
+    type Output = usize;
+
+    #[inline(always)]
+    fn call(self) -> usize {
+        let XorInto(s, dst, src) = self;
+        let body = dst.len().min(src.len()) / 32 * 32;
+        for (d, x) in dst[..body].chunks_exact_mut(32).zip(src.chunks_exact(32)) {
+            let v = s.avx2._mm256_xor_si256(load(d), load(x));
+            store(d, v);
+        }
+        body
+    }
+}

@@ -1,5 +1,5 @@
-//! Byte-transposition and per-stream prefix-sum kernels behind the Rust filter inverses
-//! (SHUFFLE with any group width, BYTEDELTA).
+//! Byte-transposition, bit-transposition and per-stream prefix-sum kernels behind the Rust
+//! filters (SHUFFLE with any group width, BITSHUFFLE, BYTEDELTA).
 //!
 //! The instruction set is chosen at run time ([`Isa::best`]): AVX2 (32 items per step,
 //! [`avx2`], on x86_64 CPUs that have it), else SSE2 (16 items per step, [`sse2`], every
@@ -94,6 +94,32 @@ impl Isa {
             Isa::Sse2 => sse2::shuffle(src, dst, w, n),
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => avx2::token().map_or(0, |t| avx2::shuffle(t, src, dst, w, n)),
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 => 0,
+        }
+    }
+
+    /// The 8 x 8 bit transposition ([`bits::transpose8x8`]) of the words in whole vectors of
+    /// `words` by the wide kernel, in place; returns the bytes done.
+    fn transpose_words(self, words: &mut [u8]) -> usize {
+        match self {
+            Isa::Scalar => 0,
+            Isa::Sse2 => sse2::transpose_words(words),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => avx2::token().map_or(0, |t| avx2::transpose_words(t, words)),
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 => 0,
+        }
+    }
+
+    /// `dst[i] ^= src[i]` over the whole vectors of `dst` by the wide kernel; returns the
+    /// bytes done.
+    fn xor_into(self, dst: &mut [u8], src: &[u8]) -> usize {
+        match self {
+            Isa::Scalar => 0,
+            Isa::Sse2 => sse2::xor_into(dst, src),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => avx2::token().map_or(0, |t| avx2::xor_into(t, dst, src)),
             #[cfg(not(target_arch = "x86_64"))]
             Isa::Avx2 => 0,
         }
@@ -308,8 +334,70 @@ pub(crate) fn bytedelta(block: &mut [u8], s: usize) {
     }
 }
 
+/// Undo DELTA on block 0 of a chunk, in place: element `i >= 1` of `w` bytes (`w` is 1, 2, 4
+/// or 8) becomes the XOR of elements `0..=i` (a running XOR); a trailing `len % w` bytes are
+/// left alone. Eight bytes at a time: a prefix XOR inside each little-endian word (shifts by
+/// `w`, `2w`, ... bytes), then the previous word's last element XORed into every element.
+pub(crate) fn undelta_first(block: &mut [u8], w: usize) {
+    let (step, spread) = match w {
+        1 => (8, 0x0101_0101_0101_0101u64),
+        2 => (16, 0x0001_0001_0001_0001),
+        4 => (32, 0x0000_0001_0000_0001),
+        8 => (64, 1),
+        _ => return undelta_first_scalar(block, w.max(1), 1),
+    };
+    let words = block.len() / 8;
+    let mut carry = 0u64;
+    for word in block[..words * 8].chunks_exact_mut(8) {
+        let mut x = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let mut sh = step;
+        while sh < 64 {
+            x ^= x << sh;
+            sh *= 2;
+        }
+        x ^= carry;
+        word.copy_from_slice(&x.to_le_bytes());
+        // The last element of this word, in every element slot of the next.
+        carry = if step == 64 {
+            x
+        } else {
+            (x >> (64 - step)) * spread
+        };
+    }
+    undelta_first_scalar(block, w, (words * 8 / w).max(1));
+}
+
+/// [`undelta_first`] element by element from element `from` on (the reference).
+fn undelta_first_scalar(block: &mut [u8], w: usize, from: usize) {
+    let n = block.len() / w;
+    for i in from.max(1)..n {
+        for b in 0..w {
+            block[i * w + b] ^= block[(i - 1) * w + b];
+        }
+    }
+}
+
+/// Undo DELTA on a block other than 0, in place: XOR with the decoded block 0 (`reference`,
+/// at least as long) over the block's whole elements of `w` bytes; a trailing `len % w` bytes
+/// are left alone.
+pub(crate) fn undelta_other(block: &mut [u8], reference: &[u8], w: usize) {
+    undelta_other_with(Isa::best(), block, reference, w);
+}
+
+/// [`undelta_other`] with instruction set `isa`.
+pub(crate) fn undelta_other_with(isa: Isa, block: &mut [u8], reference: &[u8], w: usize) {
+    let body = block.len() / w.max(1) * w.max(1);
+    let (block, reference) = (&mut block[..body], &reference[..body]);
+    let done = isa.xor_into(block, reference);
+    for (x, r) in block[done..].iter_mut().zip(&reference[done..]) {
+        *x ^= *r;
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+mod bits;
+pub(crate) use bits::{bitshuffle, bitunshuffle};
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
@@ -427,6 +515,37 @@ mod tests {
     }
 
     #[test]
+    fn undelta_matches_element_by_element() {
+        for w in [1, 2, 4, 8] {
+            for len in [0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 64, 100, 1003, 4096] {
+                let src = bytes(len, (w * 977 + len) as u64);
+                let mut expect = src.clone();
+                undelta_first_scalar(&mut expect, w, 1);
+                let mut got = src.clone();
+                undelta_first(&mut got, w);
+                assert_eq!(got, expect, "first block, w {w} len {len}");
+                let reference = bytes(len + 5, len as u64);
+                let body = len / w * w;
+                for isa in Isa::available() {
+                    let mut got = src.clone();
+                    undelta_other_with(isa, &mut got, &reference, w);
+                    for i in 0..len {
+                        let want = if i < body {
+                            src[i] ^ reference[i]
+                        } else {
+                            src[i]
+                        };
+                        assert_eq!(
+                            got[i], want,
+                            "{isa:?} other block, w {w} len {len} byte {i}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn bytedelta_inverts_unbytedelta() {
         for s in [1, 2, 4, 8] {
             for len in [0, 3, 16, 100, 4097] {
@@ -530,6 +649,47 @@ mod throughput {
             let reps = if isa == Isa::Scalar { 100 } else { 2000 };
             let t = gbs(len, reps, || unbytedelta_with(isa, &mut b, 4));
             eprintln!("bytedelta (4 streams) {isa:?}: undo {t:5.1} GB/s");
+        }
+        for w in [1usize, 2, 4, 8] {
+            let mut b = src.clone();
+            let s = gbs(len, 100, || undelta_first_scalar(&mut b, w, 1));
+            let f = gbs(len, 1000, || undelta_first(&mut b, w));
+            let mut expect = src.clone();
+            undelta_first_scalar(&mut expect, w, 1);
+            b.copy_from_slice(&src);
+            undelta_first(&mut b, w);
+            assert_eq!(b, expect);
+            eprintln!("undo DELTA on block 0, {w}-byte elements: {s:5.1} GB/s element by element, {f:5.1} GB/s by words");
+            for isa in Isa::available() {
+                let t = gbs(len, 1000, || undelta_other_with(isa, &mut b, &src, w));
+                eprintln!("undo DELTA on another block, {w}-byte elements, {isa:?}: {t:5.1} GB/s");
+            }
+        }
+        for e in [1usize, 4, 8] {
+            let expect = bits::bitunshuffle_reference(&src, e);
+            for isa in Isa::available() {
+                let (mut cur, mut other) = (src.clone(), vec![0u8; len]);
+                let reps = if isa == Isa::Scalar { 100 } else { 1000 };
+                let u = gbs(len, reps, || {
+                    cur.copy_from_slice(std::hint::black_box(&src));
+                    bits::bitunshuffle_with(isa, &mut cur, &mut other, e);
+                });
+                cur.copy_from_slice(&src);
+                let got = if bits::bitunshuffle_with(isa, &mut cur, &mut other, e) {
+                    other.clone()
+                } else {
+                    cur.clone()
+                };
+                assert_eq!(got, expect);
+                let f = gbs(len, reps, || {
+                    cur.copy_from_slice(std::hint::black_box(&expect));
+                    bits::bitshuffle_with(isa, &mut cur, &mut other, e);
+                });
+                eprintln!(
+                    "bitshuffle, {e}-byte elements, {isa:?}: undo {u:5.1} GB/s, \
+                     forward {f:5.1} GB/s (each with a copy of the block in)"
+                );
+            }
         }
     }
 }

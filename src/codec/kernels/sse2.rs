@@ -4,7 +4,8 @@
 #![forbid(unsafe_code)]
 
 use safe_arch::{
-    add_i8_m128i, byte_shl_imm_u128_m128i, load_unaligned_m128i, m128i, shuffle_ai_f32_all_m128i,
+    add_i8_m128i, bitand_m128i, bitxor_m128i, byte_shl_imm_u128_m128i, load_unaligned_m128i, m128i,
+    set_splat_i64_m128i, shl_imm_u64_m128i, shr_imm_u64_m128i, shuffle_ai_f32_all_m128i,
     store_unaligned_m128i, unpack_high_i16_m128i, unpack_high_i32_m128i, unpack_high_i64_m128i,
     unpack_high_i8_m128i, unpack_low_i16_m128i, unpack_low_i32_m128i, unpack_low_i64_m128i,
     unpack_low_i8_m128i, zeroed_m128i,
@@ -142,4 +143,34 @@ pub(crate) fn prefix_sum(stream: &mut [u8]) -> (usize, u8) {
     }
     let last = if body == 0 { 0 } else { stream[body - 1] };
     (body, last)
+}
+
+/// [`super::bits::transpose8x8`] on the two words of each whole 16-byte piece of `words`, in
+/// place; returns the bytes done.
+pub(crate) fn transpose_words(words: &mut [u8]) -> usize {
+    let c1 = set_splat_i64_m128i(0x00AA_00AA_00AA_00AA);
+    let c2 = set_splat_i64_m128i(0x0000_CCCC_0000_CCCC);
+    let c3 = set_splat_i64_m128i(0x0000_0000_F0F0_F0F0);
+    let body = words.len() / 16 * 16;
+    for piece in words[..body].chunks_exact_mut(16) {
+        let mut x = load(piece);
+        let t = bitand_m128i(bitxor_m128i(x, shr_imm_u64_m128i::<7>(x)), c1);
+        x = bitxor_m128i(x, bitxor_m128i(t, shl_imm_u64_m128i::<7>(t)));
+        let t = bitand_m128i(bitxor_m128i(x, shr_imm_u64_m128i::<14>(x)), c2);
+        x = bitxor_m128i(x, bitxor_m128i(t, shl_imm_u64_m128i::<14>(t)));
+        let t = bitand_m128i(bitxor_m128i(x, shr_imm_u64_m128i::<28>(x)), c3);
+        x = bitxor_m128i(x, bitxor_m128i(t, shl_imm_u64_m128i::<28>(t)));
+        store_unaligned_m128i(piece.try_into().expect("16 bytes"), x);
+    }
+    body
+}
+
+/// `dst[i] ^= src[i]` over whole 16-byte pieces of `dst`; returns the bytes done.
+pub(crate) fn xor_into(dst: &mut [u8], src: &[u8]) -> usize {
+    let body = dst.len().min(src.len()) / 16 * 16;
+    for (d, s) in dst[..body].chunks_exact_mut(16).zip(src.chunks_exact(16)) {
+        let x = bitxor_m128i(load(d), load(s));
+        store_unaligned_m128i(d.try_into().expect("16 bytes"), x);
+    }
+    body
 }
