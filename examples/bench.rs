@@ -26,6 +26,10 @@
 //!   header bytes 16..22 and 24..30 zeroed) and labelled `codec-only`: the codec cost without
 //!   the filters, which b2nd then undoes in Rust. `bound (THP)`: the same into a
 //!   `MADV_HUGEPAGE` buffer; `bound_codec` (JSON only): the codec-only decode for every file;
+//! - `bound_block` (JSON only): the tightest: every chunk already in memory with its filter
+//!   bytes cleared, decoded (codec only) into its slot of an output already written once, by
+//!   T threads with contexts made before the clock starts; the time is c-blosc2's codec work
+//!   and nothing else (no file reads, first touch, scatter or filters);
 //! - `slice`: `read_slice_bytes_into` of 10 items in the middle of the last dimension (other
 //!   indices at their middle), array open, best of `--slice-reps`, microseconds;
 //! - `write`: `ArrayBuilder` with the file's dtype, chunks, blocks, codec, clevel and filters
@@ -329,6 +333,110 @@ fn decode_bound(path: &Path, threads: usize, clear_filters: bool, huge: bool) ->
     Ok((secs, total as u64)) // the buffer is freed after the clock stopped
 }
 
+/// The tighter bound (`bound_block`, see the module docs): every chunk, filter bytes cleared,
+/// already in memory; an output of nchunks * chunksize bytes already written once; T threads
+/// with a context each (made before the clock starts) take chunks in turn and decode the codec
+/// only into the chunk's slot. What is timed is c-blosc2's codec work alone: no file reads, no
+/// first touch, no scatter into C order, no filters. Returns (seconds, decoded bytes).
+fn block_bound(path: &Path, threads: usize) -> Res<(f64, u64)> {
+    let c = CString::new(path.to_str().ok_or("non-UTF-8 path")?)?;
+    // SAFETY: blosc2_init may be called more than once (it is idempotent after the first call).
+    unsafe { sys::blosc2_init() };
+    // SAFETY: `c` is a NUL-terminated path that outlives the call; NULL is checked. The files
+    // are well-formed python-blosc2 output.
+    let sc = unsafe { sys::blosc2_schunk_open(c.as_ptr()) };
+    if sc.is_null() {
+        return Err(format!("{}: blosc2_schunk_open failed", path.display()).into());
+    }
+    // SAFETY: `sc` is a valid super-chunk just opened.
+    let (nchunks, chunksize) = unsafe { ((*sc).nchunks, (*sc).chunksize) };
+    let (nchunks, chunksize) = (usize::try_from(nchunks)?, usize::try_from(chunksize)?);
+    let mut chunks = Vec::with_capacity(nchunks);
+    let mut failed = None;
+    for i in 0..nchunks {
+        let mut chunk: *mut u8 = std::ptr::null_mut();
+        let mut needs_free = false;
+        // SAFETY: valid schunk, used by this thread only; C returns `rc` bytes at `chunk`,
+        // malloc'ed for us when `needs_free`.
+        let rc = unsafe { sys::blosc2_schunk_get_chunk(sc, i as i64, &mut chunk, &mut needs_free) };
+        if rc < 0 || chunk.is_null() {
+            failed = Some(format!("chunk {i}: blosc2_schunk_get_chunk returned {rc}"));
+            break;
+        }
+        // SAFETY: C returned `rc` valid bytes at `chunk` (see above).
+        let mut copy = unsafe { std::slice::from_raw_parts(chunk, rc as usize) }.to_vec();
+        if needs_free {
+            // SAFETY: C allocated the chunk with malloc and handed it to us; freed once.
+            unsafe { libc::free(chunk as *mut libc::c_void) };
+        }
+        if copy.len() >= 32 && copy[2] & 0x05 == 0x05 {
+            copy[16..22].fill(0);
+            copy[24..30].fill(0);
+        }
+        chunks.push(copy);
+    }
+    // SAFETY: the schunk is freed exactly once and not used afterwards.
+    unsafe { sys::blosc2_schunk_free(sc) };
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    let total = nchunks * chunksize;
+    let mut out = vec![1u8; total];
+    let threads = threads.max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<Mutex<&mut [u8]>> = out.chunks_mut(chunksize.max(1)).map(Mutex::new).collect();
+    let start = std::sync::Barrier::new(threads + 1);
+    let secs = std::thread::scope(|s| -> Res<f64> {
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| -> Result<(), String> {
+                    let dparams = sys::blosc2_dparams {
+                        nthreads: 1,
+                        ..Default::default()
+                    };
+                    // SAFETY: dparams is fully initialised; NULL is checked after the barrier.
+                    let ctx = unsafe { sys::blosc2_create_dctx(dparams) };
+                    start.wait();
+                    if ctx.is_null() {
+                        return Err("blosc2_create_dctx failed".into());
+                    }
+                    let mut res = Ok(());
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(src) = chunks.get(i) else { break };
+                        let mut slot = slots[i].lock().unwrap();
+                        // SAFETY: ctx is this thread's; src holds src.len() bytes; the slot is
+                        // locked by this thread and C writes at most slot.len() bytes into it.
+                        let n = unsafe {
+                            sys::blosc2_decompress_ctx(
+                                ctx,
+                                src.as_ptr() as *const libc::c_void,
+                                src.len() as i32,
+                                slot.as_mut_ptr() as *mut libc::c_void,
+                                slot.len() as i32,
+                            )
+                        };
+                        if n != slot.len() as i32 {
+                            res = Err(format!("chunk {i}: decompressed {n} of {}", slot.len()));
+                            break;
+                        }
+                    }
+                    // SAFETY: created above by this thread, freed once.
+                    unsafe { sys::blosc2_free_ctx(ctx) };
+                    res
+                })
+            })
+            .collect();
+        start.wait();
+        let t0 = Instant::now();
+        for h in hs {
+            h.join().unwrap()?;
+        }
+        Ok(t0.elapsed().as_secs_f64())
+    })?;
+    Ok((secs, total as u64))
+}
+
 /// The writer's version of the file's filter pipeline, and what had to change.
 fn writer_filters(a: &Array) -> (Option<Vec<Filter>>, String) {
     let (ids, metas) = a.filter_slots();
@@ -551,6 +659,9 @@ fn bench_file(o: &Opts, name: &str, caps: NpyCaps) -> Res<Map<String, Value>> {
     r.insert("bound_codec_s".into(), json!(codec_s));
     r.insert("bound_codec_mibs".into(), json!(mibs(n, codec_s)));
     r.insert("bound_decoded_bytes".into(), json!(decoded));
+    let block_s = best(o.reps, || Ok(block_bound(&path, t)?.0))?;
+    r.insert("bound_block_s".into(), json!(block_s));
+    r.insert("bound_block_mibs".into(), json!(mibs(n, block_s)));
 
     // Small slice: 10 items in the middle of the last dimension.
     let nd = a.ndim();
