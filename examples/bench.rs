@@ -216,11 +216,10 @@ fn c_undoes(filters: &[u8; 6], metas: &[u8; 6]) -> bool {
         .all(|(&f, &m)| matches!(f, 0 | 2 | 3 | 4) || (f == 1 && m == 0))
 }
 
-/// The decode bound: see the module docs. `huge`: the output buffer is a `MADV_HUGEPAGE`
-/// mapping instead of a `Vec`. Returns (seconds, decoded bytes).
-fn decode_bound(path: &Path, threads: usize, clear_filters: bool, huge: bool) -> Res<(f64, u64)> {
+/// c-blosc2 opens the file by itself: (super-chunk, nchunks, chunksize). The caller frees
+/// the super-chunk.
+fn open_schunk(path: &Path) -> Res<(*mut sys::blosc2_schunk, usize, usize)> {
     let c = CString::new(path.to_str().ok_or("non-UTF-8 path")?)?;
-    let t0 = Instant::now();
     // SAFETY: blosc2_init may be called more than once (it is idempotent after the first call).
     unsafe { sys::blosc2_init() };
     // SAFETY: `c` is a NUL-terminated path that outlives the call; NULL is checked. The files
@@ -231,7 +230,21 @@ fn decode_bound(path: &Path, threads: usize, clear_filters: bool, huge: bool) ->
     }
     // SAFETY: `sc` is a valid super-chunk just opened.
     let (nchunks, chunksize) = unsafe { ((*sc).nchunks, (*sc).chunksize) };
-    let (nchunks, chunksize) = (usize::try_from(nchunks)?, usize::try_from(chunksize)?);
+    match (usize::try_from(nchunks), usize::try_from(chunksize)) {
+        (Ok(n), Ok(c)) => Ok((sc, n, c)),
+        _ => {
+            // SAFETY: freed once, not used afterwards.
+            unsafe { sys::blosc2_schunk_free(sc) };
+            Err(format!("{}: {nchunks} chunks of {chunksize} bytes", path.display()).into())
+        }
+    }
+}
+
+/// The decode bound: see the module docs. `huge`: the output buffer is a `MADV_HUGEPAGE`
+/// mapping instead of a `Vec`. Returns (seconds, decoded bytes).
+fn decode_bound(path: &Path, threads: usize, clear_filters: bool, huge: bool) -> Res<(f64, u64)> {
+    let t0 = Instant::now();
+    let (sc, nchunks, chunksize) = open_schunk(path)?;
     let total = nchunks * chunksize;
     let (mut plain, mut mapped);
     let out: &mut [u8] = if huge {
@@ -339,18 +352,7 @@ fn decode_bound(path: &Path, threads: usize, clear_filters: bool, huge: bool) ->
 /// only into the chunk's slot. What is timed is c-blosc2's codec work alone: no file reads, no
 /// first touch, no scatter into C order, no filters. Returns (seconds, decoded bytes).
 fn block_bound(path: &Path, threads: usize) -> Res<(f64, u64)> {
-    let c = CString::new(path.to_str().ok_or("non-UTF-8 path")?)?;
-    // SAFETY: blosc2_init may be called more than once (it is idempotent after the first call).
-    unsafe { sys::blosc2_init() };
-    // SAFETY: `c` is a NUL-terminated path that outlives the call; NULL is checked. The files
-    // are well-formed python-blosc2 output.
-    let sc = unsafe { sys::blosc2_schunk_open(c.as_ptr()) };
-    if sc.is_null() {
-        return Err(format!("{}: blosc2_schunk_open failed", path.display()).into());
-    }
-    // SAFETY: `sc` is a valid super-chunk just opened.
-    let (nchunks, chunksize) = unsafe { ((*sc).nchunks, (*sc).chunksize) };
-    let (nchunks, chunksize) = (usize::try_from(nchunks)?, usize::try_from(chunksize)?);
+    let (sc, nchunks, chunksize) = open_schunk(path)?;
     let mut chunks = Vec::with_capacity(nchunks);
     let mut failed = None;
     for i in 0..nchunks {

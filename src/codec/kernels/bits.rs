@@ -121,19 +121,8 @@ pub(crate) fn bitunshuffle_reference(src: &[u8], e: usize) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::bytes;
     use super::*;
-
-    fn bytes(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect()
-    }
 
     #[test]
     fn transpose8x8_matches_definition() {

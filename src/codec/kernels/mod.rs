@@ -414,7 +414,8 @@ mod sse2;
 mod tests {
     use super::*;
 
-    fn bytes(n: usize, seed: u64) -> Vec<u8> {
+    /// `n` pseudo-random bytes (xorshift), the same for the same seed.
+    pub(super) fn bytes(n: usize, seed: u64) -> Vec<u8> {
         let mut x = seed | 1;
         (0..n)
             .map(|_| {
