@@ -125,6 +125,66 @@ impl Array {
         Array::from_frame(Frame::open(path.as_ref(), offset)?)
     }
 
+    /// Open the array for [`crate::ArrayMut`], which holds python-blosc2's lock itself.
+    pub(crate) fn open_for_writer(path: &Path) -> Result<Array> {
+        Array::from_frame(Frame::open_for_writer(path)?)
+    }
+
+    /// Follow what writers published since this array was opened (or last refreshed), as
+    /// python-blosc2's `NDArray.refresh()` does: `Ok(false)`, at the cost of one `stat` (and
+    /// a read of python-blosc2's lock counter when the file is locked by its users), when
+    /// nothing changed; otherwise the array is opened again from the same place and
+    /// `Ok(true)`. Its shape, attributes and data are then the new ones; a change of the
+    /// number of dimensions, chunks, blocks or dtype is an error (as in python-blosc2), and
+    /// leaves the array as it was. In-memory arrays never change (`Ok(false)`).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("a.b2nd");
+    /// b2nd::ArrayBuilder::for_type::<u8>(&[4]).write(b2nd::Target::File(path.clone()), &[1u8; 4])?;
+    /// let mut reader = b2nd::Array::open(&path)?;
+    /// assert!(!reader.refresh()?);
+    /// b2nd::ArrayMut::open(&path)?.append(0, &[2u8; 3])?;
+    /// assert!(reader.refresh()?);
+    /// assert_eq!(reader.shape(), &[7]);
+    /// assert_eq!(reader.read::<u8>()?, [1, 1, 1, 1, 2, 2, 2]);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn refresh(&mut self) -> Result<bool> {
+        if self.frame.unchanged() {
+            return Ok(false);
+        }
+        let Some((path, offset)) = self.frame.origin() else {
+            return Ok(false);
+        };
+        let frame = Frame::open(path, offset)?.named(self.frame.source.clone());
+        let fresh = Array::from_frame(frame)?;
+        let (old, new) = (&self.geom, &fresh.geom);
+        if old.ndim() != new.ndim()
+            || old.chunks() != new.chunks()
+            || old.blocks() != new.blocks()
+            || self.dtype != fresh.dtype
+        {
+            return Err(Error::Frame {
+                source_name: self.frame.source.clone(),
+                reason: format!(
+                    "changed its layout since it was opened (dimensions {} -> {}, chunks {:?} -> {:?}, blocks {:?} -> {:?}, dtype {} -> {}): open it again",
+                    old.ndim(),
+                    new.ndim(),
+                    old.chunks(),
+                    new.chunks(),
+                    old.blocks(),
+                    new.blocks(),
+                    self.dtype_str(),
+                    fresh.dtype_str()
+                ),
+            });
+        }
+        let exec = self.exec.clone();
+        *self = fresh.with_threads(exec);
+        Ok(true)
+    }
+
     /// Open an in-memory CFrame (the bytes of a `.b2nd` file).
     pub fn from_bytes(bytes: impl Into<Vec<u8>>) -> Result<Array> {
         Array::from_frame(Frame::from_bytes(bytes.into())?)

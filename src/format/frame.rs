@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::ffi::{ChunkBytes, Schunk, SchunkParams, EXTENDED_HEADER_LEN};
 use crate::format::chunk::ChunkHeader;
 use crate::format::journal::{HeaderState, Journal};
+use crate::format::lock::{FrameLock, Held};
 use crate::format::parts::FrameParts;
 use crate::format::{read_at, Malformed};
 
@@ -488,6 +489,10 @@ struct ChunkFiles {
     /// The file holding the header (the frame file, or `chunks.b2frame`) as it was when
     /// opened: an in-place change or a compaction alters it.
     stamp: Option<Stamp>,
+    /// python-blosc2's lock sidecar, when the frame is locked by its users: taken shared
+    /// while opening and fetching chunks (c-blosc2's readers do), with its generation
+    /// counter as it was when opened (any later writer advances it).
+    shared: Option<(FrameLock, u64)>,
 }
 
 /// The first bytes of a frame file from `offset` (its header, or most of it), to tell two
@@ -530,8 +535,20 @@ impl ChunkFiles {
 }
 
 impl Frame {
-    /// Open a CFrame file or an SFrame directory, the frame starting at `offset`.
+    /// Open a CFrame file or an SFrame directory, the frame starting at `offset`. When
+    /// python-blosc2's lock sidecar is there (or `BLOSC_LOCKING` is set), the opening and
+    /// every chunk fetch take it shared, as c-blosc2's readers do.
     pub(crate) fn open(path: &Path, offset: u64) -> Result<Frame> {
+        Frame::open_with(path, offset, true)
+    }
+
+    /// [`Frame::open`] for the writer that holds python-blosc2's lock exclusively while it
+    /// reads (a shared lock on another descriptor would wait for itself).
+    pub(crate) fn open_for_writer(path: &Path) -> Result<Frame> {
+        Frame::open_with(path, 0, false)
+    }
+
+    fn open_with(path: &Path, offset: u64, share: bool) -> Result<Frame> {
         let source = if offset == 0 {
             path.display().to_string()
         } else {
@@ -563,17 +580,26 @@ impl Frame {
                 head_bytes(f, if meta.is_dir() { 0 } else { offset }),
             )
         };
+        let sidecar = if share {
+            FrameLock::open(path, meta.is_dir(), false)?
+        } else {
+            None
+        };
         for _ in 0..16 {
+            let held = sidecar.as_ref().map(FrameLock::shared).transpose()?;
             let before = version(&header_file);
             let frame = Frame::open_once(path, offset, &meta, &source)?;
             let after = version(&header_file);
             if before.0.is_some() && before == after {
                 let mut frame = frame;
+                let generation = held.map(|h| h.generation);
                 if let Some(f) = frame.files.as_mut() {
                     f.stamp = before.0;
+                    f.shared = sidecar.zip(generation);
                 }
                 return Ok(frame);
             }
+            drop(held);
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         Err(bad(
@@ -624,6 +650,7 @@ impl Frame {
             sparse: meta.is_dir(),
             file: OnceLock::new(),
             stamp: None,
+            shared: None,
         });
         Ok(frame)
     }
@@ -722,6 +749,7 @@ impl Frame {
     /// Copy compressed chunk `n` into `out`.
     pub(crate) fn chunk_into(&self, n: u64, out: &mut ChunkBytes) -> Result<()> {
         let n = i64::try_from(n).map_err(|_| Error::InvalidArgument(format!("chunk index {n}")))?;
+        let _shared = self.share()?;
         // A chunk of an on-disk contiguous frame is read here: c-blosc2 2.15
         // (`frame_get_chunk`) allocates the compressed size the chunk's header declares (up
         // to 2 GiB) before it checks that the file holds that much (found by fuzzing).
@@ -796,12 +824,35 @@ impl Frame {
         Some(Ok(()))
     }
 
-    /// Whether the frame's file is still the version this frame opened.
-    fn unchanged(&self) -> bool {
+    /// Whether the frame's file is still the version this frame opened (and, when it is
+    /// locked by its users, no writer has taken the lock since).
+    pub(crate) fn unchanged(&self) -> bool {
         match &self.files {
-            Some(f) => f.stamp.is_some() && Stamp::of(&f.header_file()) == f.stamp,
+            Some(f) => {
+                f.stamp.is_some()
+                    && Stamp::of(&f.header_file()) == f.stamp
+                    && f.shared
+                        .as_ref()
+                        .is_none_or(|(l, seen)| l.read_seq().ok() == Some(*seen))
+            }
             None => true,
         }
+    }
+
+    /// The shared lock, held while chunks are fetched from a frame its users lock.
+    fn share(&self) -> Result<Option<Held<'_>>> {
+        self.files
+            .as_ref()
+            .and_then(|f| f.shared.as_ref())
+            .map(|(l, _)| l.shared())
+            .transpose()
+    }
+
+    /// The file (or sparse directory) and frame offset this frame was opened from, if any.
+    pub(crate) fn origin(&self) -> Option<(&Path, u64)> {
+        self.files
+            .as_ref()
+            .map(|f| (f.path.as_path(), f.frame_offset))
     }
 
     fn changed_error(&self) -> Error {
@@ -832,6 +883,9 @@ impl Frame {
         out: &mut ChunkBytes,
     ) -> bool {
         // A changed file fails here; the caller's whole-chunk fetch then reports it.
+        let Ok(_shared) = self.share() else {
+            return false;
+        };
         self.try_chunk_blocks_into(n, wanted, block_bytes, out)
             .unwrap_or(false)
             && self.unchanged()

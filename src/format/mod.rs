@@ -9,6 +9,7 @@ pub(crate) mod chunk;
 pub mod frame;
 pub(crate) mod ids;
 pub(crate) mod journal;
+pub(crate) mod lock;
 pub mod meta;
 pub mod npy;
 pub(crate) mod parts;

@@ -98,6 +98,14 @@ impl Selection {
         self.count.len()
     }
 
+    /// The selected positions as one region of the array, when every step is 1 (integer
+    /// indices are regions of extent 1); `None` otherwise.
+    pub(crate) fn contiguous_region(&self) -> Option<Region> {
+        (0..self.ndim())
+            .all(|d| self.step[d] == 1 || self.count[d] <= 1)
+            .then(|| Region::new(self.start.clone(), self.count.clone()))
+    }
+
     /// The output shape: the selected counts of the kept dimensions.
     pub(crate) fn shape(&self) -> Vec<u64> {
         self.count

@@ -12,14 +12,18 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 
+use super::derived;
 use super::writer::{pack_chunk, Packer};
 use super::*;
 use crate::array::Array;
 use crate::format::frame::{read_on_disk, OnDisk};
 use crate::format::journal::{journal_path, HeaderState, Journal};
+use crate::format::lock::FrameLock;
 use crate::format::parts::{special_offset, trailer_bytes, ZERO_CHUNK_OFFSET};
 use crate::model::region::{copy_overlap, ravel};
+use crate::model::selection::SliceItem;
 use crate::parallel::Threads;
+use crate::read::slice::Selection;
 
 /// An array opened for in-place changes: a contiguous `.b2nd` file, a sparse directory, or a
 /// member of a `.b2d` store (see [`ArrayMut::open_in_store`]).
@@ -113,41 +117,6 @@ fn lock_file(path: &Path, what: &Path) -> Result<File> {
     }
 }
 
-/// python-blosc2's optional lock (`Storage(locking=True)` or `BLOSC_LOCKING`): the sidecar
-/// `<file>.b2lock` (`<dir>/.b2lock` for sparse frames), locked exclusively by c-blosc2 while
-/// it changes the frame and shared while it reads. Taken exclusively (waiting as c-blosc2
-/// does) for the duration of each change when the sidecar exists or `BLOSC_LOCKING` asks for
-/// locking; `None` otherwise (no sidecar is created for python-blosc2 users who do not lock).
-fn python_lock(path: &Path, sparse: bool) -> Result<Option<File>> {
-    let lock_path = if sparse {
-        path.join(".b2lock")
-    } else {
-        let mut name = path.as_os_str().to_os_string();
-        name.push(".b2lock");
-        PathBuf::from(name)
-    };
-    let wanted = std::env::var("BLOSC_LOCKING")
-        .map(|v| {
-            !matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "" | "0" | "false" | "no" | "off"
-            )
-        })
-        .unwrap_or(false);
-    if !wanted && std::fs::symlink_metadata(&lock_path).is_err() {
-        return Ok(None);
-    }
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&lock_path)
-        .map_err(io_err(&lock_path))?;
-    f.lock().map_err(io_err(&lock_path))?;
-    Ok(Some(f))
-}
-
 /// Make the directory entry changes in `dir` durable (a no-op where directories cannot be
 /// opened).
 fn sync_dir(dir: &Path) {
@@ -220,7 +189,7 @@ impl ArrayMut {
         if !sparse {
             recover(&path)?;
         }
-        let array = Array::open(&path)?;
+        let array = Array::open_for_writer(&path)?;
         let threads = array.exec.clone();
         Ok(ArrayMut {
             path,
@@ -282,6 +251,44 @@ impl ArrayMut {
         let region = self.check_region(start, shape, data.len())?;
         let new_shape = self.array.shape().to_vec();
         self.change(&new_shape, Some((&region, data)), None)
+    }
+
+    /// Write `data` (raw bytes in the dtype's byte order, in the C order of the slice's shape,
+    /// [`Array::slice_shape`]) into a NumPy basic-indexing slice whose steps are all 1, as
+    /// python-blosc2's `a[items] = data` does (integer indices drop their dimension, bounds
+    /// clamp). An empty slice changes nothing.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("a.b2nd");
+    /// b2nd::ArrayBuilder::for_type::<i16>(&[3, 4]).write(b2nd::Target::File(path.clone()), &[0i16; 12])?;
+    /// let mut a = b2nd::ArrayMut::open(&path)?;
+    /// let s: b2nd::Slice = "1, 1:3".parse()?;
+    /// a.write_slice_bytes(&s, &[5u8, 0, 6, 0])?;
+    /// assert_eq!(a.array().read::<i16>()?, [0, 0, 0, 0, 0, 5, 6, 0, 0, 0, 0, 0]);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn write_slice_bytes(&mut self, items: &[SliceItem], data: &[u8]) -> Result<()> {
+        if let Some((d, step)) = items.iter().enumerate().find_map(|(d, i)| match i {
+            SliceItem::Range { step, .. } if *step != 1 => Some((d, *step)),
+            _ => None,
+        }) {
+            return Err(Error::InvalidArgument(format!(
+                "dimension {d}: step {step}: slices written in place take steps of 1"
+            )));
+        }
+        let sel = Selection::resolve(items, self.array.shape())?;
+        let region = sel.contiguous_region().expect("steps of 1 make one region");
+        if region.nitems() == Some(0) {
+            return match data.len() {
+                0 => Ok(()),
+                n => Err(Error::BufferSize {
+                    expected: 0,
+                    got: n,
+                }),
+            };
+        }
+        self.write_region_bytes(region.start(), region.shape(), data)
     }
 
     /// Write typed items into the region `[start, start + shape)` (`T` must be the array's
@@ -415,7 +422,9 @@ impl ArrayMut {
     /// sparse frame: delete chunk files nothing refers to). [`Array`]s opened before must be
     /// reopened afterwards.
     pub fn compact(&mut self) -> Result<()> {
-        let _python_lock = python_lock(&self.path, self.sparse)?;
+        let sidecar = FrameLock::open(&self.path, self.sparse, true)?;
+        let _held = sidecar.as_ref().map(FrameLock::exclusive).transpose()?;
+        self.follow_others()?;
         if self.sparse {
             let disk = self.current()?;
             let live: std::collections::HashSet<i64> = self
@@ -535,10 +544,13 @@ impl ArrayMut {
         write: Option<(&Region, &[u8])>,
         vlmeta: Option<Vec<(String, Vec<u8>)>>,
     ) -> Result<()> {
+        // python-blosc2's lock (c-blosc2 3.2+), when it is used: taken exclusively (which
+        // advances its generation counter) from reading the current state until the change
+        // is published (dropped at the end of this function).
+        let sidecar = FrameLock::open(&self.path, self.sparse, true)?;
+        let _held = sidecar.as_ref().map(FrameLock::exclusive).transpose()?;
+        self.follow_others()?;
         let a = &self.array;
-        // python-blosc2's lock, when it uses one: held from reading the current state until
-        // the change is published (dropped at the end of this function).
-        let _python_lock = python_lock(&self.path, self.sparse)?;
         let disk = self.current()?;
         let old_offsets = self.old_offsets(&disk)?;
         let g0 = a.geometry().clone();
@@ -694,17 +706,35 @@ impl ArrayMut {
                 (_, None) => unreachable!("every chunk to build was built"),
             })
             .collect();
-        let vlmeta = vlmeta.unwrap_or_else(|| disk.parts.vlmeta.clone());
+        // A change of the data (not of attributes alone) makes python-blosc2's indexes
+        // stale and its query cache wrong: both are fixed in the same published trailer.
+        let data_changed = write.is_some() || shape != g0.shape();
+        let mut vlmeta = vlmeta.unwrap_or_else(|| disk.parts.vlmeta.clone());
+        if data_changed {
+            derived::invalidate(&mut vlmeta, a.source(), compress_attr)?;
+        }
         if self.sparse {
             self.publish_sparse(&disk, shape, chunks, &old_offsets, &vlmeta)?;
-            self.reopen(false)
         } else if n1 == 0 {
             self.publish_rewrite(&disk, shape, chunks, &vlmeta)?;
-            self.reopen(true)
         } else {
             self.publish_contiguous(&disk, shape, chunks, &vlmeta)?;
-            self.reopen(false)
         }
+        self.reopen(!self.sparse && n1 == 0)?;
+        if data_changed {
+            // Published: nothing refers to the query cache's payload any more.
+            derived::remove_query_cache_payload(&self.path)?;
+        }
+        Ok(())
+    }
+
+    /// Follow a change another writer (python-blosc2) published since this array was last
+    /// read, so that the next change starts from what the file holds now.
+    fn follow_others(&mut self) -> Result<()> {
+        if !self.array.frame.unchanged() {
+            self.reopen(false)?;
+        }
+        Ok(())
     }
 
     /// Open the new contents; `replaced`: a rewrite renamed a new file into place, whose
@@ -714,7 +744,7 @@ impl ArrayMut {
         if replaced {
             self.lock = lock_file(&self.path, &self.path)?;
         }
-        self.array = Array::open(&self.path)?.with_threads(self.threads.clone());
+        self.array = Array::open_for_writer(&self.path)?.with_threads(self.threads.clone());
         Ok(())
     }
 

@@ -26,6 +26,7 @@ use crate::model::geometry::Geometry;
 use crate::model::region::Region;
 
 mod builder;
+mod derived;
 mod edit;
 mod inplace;
 mod options;
