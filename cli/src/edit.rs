@@ -1,4 +1,4 @@
-//! `b2nd append` and `b2nd resize`: in-place changes through `b2nd::ArrayMut`.
+//! `b2nd append`, `b2nd write` and `b2nd resize`: in-place changes through `b2nd::ArrayMut`.
 
 use std::io::Read;
 use std::path::Path;
@@ -7,12 +7,17 @@ use b2nd::ArrayMut;
 
 type Res = Result<(), Box<dyn std::error::Error>>;
 
-/// Append the array of the `.npy` file `input` to `array` along `axis`.
-pub(crate) fn append(array: &Path, input: &Path, axis: usize, threads: Option<usize>) -> Res {
+/// `array` opened for changes, with `threads` for compression.
+fn open(array: &Path, threads: Option<usize>) -> Result<ArrayMut, Box<dyn std::error::Error>> {
     let mut a = ArrayMut::open(array)?;
     if let Some(t) = threads {
         a = a.with_threads(b2nd::Threads::count(t)?);
     }
+    Ok(a)
+}
+
+/// The `.npy` file `input`, checked to hold `a`'s dtype: its shape and C-order bytes.
+fn read_npy(input: &Path, a: &ArrayMut) -> Result<(Vec<u64>, Vec<u8>), Box<dyn std::error::Error>> {
     let (mut f, h, nbytes) = crate::open_npy(input)?;
     let have = a.array();
     if h.dtype != *have.dtype() {
@@ -24,12 +29,62 @@ pub(crate) fn append(array: &Path, input: &Path, axis: usize, threads: Option<us
         )
         .into());
     }
+    let mut data = Vec::with_capacity(nbytes as usize);
+    f.read_to_end(&mut data)
+        .map_err(|e| format!("{}: {e}", input.display()))?;
+    if data.len() as u64 != nbytes {
+        return Err(format!(
+            "{}: holds {} data bytes, its header says {nbytes}",
+            input.display(),
+            data.len()
+        )
+        .into());
+    }
+    if h.fortran_order && h.shape.len() > 1 {
+        data = crate::fortran_to_c(&data, &h.shape, h.dtype.itemsize());
+    }
+    Ok((h.shape, data))
+}
+
+/// Write the array of the `.npy` file `input` into the slice `spec` of `array`.
+pub(crate) fn write(array: &Path, input: &Path, spec: &str, threads: Option<usize>) -> Res {
+    let slice: b2nd::Slice = spec.parse().map_err(|e| format!("--slice {spec:?}: {e}"))?;
+    if slice
+        .iter()
+        .any(|i| matches!(i, b2nd::SliceItem::Range { step, .. } if *step != 1))
+    {
+        return Err(format!("--slice {spec:?}: in-place writes take steps of 1").into());
+    }
+    let mut a = open(array, threads)?;
+    let (shape, data) = read_npy(input, &a)?;
+    let want = a
+        .array()
+        .slice_shape(&slice)
+        .map_err(|e| format!("--slice {spec:?}: {e}"))?;
+    if shape != want {
+        return Err(format!(
+            "{}: shape {shape:?} differs from the shape {want:?} of slice {spec:?} of the array's {:?}",
+            input.display(),
+            a.array().shape()
+        )
+        .into());
+    }
+    a.write_slice_bytes(&slice, &data)
+        .map_err(|e| format!("--slice {spec:?}: {e}"))?;
+    Ok(())
+}
+
+/// Append the array of the `.npy` file `input` to `array` along `axis`.
+pub(crate) fn append(array: &Path, input: &Path, axis: usize, threads: Option<usize>) -> Res {
+    let mut a = open(array, threads)?;
+    let (in_shape, data) = read_npy(input, &a)?;
+    let have = a.array();
     let shape = have.shape();
     if axis >= shape.len() {
         return Err(format!("--axis {axis}: the array has {} dimensions", shape.len()).into());
     }
-    let fits = h.shape.len() == shape.len()
-        && h.shape
+    let fits = in_shape.len() == shape.len()
+        && in_shape
             .iter()
             .zip(shape)
             .enumerate()
@@ -38,16 +93,10 @@ pub(crate) fn append(array: &Path, input: &Path, axis: usize, threads: Option<us
         return Err(format!(
             "{}: shape {:?} does not extend the array's {:?} along axis {axis}",
             input.display(),
-            h.shape,
+            in_shape,
             shape
         )
         .into());
-    }
-    let mut data = Vec::with_capacity(nbytes as usize);
-    f.read_to_end(&mut data)
-        .map_err(|e| format!("{}: {e}", input.display()))?;
-    if h.fortran_order && h.shape.len() > 1 {
-        data = crate::fortran_to_c(&data, &h.shape, h.dtype.itemsize());
     }
     if data.is_empty() {
         return Ok(());

@@ -84,6 +84,24 @@ enum Cmd {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Write a .npy file's array into a slice of an array, in place (one atomic change), as
+    /// python-blosc2's `a[SPEC] = data`: python-blosc2's indexes on it are marked stale and its
+    /// query cache dropped, as its own writes do.
+    Write {
+        /// The array (a .b2nd file or a sparse-frame directory), changed in place.
+        array: PathBuf,
+        /// The .npy file holding the data (the array's dtype; the slice's shape, without the
+        /// dimensions an integer index drops).
+        input: PathBuf,
+        /// Where to write, NumPy basic indexing per dimension, comma separated: an index
+        /// (negative from the end; drops the dimension) or start:stop with step 1 (bounds clamp
+        /// as in NumPy), e.g. `10:20,-1`. Missing trailing dimensions are taken whole.
+        #[arg(long, value_name = "SPEC", allow_hyphen_values = true)]
+        slice: String,
+        /// Threads for compression (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
     /// Change an array's shape in place (one atomic change): grown positions read as zeros,
     /// as after python-blosc2's `resize`.
     Resize {
@@ -633,6 +651,12 @@ fn main() -> ExitCode {
             threads,
         } => edit::append(&array, &input, axis, threads),
         Cmd::Resize { array, shape } => edit::resize(&array, &shape),
+        Cmd::Write {
+            array,
+            input,
+            slice,
+            threads,
+        } => edit::write(&array, &input, &slice, threads),
         Cmd::ToNpy {
             path,
             out,

@@ -780,3 +780,128 @@ fn append_and_resize_in_place() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("dtype"));
     assert_eq!(b2nd::Array::open(&arr).unwrap().shape(), &[3, 6]);
 }
+
+/// A `.npy` file of `descr` and `shape` holding `data`.
+fn npy(path: &std::path::Path, descr: &str, shape: &str, data: &[u8]) {
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while !(10 + h.len() + 1).is_multiple_of(64) {
+        h.push(' ');
+    }
+    h.push('\n');
+    bytes.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(h.as_bytes());
+    bytes.extend_from_slice(data);
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn write_puts_a_npy_array_into_a_slice_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let arr = dir.path().join("a.b2nd");
+    std::fs::copy(data_dir().join("ref_7x5_i4.b2nd"), &arr).unwrap();
+    let before: Vec<i32> = b2nd::Array::open(&arr).unwrap().read().unwrap();
+    let le = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+
+    // A 2x3 block at rows 1-2, columns 2-4.
+    let block = dir.path().join("block.npy");
+    npy(&block, "<i4", "(2, 3)", &le(&[-1, -2, -3, -4, -5, -6]));
+    run_ok(
+        b2nd()
+            .arg("write")
+            .arg(&arr)
+            .arg(&block)
+            .args(["--slice", "1:3,2:"]),
+    );
+    let mut want = before.clone();
+    for (k, (r, c)) in [(1, 2), (1, 3), (1, 4), (2, 2), (2, 3), (2, 4)]
+        .iter()
+        .enumerate()
+    {
+        want[r * 5 + c] = -(k as i32) - 1;
+    }
+    assert_eq!(
+        b2nd::Array::open(&arr).unwrap().read::<i32>().unwrap(),
+        want
+    );
+
+    // An integer index drops its dimension: a row of 5 into the last row.
+    let row = dir.path().join("row.npy");
+    npy(&row, "<i4", "(5,)", &le(&[9; 5]));
+    run_ok(
+        b2nd()
+            .arg("write")
+            .arg(&arr)
+            .arg(&row)
+            .args(["--slice", "-1"]),
+    );
+    want[30..].copy_from_slice(&[9; 5]);
+    // A 0-d array into one item.
+    let one = dir.path().join("one.npy");
+    npy(&one, "<i4", "()", &le(&[77]));
+    run_ok(
+        b2nd()
+            .arg("write")
+            .arg(&arr)
+            .arg(&one)
+            .args(["--slice", "0,0"]),
+    );
+    want[0] = 77;
+    assert_eq!(
+        b2nd::Array::open(&arr).unwrap().read::<i32>().unwrap(),
+        want
+    );
+    let bytes = std::fs::read(&arr).unwrap();
+
+    // Refusals: one line, exit 1, the array untouched.
+    let f8 = dir.path().join("f8.npy");
+    npy(&f8, "<f8", "(5,)", &[0u8; 40]);
+    let cases: Vec<(Vec<std::ffi::OsString>, &str)> = vec![
+        (
+            vec![f8.clone().into(), "--slice".into(), "0".into()],
+            "dtype",
+        ),
+        (
+            vec![row.clone().into(), "--slice".into(), "0:2".into()],
+            "shape",
+        ),
+        (
+            vec![row.clone().into(), "--slice".into(), "7".into()],
+            "out of bounds",
+        ),
+        (
+            vec![row.clone().into(), "--slice".into(), "0,::2".into()],
+            "step",
+        ),
+        (
+            vec![row.clone().into(), "--slice".into(), "0,0,0".into()],
+            "too many",
+        ),
+        (
+            vec![row.clone().into(), "--slice".into(), "x".into()],
+            "--slice",
+        ),
+        (
+            vec![
+                dir.path().join("missing.npy").into(),
+                "--slice".into(),
+                "0".into(),
+            ],
+            "missing.npy",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = run_fail(b2nd().arg("write").arg(&arr).args(&args), 1);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read(&arr).unwrap(),
+            bytes,
+            "{args:?} changed the array"
+        );
+    }
+    // Usage errors exit 2.
+    run_fail(b2nd().arg("write").arg(&arr).arg(&row), 2);
+    assert_eq!(std::fs::read(&arr).unwrap(), bytes);
+}
