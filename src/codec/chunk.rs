@@ -15,7 +15,7 @@ use crate::ffi::{BlockHook, CError, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
 use crate::format::chunk::{
     set_filters, ChunkHeader, FiltersCleared, Special, MAX_DICT_SIZE, MIN_HEADER_LEN,
 };
-use crate::format::ids::codec_name;
+use crate::format::ids::codec_label;
 
 /// Why a chunk could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,12 +198,7 @@ fn plan(
             let mode = crate::codec::zfp::Mode::from_id(h.udcodec).expect("checked");
             Some(RustCodec::Zfp(mode, h.codec_meta))
         }
-        6 => {
-            return Err(ChunkError::Unsupported(
-                "codec",
-                format!("{} (id {})", codec_name(h.udcodec), h.udcodec),
-            ))
-        }
+        6 => return Err(ChunkError::Unsupported("codec", codec_label(h.udcodec))),
         other => return corrupt(format!("unknown codec format {other}")),
     };
     if let Some(codec) = rust {
@@ -1048,6 +1043,16 @@ mod tests {
                 _ => panic!("{slots:?}"),
             }
         }
+        // Codecs registered since c-blosc2 2.15 are refused by name, with their plugin.
+        let mut j = header(0x05 | (6 << 5), 400, 100, 80);
+        j[22] = 39;
+        match plan(&ChunkHeader::parse(&j).unwrap(), 400, 4, 80) {
+            Err(e @ ChunkError::Unsupported(..)) => {
+                let m = e.to_string();
+                assert!(m.contains("J2K (id 39") && m.contains("blosc2-j2k"), "{m}");
+            }
+            _ => panic!("codec 39 must be refused"),
+        }
         assert!(matches!(plan(&p, 404, 4, 80), Err(ChunkError::Corrupt(_))));
         assert!(matches!(plan(&p, 400, 4, 81), Err(ChunkError::Corrupt(_))));
         // zlib: decoded in Rust; lz4 with a dictionary too, lz4 without one by C.
@@ -1090,7 +1095,10 @@ mod tests {
         let o = ChunkHeader::parse(&u).unwrap();
         assert_eq!(
             plan(&o, 400, 4, 80).err(),
-            Some(ChunkError::Unsupported("codec", "openhtj2k (id 36)".into()))
+            Some(ChunkError::Unsupported(
+                "codec",
+                "OPENHTJ2K (id 36, written by the python plugin `blosc2-openhtj2k`)".into()
+            ))
         );
         // zero special: no decoding.
         let mut s = header(0x05, 400, 400, 32);

@@ -59,6 +59,52 @@ pub(crate) fn codec_name(code: u8) -> String {
         36 => "openhtj2k".into(),
         37 => "grok".into(),
         38 => "openzl".into(),
+        39 => "j2k".into(),
+        40 => "htj2k".into(),
         other => format!("codec {other}"),
+    }
+}
+
+/// A codec id registered since c-blosc2 2.15 as python-blosc2 names it, with the python
+/// plugin package that writes it (none of them is decodable here): for refusals.
+pub(crate) fn plugin_codec(code: u8) -> Option<(&'static str, &'static str)> {
+    Some(match code {
+        36 => ("OPENHTJ2K", "blosc2-openhtj2k"),
+        37 => ("GROK", "blosc2-grok"),
+        38 => ("OPENZL", "blosc2-openzl"),
+        39 => ("J2K", "blosc2-j2k"),
+        40 => ("HTJ2K", "blosc2-htj2k"),
+        _ => return None,
+    })
+}
+
+/// A codec id for a message: its name and id, and for the plugin codecs the python package
+/// that writes them.
+pub(crate) fn codec_label(code: u8) -> String {
+    match plugin_codec(code) {
+        Some((name, package)) => {
+            format!("{name} (id {code}, written by the python plugin `{package}`)")
+        }
+        None => format!("{} (id {code})", codec_name(code)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn codecs_registered_since_2_15_are_named_with_their_plugin() {
+        for (id, name, pkg) in [
+            (36, "OPENHTJ2K", "blosc2-openhtj2k"),
+            (37, "GROK", "blosc2-grok"),
+            (38, "OPENZL", "blosc2-openzl"),
+            (39, "J2K", "blosc2-j2k"),
+            (40, "HTJ2K", "blosc2-htj2k"),
+        ] {
+            let l = super::codec_label(id);
+            assert!(l.starts_with(name) && l.contains(pkg) && l.contains(&format!("id {id}")));
+            assert!(!l.contains("codec "), "{l}");
+        }
+        assert_eq!(super::codec_label(32), "ndlz (id 32)");
+        assert_eq!(super::codec_label(41), "codec 41 (id 41)");
     }
 }

@@ -231,8 +231,8 @@ impl ArrayBuilder {
         }
         if let Codec::Other { id, .. } = self.codec {
             return bad(format!(
-                "codec {} (id {id}) is read here, not written",
-                self.codec.name()
+                "codec {} is not written here",
+                crate::format::ids::codec_label(id)
             ));
         }
         if let Some(Filter::Other { id, .. }) = self
