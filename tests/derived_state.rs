@@ -304,3 +304,47 @@ fn refresh_follows_changes_and_refuses_a_new_layout() {
     assert_eq!(r.shape(), &[8, 4]);
     assert_eq!(r.chunks(), &[4, 4]);
 }
+
+#[test]
+fn a_tables_members_are_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("basic.b2d");
+    let src = common::data_dir().join("tables/basic.b2d");
+    let mut n = 0;
+    for e in walk(&src) {
+        let to = t.join(e.strip_prefix(&src).unwrap());
+        if e.is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&e, &to).unwrap();
+        }
+    }
+    for e in walk(&t) {
+        if e.extension().and_then(|x| x.to_str()) != Some("b2nd") {
+            continue;
+        }
+        let before = std::fs::read(&e).unwrap();
+        let err = ArrayMut::open(&e).unwrap_err().to_string();
+        assert!(err.contains("CTable") && err.contains("basic.b2d"), "{err}");
+        assert_eq!(std::fs::read(&e).unwrap(), before);
+        n += 1;
+    }
+    let err = ArrayMut::open_in_store(&t, "/_cols/id")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("CTable"), "{err}");
+    assert!(n >= 10, "{n} column files");
+}
+
+fn walk(d: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).unwrap() {
+        let p = e.unwrap().path();
+        out.push(p.clone());
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+    }
+    out
+}

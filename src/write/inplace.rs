@@ -117,6 +117,29 @@ fn lock_file(path: &Path, what: &Path) -> Result<File> {
     }
 }
 
+/// The CTable (python-blosc2's layout: a root holding `_meta`, `_valid_rows` and `_cols/`,
+/// summaries under `_indexes/`) that the file at `path` belongs to, if any.
+fn table_of(path: &Path) -> Option<PathBuf> {
+    let is_root = |d: &Path| {
+        d.join("_cols").is_dir()
+            && (d.join("_meta.b2f").exists() || d.join("_valid_rows.b2nd").exists())
+    };
+    let parent = path.parent()?;
+    let name = path.file_name()?.to_str()?;
+    if name.starts_with("_valid_rows.") && is_root(parent) {
+        return Some(parent.to_path_buf());
+    }
+    let mut dir = parent;
+    loop {
+        let here = dir.file_name().and_then(|n| n.to_str());
+        let up = dir.parent()?;
+        if matches!(here, Some("_cols" | "_indexes")) && is_root(up) {
+            return Some(up.to_path_buf());
+        }
+        dir = up;
+    }
+}
+
 /// Make the directory entry changes in `dir` durable (a no-op where directories cannot be
 /// opened).
 fn sync_dir(dir: &Path) {
@@ -182,6 +205,16 @@ impl ArrayMut {
             return Err(Error::Frame {
                 source_name: path.display().to_string(),
                 reason: crate::format::frame::not_regular(&meta),
+            });
+        }
+        if let Some(root) = table_of(&path) {
+            return Err(Error::Store {
+                path: root.display().to_string(),
+                reason: format!(
+                    "{} is a member of this CTable (its columns, valid rows and summaries must \
+                     change together): change the table as a table, not its members",
+                    path.display()
+                ),
             });
         }
         let sparse = meta.is_dir();
