@@ -258,6 +258,11 @@ fn every_published_change_advances_python_blosc2s_lock_counter_once() {
     m.compact().unwrap();
     assert_eq!(generation(&lock), g0 + 3);
     drop(m);
+    // The copy-and-replace attribute edits take the lock too.
+    b2nd::write::set_attrs(&path, &[("b", Value::Int(2))]).unwrap();
+    assert_eq!(generation(&lock), g0 + 4);
+    b2nd::write::delete_attrs(&path, &["b"]).unwrap();
+    assert_eq!(generation(&lock), g0 + 5);
     // The reader notices through the counter and follows.
     assert!(reader.refresh().unwrap());
     assert_eq!(reader.read::<i32>().unwrap()[10], 5);

@@ -50,8 +50,15 @@ pub(super) fn edit_frame(
         path: p.to_path_buf(),
         source,
     };
-    // Validate as a frame first (header checks, parse).
-    drop(Frame::open(path, 0)?);
+    // python-blosc2's lock, when its users lock this frame: held exclusively (advancing its
+    // generation counter, as every c-blosc2 writer does) from reading to the replacement.
+    let sidecar = crate::format::lock::FrameLock::open(path, path.is_dir(), true)?;
+    let _held = sidecar
+        .as_ref()
+        .map(crate::format::lock::FrameLock::exclusive)
+        .transpose()?;
+    // Validate as a frame first (header checks, parse), without the shared lock held above.
+    drop(Frame::open_for_writer(path)?);
     let dir = parent_dir(path);
     let name = path.display().to_string();
     if path.is_dir() {
