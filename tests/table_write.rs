@@ -4,8 +4,7 @@
 
 use b2nd::{Table, TableBuilder};
 
-fn build() -> TableBuilder {
-    let n = 1000usize;
+fn build(n: usize) -> TableBuilder {
     let ids: Vec<i64> = (0..n as i64).collect();
     let scores: Vec<f32> = (0..n).map(|i| i as f32 / 4.0).collect();
     let valid: Vec<bool> = (0..n).map(|i| i % 7 != 3).collect();
@@ -60,14 +59,20 @@ fn written_tables_read_back() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = out.unwrap_or_else(|| tmp.path().to_path_buf());
     std::fs::create_dir_all(&dir).unwrap();
-    for name in ["t.b2z", "t.b2d"] {
+    // `big.b2d`: enough rows for several blocks per column, so python's where() can prune
+    // with the summary indexes.
+    for (name, n) in [("t.b2z", 1000), ("t.b2d", 1000), ("big.b2d", 400_000)] {
         let path = dir.join(name);
-        build().overwrite(true).write(&path).unwrap();
+        build(n).overwrite(true).write(&path).unwrap();
         let t = Table::open(&path).unwrap();
-        assert_eq!(t.n_rows(), 1000);
-        assert_eq!(t.read_column::<i64>("id").unwrap()[999], 999);
+        assert_eq!(t.n_rows(), n as u64);
+        assert_eq!(t.read_column::<i64>("id").unwrap()[n - 1], n as i64 - 1);
         let v = t.read_validity("score").unwrap().unwrap();
-        assert_eq!(v.iter().filter(|&&x| !x).count(), 143);
+        assert_eq!(v.iter().filter(|&&x| !x).count(), (n + 3) / 7);
+        summaries_as_python_builds_them(&path, n);
+        if n != 1000 {
+            continue;
+        }
         let text = t.read_utf8("text").unwrap();
         assert_eq!(text[0], None);
         assert_eq!(text[1].as_deref(), Some("row 1 é"));
@@ -106,4 +111,57 @@ fn table_writes_refuse_bad_columns() {
         std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
         "nothing left behind"
     );
+}
+
+/// The SUMMARY indexes python-blosc2 builds by default: numeric and bool columns only, one
+/// record (min, max, flags) per block of rows, nulls left out of a nullable column's extrema.
+fn summaries_as_python_builds_them(table: &std::path::Path, n: usize) {
+    let store = b2nd::Store::open(table).unwrap();
+    let mut indexed: Vec<String> = store
+        .keys()
+        .into_iter()
+        .filter_map(|k| k.strip_prefix("/_indexes/").map(str::to_string))
+        .filter(|k| k.contains('/')) // groups are keys of a TreeStore too
+        .collect();
+    indexed.sort();
+    assert_eq!(
+        indexed,
+        [
+            "flag/summary.block",
+            "id/summary.block",
+            "score/summary.block",
+            "small/summary.block"
+        ],
+        "{}",
+        table.display()
+    );
+    let ids = store.open_array("/_cols/id").unwrap();
+    let seg = ids.blocks()[0] as usize;
+    let s = store.open_array("/_indexes/id/summary.block").unwrap();
+    assert_eq!(s.shape(), &[n.div_ceil(seg) as u64]);
+    let raw = s.read_bytes().unwrap();
+    for (k, r) in raw.chunks_exact(17).enumerate() {
+        let lo = i64::from_le_bytes(r[..8].try_into().unwrap());
+        let hi = i64::from_le_bytes(r[8..16].try_into().unwrap());
+        assert_eq!(
+            (lo, hi, r[16]),
+            ((k * seg) as i64, (n.min((k + 1) * seg) - 1) as i64, 0)
+        );
+    }
+    // score = i / 4 with nulls where i % 7 == 3: a segment's extrema skip them.
+    let seg = store.open_array("/_cols/score").unwrap().blocks()[0] as usize;
+    let raw = store
+        .open_array("/_indexes/score/summary.block")
+        .unwrap()
+        .read_bytes()
+        .unwrap();
+    for (k, r) in raw.chunks_exact(9).enumerate() {
+        let rows: Vec<usize> = (k * seg..n.min((k + 1) * seg))
+            .filter(|i| i % 7 != 3)
+            .collect();
+        let lo = f32::from_le_bytes(r[..4].try_into().unwrap());
+        let hi = f32::from_le_bytes(r[4..8].try_into().unwrap());
+        let want = (rows[0] as f32 / 4.0, *rows.last().unwrap() as f32 / 4.0);
+        assert_eq!((lo, hi, r[8]), (want.0, want.1, 0));
+    }
 }

@@ -32,6 +32,7 @@ mod inplace;
 mod options;
 mod staging;
 mod store;
+mod summary;
 mod table;
 mod writer;
 

@@ -20,6 +20,21 @@ struct ColumnData {
     /// Fixed-width values (a CFrame per array) keyed by the suffix of their storage key.
     arrays: Vec<(&'static str, Vec<u8>)>,
     nullable: bool,
+    /// The SUMMARY index python-blosc2 builds for numeric and bool columns.
+    summary: Option<Summary>,
+}
+
+/// A column's SUMMARY index (see [`super::summary`]): its records and the geometry it was
+/// built for.
+#[derive(Debug, Clone)]
+struct Summary {
+    /// The column's dtype string (`<i8`, `|b1`, ...).
+    dtype: String,
+    records: Vec<u8>,
+    nsegments: usize,
+    /// The column array's shape, chunks and blocks (one dimension).
+    geometry: [u64; 3],
+    null_aware: bool,
 }
 
 /// A CTable to write: columns of equal length, written as a `.b2z` or `.b2d`.
@@ -172,7 +187,21 @@ impl TableBuilder {
     ) -> Result<TableBuilder> {
         self.rows(name, n)?;
         let (kind, extra) = kind_of(&dtype)?;
-        let mut arrays = vec![("", ArrayBuilder::new(&[n], dtype).bytes_to_vec(bytes)?)];
+        let frame = ArrayBuilder::new(&[n], dtype.clone()).bytes_to_vec(bytes)?;
+        let summary = {
+            let col = crate::array::Array::from_bytes(frame.clone())?;
+            let geometry = [n, col.chunks()[0], col.blocks()[0]];
+            super::summary::column_summaries(&dtype, bytes, valid, geometry[2] as usize).map(
+                |(records, nsegments)| Summary {
+                    dtype: dtype.to_numpy_str(),
+                    records,
+                    nsegments,
+                    geometry,
+                    null_aware: valid.is_some(),
+                },
+            )
+        };
+        let mut arrays = vec![("", frame)];
         if let Some(v) = valid {
             arrays.push((".notnull", ArrayBuilder::for_type::<bool>(&[n]).to_vec(v)?));
         }
@@ -182,6 +211,7 @@ impl TableBuilder {
             extra,
             arrays,
             nullable: valid.is_some(),
+            summary,
         });
         Ok(self)
     }
@@ -207,6 +237,7 @@ impl TableBuilder {
             extra: vec![("unit".into(), Value::Str(unit.into()))],
             arrays: vec![("", frame)],
             nullable: false,
+            summary: None,
         });
         Ok(self)
     }
@@ -242,6 +273,7 @@ impl TableBuilder {
             ],
             arrays: vec![("", frame)],
             nullable: false,
+            summary: None,
         });
         Ok(self)
     }
@@ -280,6 +312,7 @@ impl TableBuilder {
             extra: Vec::new(),
             arrays,
             nullable,
+            summary: None,
         });
         Ok(self)
     }
@@ -306,6 +339,7 @@ impl TableBuilder {
             (s("version"), Value::Int(if mask { 3 } else { 1 })),
             (s("columns"), Value::Array(cols)),
             (s("n_rows"), Value::Int(self.rows.unwrap_or(0) as i64)),
+            (s("summary_indexes_built"), Value::Bool(true)),
         ]);
         crate::model::json::write(&schema)
     }
@@ -320,10 +354,28 @@ impl TableBuilder {
         let n = self.rows.unwrap_or(0);
         let mut store = StoreBuilder::new(StoreKind::TreeStore).overwrite(self.overwrite);
         let s = |x: &str| Value::Str(x.to_string());
+        // python-blosc2 counts value changes in `value_epoch` (its first `extend` makes it 1)
+        // and records in each index the epoch it was built at.
+        let epoch = i64::from(n > 0);
+        let mut catalog = Vec::new();
+        for c in &self.columns {
+            let Some(sm) = &c.summary else { continue };
+            let path = format!("_indexes/{}/summary.block.b2nd", c.name);
+            let records = format!(
+                "[('min', '{d}'), ('max', '{d}'), ('flags', 'u1')]",
+                d = sm.dtype
+            );
+            let frame = ArrayBuilder::with_dtype_str(&[sm.nsegments as u64], &records)?
+                .bytes_to_vec(&sm.records)?;
+            store.insert(&format!("/_indexes/{}/summary.block", c.name), frame)?;
+            catalog.push((s(&c.name), summary_descriptor(&c.name, sm, &path, epoch)));
+        }
         let manifest = super::store::attrs_frame(&[
             ("kind".into(), s("ctable")),
             ("version".into(), Value::Int(1)),
             ("schema".into(), Value::Str(self.schema())),
+            ("value_epoch".into(), Value::Int(epoch)),
+            ("index_catalog".into(), Value::Map(catalog)),
         ])?;
         store.insert("/_meta", manifest)?;
         store.insert(
@@ -340,4 +392,53 @@ impl TableBuilder {
         }
         store.write(path)
     }
+}
+
+/// The catalog entry python-blosc2 writes for a column's SUMMARY index (`ctable_indexing`'s
+/// `create_index` through `indexing._build_descriptor`, paths relative to the table root).
+fn summary_descriptor(name: &str, sm: &Summary, path: &str, epoch: i64) -> Value {
+    let s = |x: &str| Value::Str(x.to_string());
+    let one = |v: u64| Value::Tuple(vec![Value::Int(v as i64)]);
+    let field = |n: &str, d: &str| Value::Tuple(vec![s(n), s(d)]);
+    let [shape, chunks, blocks] = sm.geometry;
+    let level = Value::Map(vec![
+        (s("segment_len"), Value::Int(blocks as i64)),
+        (s("nsegments"), Value::Int(sm.nsegments as i64)),
+        (s("path"), s(path)),
+        (
+            s("dtype"),
+            Value::Array(vec![
+                field("min", &sm.dtype),
+                field("max", &sm.dtype),
+                field("flags", "|u1"),
+            ]),
+        ),
+    ]);
+    Value::Map(vec![
+        (s("name"), s("__self__")),
+        (s("token"), s(name)),
+        (
+            s("target"),
+            Value::Map(vec![(s("source"), s("field")), (s("field"), Value::Nil)]),
+        ),
+        (s("field"), Value::Nil),
+        (s("kind"), s("summary")),
+        (s("version"), Value::Int(1)),
+        (s("optlevel"), Value::Int(5)),
+        (s("persistent"), Value::Bool(true)),
+        (s("ooc"), Value::Bool(true)),
+        (s("stale"), Value::Bool(false)),
+        (s("dtype"), s(&sm.dtype)),
+        (s("shape"), one(shape)),
+        (s("chunks"), one(chunks)),
+        (s("blocks"), one(blocks)),
+        (s("levels"), Value::Map(vec![(s("block"), level)])),
+        (s("bucket"), Value::Nil),
+        (s("partial"), Value::Nil),
+        (s("full"), Value::Nil),
+        (s("opsi"), Value::Nil),
+        (s("cparams"), Value::Nil),
+        (s("null_aware"), Value::Bool(sm.null_aware)),
+        (s("built_value_epoch"), Value::Int(epoch)),
+    ])
 }
