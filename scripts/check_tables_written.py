@@ -7,8 +7,10 @@ numeric and bool column. Checked here: the catalog lists exactly the columns pyt
 in its own copy of the table (written here by python-blosc2 from the same values), each
 descriptor is python's own for that column but for the geometry (b2nd's column chunks and
 blocks), the stored records equal python's `_compute_segment_summaries` of b2nd's column
-(null-aware), python's `where()` takes the index path on b2nd's table whenever it takes it on
-its own, and answers the same rows as on its own table for every predicate tried.
+(null-aware), python's `where()` takes the index path on b2nd's table (counted; at least 3 of
+8 predicates on the 400 000-row table; per predicate it may choose otherwise than on its own
+copy, since it weighs segment sizes and lays its own columns out by capacity), and answers
+the same rows as on its own table for every predicate tried.
 
 Usage: python scripts/check_tables_written.py DIR
 """
@@ -74,13 +76,13 @@ def check_summaries(t, python_path, n, valid):
             used = tab._try_index_where(e) is not None
             r = tab.where(e)
             rows[who] = (used, r["id"].to_numpy().tolist())
-        assert rows["b2nd"] == rows["python"], (col, op, val, rows["b2nd"][0], rows["python"][0])
+        assert rows["b2nd"][1] == rows["python"][1], (col, op, val)
         used_count += rows["b2nd"][0]
     # python takes the summary path for some predicates (1000 rows make one segment; the big
     # table several, where the selective predicates on id prune).
     assert used_count >= (1 if n == 1000 else 3), used_count
     print(f"{n} rows: {len(preds)} predicates, python's where() "
-          f"took the index path on {used_count} of them on b2nd's table as on its own")
+          f"took the index path on {used_count} of them on b2nd's table")
 
 
 d = sys.argv[1]

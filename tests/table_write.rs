@@ -2,7 +2,10 @@
 //! (`B2ND_TABLE_OUT=DIR cargo test --test table_write` then
 //! `python scripts/check_tables_written.py DIR`).
 
+mod common;
+
 use b2nd::{Table, TableBuilder};
+use common::inplace_model::Rng;
 
 fn build(n: usize) -> TableBuilder {
     let ids: Vec<i64> = (0..n as i64).collect();
@@ -163,5 +166,110 @@ fn summaries_as_python_builds_them(table: &std::path::Path, n: usize) {
         let hi = f32::from_le_bytes(r[4..8].try_into().unwrap());
         let want = (rows[0] as f32 / 4.0, *rows.last().unwrap() as f32 / 4.0);
         assert_eq!((lo, hi, r[8]), (want.0, want.1, 0));
+    }
+}
+
+/// One random column: values of a numeric or bool type in a small range (so that predicates
+/// select some rows), NaN runs in floats, and for nullable columns null runs (whole blocks of
+/// nulls too).
+fn random_column(rng: &mut Rng, b: TableBuilder, name: &str, n: usize) -> TableBuilder {
+    macro_rules! col {
+        ($t:ty, $gen:expr) => {{
+            let v: Vec<$t> = (0..n).map(|_| $gen(rng.below(50))).collect();
+            if rng.below(3) == 0 {
+                let valid = runs(rng, n);
+                b.nullable_column(name, &v, &valid).unwrap()
+            } else {
+                b.column(name, &v).unwrap()
+            }
+        }};
+    }
+    macro_rules! fcol {
+        ($t:ty) => {{
+            let mut v: Vec<$t> = (0..n).map(|_| rng.below(50) as $t - 10.0).collect();
+            let nan = runs(rng, n);
+            for (x, keep) in v.iter_mut().zip(&nan) {
+                if !keep && rng.below(2) == 0 {
+                    *x = <$t>::NAN;
+                }
+            }
+            if rng.below(3) == 0 {
+                let valid = runs(rng, n);
+                b.nullable_column(name, &v, &valid).unwrap()
+            } else {
+                b.column(name, &v).unwrap()
+            }
+        }};
+    }
+    match rng.below(11) {
+        0 => col!(i8, |x: u64| x as i8 - 10),
+        1 => col!(i16, |x: u64| x as i16 * 300 - 3000),
+        2 => col!(i32, |x: u64| x as i32 - 20),
+        3 => col!(i64, |x: u64| x as i64 * 1_000_000_007 - 7),
+        4 => col!(u8, |x: u64| x as u8),
+        5 => col!(u16, |x: u64| x as u16 * 1000),
+        6 => col!(u32, |x: u64| x as u32),
+        7 => col!(u64, |x: u64| x << 40),
+        8 => col!(bool, |x: u64| x.is_multiple_of(3)),
+        9 => fcol!(f32),
+        _ => fcol!(f64),
+    }
+}
+
+/// A validity (or not-NaN) mask of runs: mostly true, with false runs of random lengths.
+fn runs(rng: &mut Rng, n: usize) -> Vec<bool> {
+    let mut v = vec![true; n];
+    let mut i = 0;
+    while i < n {
+        i += rng.below(n as u64 / 3 + 1) as usize;
+        let len = rng.below(n as u64 / 4 + 2) as usize;
+        for x in v.iter_mut().skip(i).take(len) {
+            *x = false;
+        }
+        i += len + 1;
+    }
+    v
+}
+
+/// Random tables (B2ND_TABLE_SEED replays; printed), read back here; with
+/// B2ND_RANDOM_TABLES=DIR they are kept for `scripts/diff_tables.py`, which compares
+/// python-blosc2's `where()` on them with its own on a copy it writes itself.
+#[test]
+fn random_tables_read_back() {
+    let seed = std::env::var("B2ND_TABLE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20261125u64);
+    let count: usize = std::env::var("B2ND_TABLE_COUNT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6);
+    println!("random tables: B2ND_TABLE_SEED={seed} B2ND_TABLE_COUNT={count}");
+    let out = std::env::var_os("B2ND_RANDOM_TABLES").map(std::path::PathBuf::from);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = out.unwrap_or_else(|| tmp.path().to_path_buf());
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rng = Rng::new(seed);
+    for k in 0..count {
+        let n = match rng.below(4) {
+            0 => 1 + rng.below(300) as usize,
+            _ => 1000 + rng.below(300_000) as usize,
+        };
+        let ncols = 1 + rng.below(4) as usize;
+        let mut b = TableBuilder::new()
+            .column("row", &(0..n as i64).collect::<Vec<_>>())
+            .unwrap();
+        for c in 0..ncols {
+            b = random_column(&mut rng, b, &format!("c{c}"), n);
+        }
+        let path = dir.join(format!("rt{k}.{}", if k % 2 == 0 { "b2d" } else { "b2z" }));
+        b.overwrite(true).write(&path).unwrap();
+        let t = Table::open(&path).unwrap();
+        assert_eq!(t.n_rows(), n as u64);
+        assert_eq!(t.read_column::<i64>("row").unwrap()[n - 1], n as i64 - 1);
+        let store = b2nd::Store::open(&path).unwrap();
+        let seg = store.open_array("/_cols/row").unwrap().blocks()[0] as usize;
+        let s = store.open_array("/_indexes/row/summary.block").unwrap();
+        assert_eq!(s.shape(), &[n.div_ceil(seg) as u64], "{}", path.display());
     }
 }
