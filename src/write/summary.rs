@@ -33,29 +33,8 @@ trait Item: Copy {
     fn zero() -> Self;
 }
 
-macro_rules! int_item {
-    ($($t:ty),*) => {$(
-        impl Item for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            fn read(b: &[u8]) -> Self {
-                <$t>::from_le_bytes(b.try_into().expect("item size"))
-            }
-            fn write(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
-            }
-            fn lt(self, other: Self) -> bool {
-                self < other
-            }
-            fn zero() -> Self {
-                0 as $t
-            }
-        }
-    )*};
-}
-int_item!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! float_item {
-    ($($t:ty),*) => {$(
+macro_rules! real_item {
+    ($zero:expr, $nan:expr; $($t:ty),*) => {$(
         impl Item for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
             fn read(b: &[u8]) -> Self {
@@ -65,18 +44,19 @@ macro_rules! float_item {
                 out.extend_from_slice(&self.to_le_bytes());
             }
             fn float_nan(self) -> bool {
-                self.is_nan()
+                $nan(self)
             }
             fn lt(self, other: Self) -> bool {
                 self < other
             }
             fn zero() -> Self {
-                0.0
+                $zero
             }
         }
     )*};
 }
-float_item!(f32, f64);
+real_item!(0, |_: Self| false; i8, i16, i32, i64, u8, u16, u32, u64);
+real_item!(0.0, |x: Self| x.is_nan(); f32, f64);
 
 /// A complex number of two `F` parts.
 #[derive(Clone, Copy)]
