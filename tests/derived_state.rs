@@ -268,6 +268,15 @@ fn every_published_change_advances_python_blosc2s_lock_counter_once() {
     assert_eq!(reader.read::<i32>().unwrap()[10], 5);
     assert!(!reader.refresh().unwrap());
 
+    // Replacing the file (a write with overwrite) is a published change too.
+    ArrayBuilder::for_type::<i32>(&[3])
+        .overwrite(true)
+        .write(Target::File(path.clone()), &[1i32, 2, 3])
+        .unwrap();
+    assert_eq!(generation(&lock), g0 + 6);
+    let e = reader.refresh().unwrap_err().to_string();
+    assert!(e.contains("changed its layout"), "{e}");
+
     // A sparse frame's sidecar lives inside its directory.
     let sp = tmp.path().join("s.b2nd");
     ArrayBuilder::for_type::<i32>(&[10])

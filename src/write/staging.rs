@@ -92,6 +92,18 @@ impl Staging {
             });
         }
         sync_tree(&inner).map_err(io)?;
+        // Replacing an array its python-blosc2 users lock is a change they must see: the
+        // lock is taken exclusively (advancing its generation counter) around the swap.
+        let dest_is_dir = exists && dest.is_dir();
+        let sidecar = if exists {
+            crate::format::lock::FrameLock::open(&dest, dest_is_dir, false)?
+        } else {
+            None
+        };
+        let _held = sidecar
+            .as_ref()
+            .map(crate::format::lock::FrameLock::exclusive)
+            .transpose()?;
         if !exists && !sparse {
             // Atomic no-clobber: a hard link fails if the name was taken meanwhile.
             std::fs::hard_link(&inner, &dest).map_err(io)?;
