@@ -95,25 +95,26 @@ impl FrameLock {
     /// Take the lock shared (waiting for a writer to finish) and read the counter.
     pub(crate) fn shared(&self) -> Result<Held<'_>> {
         self.file.lock_shared().map_err(|e| self.io(e))?;
-        let held = Held {
+        // Held from here: an error below unlocks on drop.
+        let mut held = Held {
             lock: self,
             generation: 0,
         };
-        let generation = self.read_seq()?;
-        Ok(Held { generation, ..held })
+        held.generation = self.read_seq()?;
+        Ok(held)
     }
 
     /// Take the lock exclusively (waiting for readers and writers to finish) and advance the
     /// counter, as every c-blosc2 writer does on acquisition.
     pub(crate) fn exclusive(&self) -> Result<Held<'_>> {
         self.file.lock().map_err(|e| self.io(e))?;
-        let held = Held {
+        let mut held = Held {
             lock: self,
             generation: 0,
         };
-        let generation = self.read_seq()?.wrapping_add(1);
-        self.write_seq(generation)?;
-        Ok(Held { generation, ..held })
+        held.generation = self.read_seq()?.wrapping_add(1);
+        self.write_seq(held.generation)?;
+        Ok(held)
     }
 
     /// The counter, read without taking the lock (what a caller holding it reads).
@@ -194,6 +195,26 @@ mod tests {
         );
         assert_eq!(&bytes[8..], &2u64.to_le_bytes());
         assert_eq!(&bytes[..8], &[0; 8]);
+    }
+
+    #[test]
+    fn a_held_lock_excludes_other_descriptors_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let frame = dir.path().join("a.b2nd");
+        std::fs::write(sidecar_path(&frame, false), b"").unwrap();
+        let a = FrameLock::open(&frame, false, false).unwrap().unwrap();
+        let b = FrameLock::open(&frame, false, false).unwrap().unwrap();
+        let held = a.exclusive().unwrap();
+        assert!(matches!(
+            b.file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        let shared = a.shared().unwrap();
+        assert!(b.file.try_lock_shared().is_ok(), "shared locks share");
+        b.file.unlock().unwrap();
+        drop(shared);
+        assert!(b.file.try_lock().is_ok(), "dropping releases");
     }
 
     #[test]
