@@ -153,17 +153,21 @@ with blosc2.TreeStore(p("tree_objects.b2z"), mode="w") as t:
     oa2 = blosc2.ObjectArray()
     oa2.extend([{"k": i, "s": "x" * i} for i in range(200)])
     t["/manyobjs"] = oa2
-    # Compressed with a Zstandard dictionary, and with LZ4 (with and without one).
-    oa3 = blosc2.ObjectArray()
-    oa3.extend([{"name": f"row {i}", "text": "lorem ipsum dolor sit amet " * (20 + i % 5)} for i in range(60)])
+    # Compressed with a dictionary (ZSTD, LZ4, LZ4HC) and with LZ4 without one. c-blosc2 3.3.5
+    # trains a dictionary only for chunks big enough (a VL-block chunk of 8 blocks or more and
+    # over 5 KiB, an object's chunk of some KiB): the sizes here are chosen so that it does,
+    # and DICT_MEMBERS below checks the dictionary flag of every chunk in the file written.
+    oa3 = blosc2.ObjectArray(cparams={"codec": blosc2.Codec.ZSTD, "use_dict": True})
+    oa3.extend([{"name": f"row {i}", "text": "lorem ipsum dolor sit amet " * (200 + i % 5)} for i in range(12)])
     t["/dictobjs"] = oa3
     for codec, use_dict, key in [
         (blosc2.Codec.ZSTD, True, "/zstd_dict_batches"),
         (blosc2.Codec.LZ4, False, "/lz4_batches"),
         (blosc2.Codec.LZ4, True, "/lz4_dict_batches"),
+        (blosc2.Codec.LZ4HC, True, "/lz4hc_dict_batches"),
     ]:
-        b = blosc2.BatchArray(items_per_block=20, cparams={"codec": codec, "use_dict": use_dict})
-        b.extend([[f"value {i} " * (1 + i % 9) for i in range(k * 100, k * 100 + 100)] for k in range(3)])
+        b = blosc2.BatchArray(items_per_block=10, cparams={"codec": codec, "use_dict": use_dict})
+        b.extend([[f"value {i} " * (1 + i % 9) for i in range(k * 200, k * 200 + 200)] for k in range(3)])
         t[key] = b
 
     import dataclasses
@@ -178,6 +182,30 @@ with blosc2.TreeStore(p("tree_objects.b2z"), mode="w") as t:
     table.append(Row(x=3, y=4.5))
     t["/tables/t1"] = table
 describe("tree_objects.b2z", p("tree_objects.b2z"), {"/arr": small})
+
+
+def chunk_flags(path, key):
+    """The blosc2 flags byte (header byte 31) of every chunk of member `key`, from the frame's
+    bytes inside the zip file (python-blosc2's get_chunk() fails on dictionary chunks of a
+    frame opened from disk, so the member's frame is loaded from its bytes)."""
+    with zipfile.ZipFile(path) as z:
+        name = next(n for n in z.namelist() if n.rsplit(".", 1)[0] == key.lstrip("/"))
+        data = z.read(name)
+    sc = blosc2.schunk_from_cframe(data)
+    chunks = [sc.get_chunk(i) for i in range(sc.nchunks)]
+    if name.endswith(".b2b"):  # batches: VL-block chunks (version 6, flags2 bit 0)
+        assert all(c[0] == 6 and c[30] & 0x01 for c in chunks), (key, [c[:1] for c in chunks])
+    return [c[31] for c in chunks]
+
+
+# Members named for a dictionary must hold only dictionary chunks (flags bit 0x01): else the
+# dictionary branches of b2nd's decoders (VL blocks for the batches) are never reached by data
+# python wrote.
+DICT_MEMBERS = ["/dictobjs", "/zstd_dict_batches", "/lz4_dict_batches", "/lz4hc_dict_batches"]
+for key in DICT_MEMBERS + ["/lz4_batches"]:
+    flags = chunk_flags(p("tree_objects.b2z"), key)
+    want = 0x01 if key in DICT_MEMBERS else 0x00
+    assert flags and all(f & 0x01 == want for f in flags), (key, [hex(f) for f in flags])
 
 # EmbedStore.
 e = blosc2.EmbedStore(p("embed.b2e"), mode="w")
