@@ -56,6 +56,39 @@ def frame_header(path):
     return h[:hsize]
 
 
+SPECIAL_KINDS = {0: "data", 1: "zeros", 2: "nan", 3: "value", 4: "uninit"}
+
+
+def chunk_kind(h):
+    special = (h[31] >> 4) & 7
+    if special == 0:
+        return "memcpy" if h[2] & 0x02 else "data"
+    return SPECIAL_KINDS[special]
+
+
+def stored_chunk_kinds(path, nchunks):
+    """Each chunk's kind read from the frame's bytes (not through caterva): in a contiguous
+    frame the chunks follow the header back to back, then the chunk index (8-byte offsets).
+    An index that is one repeated offset with its top bit set (c-blosc2's special offsets)
+    stands for `nchunks` special chunks of kind `top byte & 0x7f` with no bytes of their own.
+    In a sparse frame each chunk is a file `%08X.chunk`."""
+    p = Path(path)
+    if p.is_dir():
+        return [chunk_kind((p / f"{i:08X}.chunk").read_bytes()[:32]) for i in range(nchunks)]
+    b = p.read_bytes()
+    pos = len(frame_header(path))
+    kinds = []
+    while len(kinds) < nchunks:
+        h = b[pos:pos + 32]
+        (nbytes, cbytes) = struct.unpack("<i", h[4:8])[0], struct.unpack("<i", h[12:16])[0]
+        if (not kinds and h[3] == 8 and nbytes == 8 * nchunks and chunk_kind(h) == "value"
+                and b[pos + 39] & 0x80):
+            return [SPECIAL_KINDS[b[pos + 39] & 0x7F]] * nchunks
+        kinds.append(chunk_kind(h))
+        pos += cbytes
+    return kinds
+
+
 def header_fields(h):
     codec = h[27] & 0x0F
     if codec == 6:
@@ -121,6 +154,7 @@ def record(name, path, source_bytes=None, note=None):
     if unsupported:
         e["error"] = unsupported
     e["metalayers"] = ["caterva"]
+    e["chunk_kinds"] = stored_chunk_kinds(path, int(a.nchunks))
     if note:
         e["note"] = note
     FIXTURES.append(e)
@@ -170,6 +204,7 @@ def main():
     # itemsize 16, memcpy-like clevel 0
     from_numpy("cat_1d_itemsize16_c0", np.arange(24, dtype="<u8").view("V16"), (5,), (2,),
                cparams(CV.ZSTD, 0, [CF.SHUFFLE]))
+    assert set(FIXTURES[-1]["chunk_kinds"]) == {"memcpy"}, FIXTURES[-1]["chunk_kinds"]
     # sparse (directory) frame
     from_numpy("cat_sparse_2d_u2", (np.arange(42, dtype="<u2") * 3).reshape(6, 7), (4, 4),
                (2, 3), cparams(CV.ZSTD, 1, [CF.SHUFFLE]), contiguous=False)
@@ -182,12 +217,14 @@ def main():
     caterva.zeros((5, 4), 4, chunks=(2, 4), blocks=(1, 2), urlpath=path, contiguous=True,
                   **cparams(CV.ZSTD, 5, [CF.SHUFFLE]))
     record("cat_zeros_i4", path, source_bytes=bytes(80), note="zero-special chunks")
+    assert FIXTURES[-1]["chunk_kinds"] == ["zeros"] * 3, FIXTURES[-1]["chunk_kinds"]
     path = "cat_full_4bytes.b2nd"
     remove(path)
     caterva.full((5, 4), fill_value=b"\x01\x02\x03\x04", chunks=(2, 4), blocks=(1, 2),
                  urlpath=path, contiguous=True, **cparams(CV.ZSTD, 5, [CF.SHUFFLE]))
     record("cat_full_4bytes", path, source_bytes=b"\x01\x02\x03\x04" * 20,
            note="repeated-value special chunks")
+    assert FIXTURES[-1]["chunk_kinds"] == ["value"] * 3, FIXTURES[-1]["chunk_kinds"]
     # unsupported codec
     from_numpy("cat_zlib_i4", np.arange(35, dtype="<i4").reshape(7, 5), (4, 5), (3, 2),
                cparams(CV.ZLIB, 5, [CF.SHUFFLE]))

@@ -115,6 +115,13 @@ def make_arrays():
         if cpk is not None and cpk.get("codec") in LOSSY_CODECS:
             x = blosc2.open(str(OUT / path), mode="r")[...]  # lossy: the read is the truth
             assert not np.array_equal(x, data_for(dtype, shape, 1000 + seed)), name
+        if cpk is not None and cpk.get("use_dict"):
+            # Named for a dictionary: every chunk in the file carries one (flags bit 0x01).
+            # (get_chunk() fails on dictionary chunks of a frame opened from disk: the frame
+            # is loaded from the file's bytes.)
+            sc = blosc2.schunk_from_cframe((OUT / path).read_bytes())
+            flags = [sc.get_chunk(i)[31] for i in range(sc.nchunks)]
+            assert flags and all(f & 0x01 for f in flags), (name, flags)
         made.append((name, path, x))
     # Zero-special chunks next to data chunks: zeros() then one region written.
     name, path = "zeros_partial_f8", "zeros_partial_f8.b2nd"

@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::codec::filters::filter_name;
 use crate::codec::worker::KeptWorkers;
 use crate::error::{Error, Result};
+use crate::format::chunk::{ChunkHeader, ChunkKind};
 use crate::format::frame::{Frame, Storage};
 use crate::format::ids::codec_name;
 use crate::format::meta::{self, Format, NdMeta};
@@ -470,6 +471,32 @@ impl Array {
     /// The six filter slots and their metas, as stored.
     pub fn filter_slots(&self) -> ([u8; 6], [u8; 6]) {
         (self.frame.params.filters, self.frame.params.filters_meta)
+    }
+
+    /// How stored chunk `index` (C order over the chunk grid) is stored, read from its
+    /// header only (nothing is decompressed).
+    ///
+    /// ```
+    /// let a = b2nd::Array::open("tests/data/special_zeros_f8.b2nd")?;
+    /// assert_eq!(a.chunk_kind(0)?, b2nd::ChunkKind::Zeros);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn chunk_kind(&self, index: u64) -> Result<ChunkKind> {
+        if index >= self.nchunks() {
+            return Err(Error::InvalidArgument(format!(
+                "chunk {index} out of range: the frame stores {} chunks",
+                self.nchunks()
+            )));
+        }
+        let mut buf = crate::ffi::ChunkBytes::default();
+        self.frame.chunk_into(index, &mut buf)?;
+        ChunkHeader::parse(&buf)
+            .map(|h| h.kind())
+            .map_err(|m| Error::Chunk {
+                source_name: self.source().to_string(),
+                chunk: index as i64,
+                reason: m.to_string(),
+            })
     }
 
     /// Contiguous or sparse frame.

@@ -151,6 +151,7 @@ pub use model::{attrs, dtype};
 
 pub use array::Array;
 pub use error::{Error, Result};
+pub use format::chunk::ChunkKind;
 pub use format::frame::Storage;
 pub use format::meta::Format;
 pub use model::attrs::Value;

@@ -131,6 +131,28 @@ fn check_ok(dir: &Path, f: &J) -> Result<(), String> {
         format!("{filters:?}"),
     )?;
     eq(
+        "codec_meta",
+        a.codec_meta().to_string(),
+        f["codec_meta"].to_string(),
+    )?;
+    eq(
+        "filters_meta",
+        format!("{:?}", a.filter_slots().1),
+        format!("{:?}", u64s(&f["filters_meta"])),
+    )?;
+    // What the generator read from the file's bytes (every fixture records it).
+    let kinds: Vec<&str> = (0..a.nchunks())
+        .map(|i| a.chunk_kind(i).map(|k| k.name()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("chunk kinds: {e}"))?;
+    let want: Vec<&str> = f["chunk_kinds"]
+        .as_array()
+        .ok_or("the manifest records no chunk_kinds")?
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    eq("chunk_kinds", format!("{kinds:?}"), format!("{want:?}"))?;
+    eq(
         "storage",
         a.storage().name().into(),
         f["storage"].as_str().unwrap().into(),

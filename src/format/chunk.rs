@@ -23,6 +23,40 @@ pub(crate) enum Special {
     Uninit,
 }
 
+/// How a chunk is stored, from its header: what python-blosc2 and c-blosc2 write for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChunkKind {
+    /// Compressed blocks.
+    Data,
+    /// Compressed blocks and the dictionary they were compressed with.
+    Dict,
+    /// Stored as is (header flags bit 0x02).
+    Memcpy,
+    /// No bytes: every item zero.
+    Zeros,
+    /// No bytes: every item NaN.
+    Nan,
+    /// One item, repeated.
+    Value,
+    /// No bytes: items never written (read as zeros).
+    Uninit,
+}
+
+impl ChunkKind {
+    /// Lowercase name: `data`, `dict`, `memcpy`, `zeros`, `nan`, `value`, `uninit`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChunkKind::Data => "data",
+            ChunkKind::Dict => "dict",
+            ChunkKind::Memcpy => "memcpy",
+            ChunkKind::Zeros => "zeros",
+            ChunkKind::Nan => "nan",
+            ChunkKind::Value => "value",
+            ChunkKind::Uninit => "uninit",
+        }
+    }
+}
+
 /// The fields of a chunk header this crate uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ChunkHeader {
@@ -105,6 +139,19 @@ impl ChunkHeader {
             3 => Special::Value,
             4 => Special::Uninit,
             _ => Special::None,
+        }
+    }
+
+    /// How the chunk is stored.
+    pub(crate) fn kind(&self) -> ChunkKind {
+        match self.special() {
+            Special::Zeros => ChunkKind::Zeros,
+            Special::Nan => ChunkKind::Nan,
+            Special::Value => ChunkKind::Value,
+            Special::Uninit => ChunkKind::Uninit,
+            Special::None if self.memcpyed() => ChunkKind::Memcpy,
+            Special::None if self.has_dict() => ChunkKind::Dict,
+            Special::None => ChunkKind::Data,
         }
     }
 
