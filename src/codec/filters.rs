@@ -52,9 +52,10 @@
 //!   offsets. Decoding therefore needs block 0 fully decoded first: block 0 is undone by a running
 //!   XOR, blocks `k > 0` by XOR with the fully decoded block 0 (this is what c-blosc2 does when
 //!   decompressing serially). A tail shorter than `w` is left unchanged.
-//!   c-blosc2 3.3.5 does not round-trip its own chunks when a DELTA follows another filter in a
-//!   pipeline of three or more: no reader returns the data written, and [`rust_can_undo`]
-//!   refuses those pipelines.
+//!   c-blosc2 3.3.5's decode of a DELTA that follows another filter depends on the reader's
+//!   thread count (with two or more, the other blocks race with block 0's later steps): this
+//!   module decodes as its serial decoder does, and [`rust_can_undo`] refuses the pipelines of
+//!   three or more where python's readers disagree with each other or with the data written.
 //! - **TRUNC_PREC (4)**, **INT_TRUNC (36)**: lossy forward (zeroing low bits), identity
 //!   backward (2.x `pipeline_backward` skips TRUNC_PREC; `int_trunc_backward` is a memcpy;
 //!   checked: with only these filters, the full decode equals the codec-only decode).
@@ -207,14 +208,16 @@ pub(crate) fn c_can_undo(filters: &[u8; 6], meta: &[u8; 6], typesize: usize) -> 
 /// order) it cannot.
 ///
 /// Besides filters without a Rust inverse, this refuses DELTA pipelines that python-blosc2
-/// 4.14.1 (c-blosc2 3.3.5) does not write recoverably: a DELTA in a pipeline of three or more
-/// filters (TRUNC_PREC and INT_TRUNC, the identity when decoding, not counted). For those
-/// neither python-blosc2's read nor the inverse implemented here returns the data that was
-/// written, though both agree on what the chunks say (checked with scripts/diff_test.py and
-/// fixtures: [SHUFFLE, NDCELL, DELTA], [BITSHUFFLE, DELTA, DELTA], [DELTA, BITSHUFFLE,
-/// NDCELL], [DELTA, SHUFFLE, BITSHUFFLE], [DELTA, DELTA, BITSHUFFLE], ...), so any answer
-/// would be success with the wrong values. DELTA with one other filter, or two DELTAs, read
-/// back exactly. The error names the first DELTA's slot.
+/// 4.14.1 (c-blosc2 3.3.5) gives no single meaning: a DELTA in a pipeline of three or more
+/// filters (TRUNC_PREC and INT_TRUNC, the identity when decoding, not counted). c-blosc2's
+/// decode of those depends on the reader's thread count (with two threads or more block 0
+/// keeps a DELTA undone and the other blocks race with it; serial decode differs again, and
+/// for some pipelines is not the data written either: [SHUFFLE, NDCELL, DELTA], [DELTA,
+/// BITSHUFFLE, NDCELL], [DELTA, SHUFFLE, BITSHUFFLE], [DELTA, DELTA, BITSHUFFLE], ... found
+/// by scripts/diff_test.py), so any answer would be success with a meaning python does not
+/// give it (docs/meaning-audit.md). DELTA with one other filter, or two DELTAs, read as
+/// c-blosc2's serial decoder reads them: the data written. The error names the first
+/// DELTA's slot.
 pub(crate) fn rust_can_undo(filters: &[u8; 6], meta: &[u8; 6]) -> Result<(), UnfilterError> {
     // TRUNC_PREC and INT_TRUNC are the identity when decoding and are not counted (their
     // pipelines with DELTA read as python-blosc2 reads them: fixture filt_combo4_f8).
