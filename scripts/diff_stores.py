@@ -7,7 +7,8 @@ usage: diff_stores.py B2ND_BINARY WORKDIR [CASES]        (CASES defaults to 60)
 
 Each case draws, from its own seed, either a store (DictStore or TreeStore as `.b2z` or `.b2d`
 with a random threshold, or an EmbedStore) of 1 to 6 members at random nested keys (N-d arrays
-of random dtypes, shapes, chunks and codecs, SChunks, ObjectArrays, group attributes), or a
+of random dtypes, shapes, chunks and codecs, SChunks, ObjectArrays and BatchArrays of random
+nested items with random codecs and dictionaries, group attributes), or a
 CTable (random number, bool and string columns, nullable by mask or by sentinel, random
 appends and deletes; as `.b2z` or `.b2d`). Then:
 
@@ -17,7 +18,12 @@ appends and deletes; as `.b2z` or `.b2d`). Then:
 - `b2nd to-npy --key KEY` must equal `store[key][()]` byte for byte (dtype included), for every
   array python-blosc2 can read (and the data written where it cannot: embedded items over 255
   bytes);
+- `b2nd cat --key KEY` must equal `bytes(store[key][:])` for every SChunk, and the items python
+  returns for every ObjectArray and BatchArray (as JSON);
 - `b2nd to-npy --column NAME` must equal `t[NAME].to_numpy()` for every fixed-width column.
+
+An exception python-blosc2 raises writing a case is counted as its refusal; one the harness
+raises fails the run. A run fails unless it compares 80 % of its cases and every member kind.
 
 A failure keeps its files in WORKDIR/failures/case-K. Exit status 1 on any failure.
 """
@@ -32,6 +38,9 @@ from pathlib import Path
 
 import blosc2
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from diff_test import raised_by_blosc2  # noqa: E402
 
 assert blosc2.__version__ == "4.14.1", blosc2.__version__
 blosc2.set_nthreads(1)
@@ -79,6 +88,30 @@ def rand_key(r: random.Random, used: set) -> str:
             return key
 
 
+def rand_item(r: random.Random):
+    """An item of an ObjectArray or BatchArray: msgpack-able python values, nested."""
+    k = r.random()
+    if k < 0.2:
+        return r.randint(-2**40, 2**40)
+    if k < 0.35:
+        return r.uniform(-1e6, 1e6)
+    if k < 0.55:
+        return "".join(r.choice("abcé€ ") for _ in range(r.randint(0, 30)))
+    if k < 0.65:
+        return None
+    if k < 0.75:
+        return r.random() < 0.5
+    if k < 0.88:
+        return [rand_item(r) for _ in range(r.randint(0, 3))] if r.random() < 0.7 else []
+    return {f"k{i}": rand_item(r) for i in range(r.randint(0, 3))}
+
+
+def rand_cparams(r: random.Random):
+    """Codec and dictionary of an object member (dictionaries need big enough chunks:
+    c-blosc2 trains one only then, which the test does not require)."""
+    return {"codec": r.choice(CODECS), "use_dict": r.random() < 0.3 and True}
+
+
 def make_store(r: random.Random, path: Path, case: dict):
     kind = r.choice(["dict", "tree", "embed"])
     ext = ".b2e" if kind == "embed" else r.choice([".b2z", ".b2d"])
@@ -100,12 +133,16 @@ def make_store(r: random.Random, path: Path, case: dict):
             data, arr = rand_array(r)
             store[key] = arr
             written[key] = data
-        elif what < 0.85:
+        elif what < 0.8:
             store[key] = blosc2.SChunk(chunksize=r.randint(10, 300), data=bytes(r.randrange(256) for _ in range(r.randint(0, 900))))
-        else:
-            oa = blosc2.ObjectArray()
-            oa.extend([r.choice([1, "s", [2, 3], {"k": 1.5}, None]) for _ in range(r.randint(1, 20))])
+        elif what < 0.9:
+            oa = blosc2.ObjectArray(cparams=rand_cparams(r))
+            oa.extend([rand_item(r) for _ in range(r.randint(1, 20))])
             store[key] = oa
+        else:
+            ba = blosc2.BatchArray(items_per_block=r.randint(1, 12), cparams=rand_cparams(r))
+            ba.extend([[rand_item(r) for _ in range(r.randint(1, 40))] for _ in range(r.randint(1, 4))])
+            store[key] = ba
     if kind == "tree" and used and r.random() < 0.7:
         store.vlmeta["note"] = "root"
     if kind == "embed":
@@ -227,7 +264,27 @@ def check_store(b2nd, path: Path, written: dict, work: Path) -> list:
         if m["kind"] != kind:
             problems.append(f"{key}: kind {m['kind']} != {kind}")
             continue
+        COMPARED[kind] = COMPARED.get(kind, 0) + 1
+        if kind == "schunk":
+            out = run(b2nd, "cat", path, "--key", key)
+            if out.returncode != 0:
+                problems.append(f"{key}: cat failed: {out.stderr.decode().strip()}")
+            elif out.stdout != bytes(value[:]):
+                problems.append(f"{key}: SChunk bytes differ ({len(out.stdout)} vs "
+                                f"{len(bytes(value[:]))})")
+            continue
+        if kind in ("objectarray", "batcharray"):
+            items = list(value.items) if kind == "batcharray" else list(value)
+            out = run(b2nd, "cat", path, "--key", key)
+            if out.returncode != 0:
+                problems.append(f"{key}: cat failed: {out.stderr.decode().strip()}")
+            elif json.loads(out.stdout) != json.loads(json.dumps(items)):
+                problems.append(f"{key}: items differ: {out.stdout[:200]!r} vs {items[:5]!r}")
+            continue
+        if kind == "treestore":
+            continue  # a group: its keys are among those compared above
         if kind != "ndarray":
+            problems.append(f"{key}: a {kind} member, which this test does not compare")
             continue
         try:
             arr = c_order(value[()])
@@ -259,7 +316,13 @@ def check_table(b2nd, path: Path, work: Path) -> list:
             problems.append(f"{name}: dtype {c.get('dtype')} != {arr.dtype.str}")
             continue
         problems += npy_differs(b2nd, name, arr, work, "--column", name, path)
+        COMPARED["column"] = COMPARED.get("column", 0) + 1
     return problems
+
+
+# Members and columns compared, by kind; a run of 40 cases or more must compare each kind.
+COMPARED = {}
+KINDS = ("ndarray", "schunk", "objectarray", "batcharray", "column")
 
 
 def main():
@@ -284,10 +347,15 @@ def main():
                 path, written = make_store(r, d / "s", case)
             else:
                 path = make_table(r, d / "t", case)
-        except Exception as e:  # python-blosc2 refusing to write a combination: reported
-            refused += 1
-            print(f"NOTE case {k}: python-blosc2 refused to write it ({type(e).__name__}: {e})")
-            shutil.rmtree(d)
+        except Exception as e:
+            if raised_by_blosc2(e):  # python-blosc2 refusing to write a combination: counted
+                refused += 1
+                print(f"NOTE case {k}: python-blosc2 refused to write it ({type(e).__name__}: {e})")
+                shutil.rmtree(d)
+                continue
+            # The harness failed building the case: a failure of the run, not a refusal.
+            failed += 1
+            print(f"FAIL case {k}: harness error building it: {type(e).__name__}: {e}", flush=True)
             continue
         try:
             if is_store:
@@ -308,8 +376,15 @@ def main():
             shutil.rmtree(d)
     print(
         f"diff_stores: {stores} stores and {tables} tables: {stores + tables - failed} passed, "
-        f"{failed} failed ({refused} combinations python-blosc2 refused to write)"
+        f"{failed} failed ({refused} combinations python-blosc2 refused to write); compared: "
+        + ", ".join(f"{COMPARED.get(k, 0)} {k}" for k in KINDS)
     )
+    if only is None and cases >= 40:
+        short = [k for k in KINDS if COMPARED.get(k, 0) == 0]
+        if stores + tables < 0.8 * cases or short:
+            print(f"FAIL: under the floor: {stores + tables} of {cases} cases compared (floor "
+                  f"80 %), kinds never compared: {short}")
+            failed += 1
     sys.exit(1 if failed else 0)
 
 

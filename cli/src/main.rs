@@ -2,6 +2,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cat;
 mod edit;
 mod json;
 mod ls;
@@ -133,6 +134,15 @@ enum Cmd {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Write a store member that is not an N-d array to standard output: an SChunk's bytes,
+    /// or the items of an ObjectArray, BatchArray or ListArray as one JSON array.
+    Cat {
+        /// The store (.b2z, .b2d, .b2e).
+        path: PathBuf,
+        /// The member's key (`/dir1/node`).
+        #[arg(long)]
+        key: String,
     },
     /// Write the array, or a slice of it, as a NumPy .npy file (streamed: never held whole).
     ToNpy {
@@ -644,6 +654,7 @@ fn main() -> ExitCode {
             json,
         ),
         Cmd::Ls { path, json } => ls::run(&path, json),
+        Cmd::Cat { path, key } => cat::run(&path, &key),
         Cmd::Append {
             array,
             input,
