@@ -390,7 +390,10 @@ fn object_chunk_declaring_more_than_its_frame_is_refused() {
 fn a_declared_size_memory_cannot_hold_is_an_error() {
     let mode = std::fs::read_to_string("/proc/sys/vm/overcommit_memory").unwrap_or_default();
     if mode.trim() == "1" {
-        eprintln!("skipped: vm.overcommit_memory = 1");
+        common::cannot_run(
+            "a_declared_size_memory_cannot_hold_is_an_error",
+            "vm.overcommit_memory = 1",
+        );
         return;
     }
     let d = tempfile::tempdir().unwrap();

@@ -283,7 +283,7 @@ fn inputs_the_cli_cannot_read() {
         assert!(line.contains("ermission denied"), "{line}");
         lines.push(line);
     } else {
-        eprintln!("skipped the permission case: needs root and setpriv");
+        common::cannot_run("the permission case", "needs root and setpriv");
     }
     eprintln!("{}", lines.join("\n"));
 }

@@ -22,10 +22,13 @@ impl Tmpfs {
         Ok(Tmpfs { dir })
     }
 
-    /// A tmpfs, or `None` after saying why the test is skipped.
+    /// A tmpfs, or `None` after saying loudly why the test is skipped (a failure where every
+    /// test is required: `super::cannot_run`).
     pub fn mount_or_skip(kib: u32) -> Option<Tmpfs> {
         Tmpfs::mount(kib)
-            .map_err(|why| eprintln!("skipped: cannot mount a tmpfs here ({why})"))
+            .map_err(|why| {
+                super::cannot_run("a full-disk test", &format!("cannot mount a tmpfs: {why}"))
+            })
             .ok()
     }
 
