@@ -1,5 +1,5 @@
 """Live interop: python-blosc2 4.14.1 opens every file the Rust writer produced and finds the
-same values, dtype, chunks, blocks, codec, clevel, filters, attributes, and a `b2nd`
+same values, dtype, chunks, blocks, codec, clevel, filters, attributes (by value), and a `b2nd`
 metalayer byte-identical both to what the writer recorded and to what python-blosc2 itself
 writes for the same data, shape, chunks and blocks.
 
@@ -57,10 +57,39 @@ def check(d, f):
     if [int(getattr(x, "value", x)) for x in p.filters] != f["filters"] or [int(x) for x in p.filters_meta] != f["filters_meta"]:
         problems.append(f"filters {list(p.filters)} {list(p.filters_meta)} != {f['filters']} {f['filters_meta']}")
     if sorted(sc.vlmeta.get_names()) != sorted(f["attrs"]):
-        problems.append(f"attrs {sc.vlmeta.get_names()} != {f['attrs']}")
-    for name in f["attrs"]:
-        arr.schunk.vlmeta[name]  # decodes
+        problems.append(f"attrs {sc.vlmeta.get_names()} != {sorted(f['attrs'])}")
+    for name, want in f["attrs"].items():
+        got = as_json(sc.vlmeta[name])
+        # Compared as JSON text: True is not 1, 1.0 is not 1.
+        if json.dumps(got, sort_keys=True) != json.dumps(want, sort_keys=True):
+            problems.append(f"attr {name}: python-blosc2 decodes {got!r}, b2nd wrote {want!r}")
+    ATTRS_COMPARED[0] += len(f["attrs"])
     return problems
+
+
+ATTRS_COMPARED = [0]
+
+
+def as_json(v):
+    """python-blosc2's decoded attribute value in the JSON form tests/write.rs records."""
+    if isinstance(v, (bytes, bytearray)):
+        return {"bytes_hex": bytes(v).hex()}
+    if isinstance(v, complex):
+        return [v.real, v.imag]
+    if isinstance(v, (set, frozenset)):
+        return {"set": sorted((as_json(x) for x in v), key=json.dumps)}
+    if isinstance(v, tuple):
+        return {"tuple": [as_json(x) for x in v]}
+    if isinstance(v, list):
+        return [as_json(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): as_json(x) for k, x in v.items()}
+    if isinstance(v, np.ndarray):
+        return {"ndarray": {"dtype": v.dtype.str, "shape": list(v.shape),
+                            "data_hex": np.ascontiguousarray(v).tobytes().hex()}}
+    if isinstance(v, np.generic):
+        return as_json(v.item())
+    return v
 
 
 def main():
@@ -78,8 +107,10 @@ def main():
                 print(f"FAIL {f['name']}: " + "; ".join(problems))
             else:
                 passed += 1
-    print(f"written: {passed} passed, {failed} failed")
-    sys.exit(1 if failed or not passed else 0)
+    print(f"written: {passed} passed, {failed} failed; {ATTRS_COMPARED[0]} attribute values "
+          f"compared")
+    # tests/write.rs attributes_for_python records 13 attributes of every kind.
+    sys.exit(1 if failed or not passed or ATTRS_COMPARED[0] < 13 else 0)
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ impl Out {
             "codec_meta": a.codec_meta(),
             "filters": slots, "filters_meta": metas,
             "meta_hex": meta_hex,
-            "attrs": a.attr_names(),
+            "attrs": a.attrs().unwrap().iter().map(|(k, v)| (k.clone(), attr_json(v))).collect::<serde_json::Map<_, _>>(),
         }));
     }
 
@@ -84,6 +84,118 @@ impl Out {
             .unwrap();
         }
     }
+}
+
+/// An attribute value as JSON, the form scripts/check_written.py gives python-blosc2's
+/// decoded value: lists as arrays, tuples and sets tagged (sets sorted), bytes and NumPy
+/// arrays as tagged hex, complex numbers as `[re, im]`.
+fn attr_json(v: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        Value::Nil => J::Null,
+        Value::Bool(b) => json!(b),
+        Value::Int(i) => json!(i),
+        Value::UInt(u) => json!(u),
+        Value::Float(f) => json!(f),
+        Value::Str(s) => json!(s),
+        Value::Bytes(b) => json!({ "bytes_hex": hex(b) }),
+        Value::Array(a) => J::Array(a.iter().map(attr_json).collect()),
+        Value::Tuple(a) => json!({ "tuple": a.iter().map(attr_json).collect::<Vec<_>>() }),
+        Value::Set(a) => {
+            let mut items: Vec<J> = a.iter().map(attr_json).collect();
+            items.sort_by_key(|j| j.to_string());
+            json!({ "set": items })
+        }
+        Value::Map(m) => J::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let k = match k {
+                        Value::Str(s) => s.clone(),
+                        other => attr_json(other).to_string(),
+                    };
+                    (k, attr_json(v))
+                })
+                .collect(),
+        ),
+        Value::Complex { re, im } => json!([re, im]),
+        Value::NdArray { dtype, shape, data } => {
+            json!({ "ndarray": { "dtype": dtype, "shape": shape, "data_hex": hex(data) } })
+        }
+        Value::Ext { code, data } => json!({ "ext": code, "data_hex": hex(data) }),
+        other => panic!("attribute value this test does not record: {other:?}"),
+    }
+}
+
+/// Attributes of every kind b2nd writes, recorded by value for python-blosc2 to decode
+/// (scripts/check_written.py compares each value).
+#[test]
+fn attributes_for_python() {
+    let mut out = Out::new();
+    let p = out.dir.join("attrs_every_kind.b2nd");
+    let _ = std::fs::remove_file(&p);
+    let attrs: Vec<(&str, Value)> = vec![
+        ("nil", Value::Nil),
+        ("t", Value::Bool(true)),
+        ("neg", Value::Int(-1234567890123)),
+        ("big", Value::UInt(u64::MAX)),
+        ("pi", Value::Float(std::f64::consts::PI)),
+        ("unit", Value::Str("m/s²".into())),
+        ("raw", Value::Bytes(vec![0, 1, 255])),
+        (
+            "list",
+            Value::Array(vec![Value::Int(1), Value::Str("x".into()), Value::Nil]),
+        ),
+        (
+            "tuple",
+            Value::Tuple(vec![Value::Float(0.5), Value::Bool(false)]),
+        ),
+        (
+            "map",
+            Value::Map(vec![
+                (Value::Str("a".into()), Value::Int(1)),
+                (
+                    Value::Str("nested".into()),
+                    Value::Map(vec![(Value::Str("b".into()), Value::Array(vec![]))]),
+                ),
+            ]),
+        ),
+        ("z", Value::Complex { re: 1.5, im: -2.0 }),
+        ("set", Value::Set(vec![Value::Int(3), Value::Int(7)])),
+        (
+            "nd",
+            Value::NdArray {
+                dtype: "<i4".into(),
+                shape: vec![2, 2],
+                data: [1i32, -2, 3, 4]
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
+            },
+        ),
+    ];
+    let mut b = ArrayBuilder::for_type::<f32>(&[3, 4])
+        .chunks(&[2, 4])
+        .blocks(&[1, 4]);
+    for (k, v) in &attrs[..7] {
+        b = b.attr(k, v.clone());
+    }
+    let data: Vec<f32> = (0..12).map(|i| i as f32 / 3.0).collect();
+    b.write(Target::File(p.clone()), &data).unwrap();
+    // The rest through a later change, and one replaced.
+    set_attrs(&p, &attrs[7..]).unwrap();
+    set_attrs(&p, &[("unit", Value::Str("km/h".into()))]).unwrap();
+    let a = Array::open(&p).unwrap();
+    assert_eq!(a.attr_names().len(), attrs.len());
+    assert_eq!(a.attr("unit").unwrap(), Some(Value::Str("km/h".into())));
+    out.record_array("attrs_every_kind", &a);
+    // What python must decode: the values given, not b2nd's reading of them.
+    let mut intended: serde_json::Map<String, serde_json::Value> = attrs
+        .iter()
+        .map(|(k, v)| (k.to_string(), attr_json(v)))
+        .collect();
+    intended.insert("unit".into(), json!("km/h"));
+    out.entries.last_mut().unwrap()["attrs"] = serde_json::Value::Object(intended);
+    out.save("written-attrs.json");
 }
 
 fn hex(b: &[u8]) -> String {
