@@ -998,8 +998,8 @@ fn pipelines_readers_cannot_undo_are_not_written() {
 #[test]
 fn ndcell_and_ndmean_as_python_reads_them() {
     // Cell filters are done in Rust (c-blosc2 2.15 has no plugins); CI has python-blosc2 read
-    // every file back (check_written.py), and its NDMEAN output was checked equal to
-    // python-blosc2's own for the same data.
+    // every file back (check_written.py), and has it write the NDMEAN array itself from the
+    // same values: its read of its own file must equal its read of b2nd's, bit for bit.
     let mut out = Out::new();
     let ints: Vec<i32> = (0..30 * 41).map(|i| (i * 7) % 977).collect();
     let smooth: Vec<f64> = (0..24 * 24 * 6)
@@ -1057,6 +1057,17 @@ fn ndcell_and_ndmean_as_python_reads_them() {
         cell(1, 1, 1)
     );
     out.record_array("ndmean3_f8", &a);
+    // The values given, for check_written.py to have python-blosc2 write them itself with the
+    // same filters and geometry: its read of its own file must equal its read of b2nd's.
+    std::fs::write(
+        out.dir.join("ndmean3_f8.source.raw"),
+        smooth
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    out.entries.last_mut().unwrap()["source"] = json!("ndmean3_f8.source.raw");
     // NDMEAN on integers, and cells the plugin cannot lay out, are refused, leaving nothing.
     let bad = out.dir.join("bad_cells.b2nd");
     let r = ArrayBuilder::for_type::<i32>(&[30, 41])
