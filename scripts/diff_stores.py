@@ -109,7 +109,7 @@ def rand_item(r: random.Random):
 def rand_cparams(r: random.Random):
     """Codec and dictionary of an object member (dictionaries need big enough chunks:
     c-blosc2 trains one only then, which the test does not require)."""
-    return {"codec": r.choice(CODECS), "use_dict": r.random() < 0.3 and True}
+    return {"codec": r.choice(CODECS), "use_dict": r.random() < 0.3}
 
 
 def make_store(r: random.Random, path: Path, case: dict):
