@@ -94,6 +94,36 @@ fn plan(
     typesize: usize,
     len: usize,
 ) -> Result<Path, ChunkError> {
+    let path = plan_path(h, expected_nbytes, typesize, len)?;
+    // No chunk flagged with a dictionary reaches C: c-blosc2 2.15 frees the dictionary its
+    // context keeps on every such chunk and, when the chunk's dictionary is then refused,
+    // leaves the pointer dangling, freed again when the context is dropped (a double free:
+    // stored-as-is chunks flagged with a dictionary, which python-blosc2 4.14.1 writes for
+    // incompressible LZ4 dictionary arrays and cannot read itself; scripts/diff_test.py
+    // SEED=5 case 974). Dictionary chunks C could decode are routed to Rust above.
+    if matches!(path, Path::C) && h.has_dict() {
+        return Err(ChunkError::Unsupported(
+            "chunk format",
+            format!(
+                "a {} chunk flagged with a dictionary (python-blosc2 cannot read it either)",
+                if h.memcpyed() {
+                    "stored-as-is"
+                } else {
+                    "special"
+                }
+            ),
+        ));
+    }
+    Ok(path)
+}
+
+/// [`plan`] before its check that no dictionary chunk goes to C.
+fn plan_path(
+    h: &ChunkHeader,
+    expected_nbytes: usize,
+    typesize: usize,
+    len: usize,
+) -> Result<Path, ChunkError> {
     let corrupt = |s: String| Err(ChunkError::Corrupt(s));
     if h.version > 5 {
         return Err(ChunkError::Unsupported(
@@ -201,6 +231,22 @@ fn plan(
         6 => return Err(ChunkError::Unsupported("codec", codec_label(h.udcodec))),
         other => return corrupt(format!("unknown codec format {other}")),
     };
+    if matches!(rust, Some(RustCodec::Zfp(..))) {
+        // ZFP codes the XORed bit patterns DELTA leaves as floats, lossily: python-blosc2's
+        // reads of such chunks are nowhere near the data written (errors up to 1e308, NaNs),
+        // and for some geometries differ between 1 and 2 threads (scripts/diff_test.py
+        // SEED=465351153 case 604; docs/meaning-audit.md).
+        if let Some(slot) = h.filters.iter().position(|&f| f == filters::DELTA) {
+            return Err(ChunkError::Unsupported(
+                "filter",
+                format!(
+                    "delta (id 3, meta {}) under the lossy codec {}",
+                    h.filters_meta[slot],
+                    codec_label(h.udcodec)
+                ),
+            ));
+        }
+    }
     if let Some(codec) = rust {
         return match filters::rust_can_undo(&h.filters, &h.filters_meta) {
             Ok(()) => Ok(Path::Rust(codec)),
@@ -1013,6 +1059,37 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(out, data[..3 * block]);
+    }
+
+    #[test]
+    fn dictionary_flags_never_reach_c() {
+        // Stored-as-is LZ4 chunks flagged with a dictionary, as python-blosc2 4.14.1 writes
+        // them: the first holds a valid-looking dictionary size where C looks for one, the
+        // second does not. Before they were refused, C built a dictionary from the first,
+        // freed it on the second and failed, and freed it again when the decoder was
+        // dropped: "double free or corruption" (scripts/diff_test.py SEED=5 case 974).
+        let chunk = |dict_size: i32| {
+            let mut c = header(0x05 | 0x02 | (1 << 5), 400, 100, 432);
+            c[31] = 0x01;
+            c.resize(432, 7);
+            c[32..36].copy_from_slice(&dict_size.to_le_bytes());
+            c
+        };
+        let p = ChunkHeader::parse(&chunk(100)).unwrap();
+        match plan(&p, 400, 4, 432) {
+            Err(ChunkError::Unsupported("chunk format", why)) => {
+                assert!(why.contains("dictionary"), "{why}")
+            }
+            other => panic!("planned: {:?}", other.err()),
+        }
+        let mut d = Decoder::new(1);
+        let mut out = vec![0u8; 400];
+        let refused: Vec<bool> = [100, 100, 0, 100]
+            .into_iter()
+            .map(|size| d.decode(&mut chunk(size), &mut out, 4).is_err())
+            .collect();
+        drop(d); // (where C kept a dictionary, the process aborted here)
+        assert_eq!(refused, [true; 4]);
     }
 
     #[test]
