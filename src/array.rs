@@ -193,7 +193,7 @@ impl Array {
 
     pub(crate) fn from_frame(frame: Frame) -> Result<Array> {
         let src = frame.source.clone();
-        let layers = frame.lock().metalayers();
+        let layers = frame.metalayers();
         let find = |name: &str| {
             layers
                 .iter()
@@ -215,7 +215,7 @@ impl Array {
                 });
             }
         };
-        let vl = frame.lock().vlmeta_names();
+        let vl = frame.vlmeta_names();
         if let Some(reason) = derived_container(&|n| find(n).is_some(), &vl) {
             return Err(Error::NoData {
                 source_name: src,

@@ -142,6 +142,7 @@ mod model;
 mod parallel;
 mod read;
 mod schunk;
+mod storage;
 mod store;
 mod table;
 pub mod write;

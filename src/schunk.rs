@@ -212,7 +212,6 @@ impl SChunk {
     /// Names of the fixed metalayers, in stored order.
     pub fn metalayer_names(&self) -> Vec<String> {
         self.frame
-            .lock()
             .metalayers()
             .into_iter()
             .map(|(n, _)| n)
@@ -222,7 +221,6 @@ impl SChunk {
     /// The raw (msgpack) content of metalayer `name`, `None` if absent.
     pub fn metalayer(&self, name: &str) -> Option<Vec<u8>> {
         self.frame
-            .lock()
             .metalayers()
             .into_iter()
             .find(|(n, _)| n == name)
@@ -482,12 +480,12 @@ pub(crate) fn chunk_error(source: &str, chunk: u64, e: ChunkError) -> Error {
 
 /// Names of a frame's user attributes (vlmeta), in stored order.
 pub(crate) fn attr_names(frame: &Frame) -> Vec<String> {
-    frame.lock().vlmeta_names()
+    frame.vlmeta_names()
 }
 
 /// The decompressed bytes of a frame's attribute `name`, `None` if absent.
 pub(crate) fn attr_bytes(frame: &Frame, name: &str) -> Result<Option<Vec<u8>>> {
-    let Some(raw) = frame.lock().vlmeta_raw(name) else {
+    let Some(raw) = frame.vlmeta_raw(name) else {
         return Ok(None);
     };
     let mut d = Decoder::new(1);

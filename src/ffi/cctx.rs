@@ -155,3 +155,54 @@ impl Drop for Cctx {
         unsafe { sys::blosc2_free_ctx(self.ptr.as_ptr()) }
     }
 }
+
+/// The chunk c-blosc2 2.15 stands in for a special entry `code` of a frame's chunk index
+/// (`frame_special_chunk`): a 32-byte header of a chunk of zeros, uninitialised items or
+/// NaNs holding `nbytes` bytes, made by C from its default parameters with the frame's
+/// `typesize` and `blocksize` (so the header is the one C's own fetch returns). The kinds
+/// are tested in C's order: zeros, uninitialised, NaN; `None` for a code naming none of them.
+pub(crate) fn special_chunk(
+    code: i64,
+    nbytes: i32,
+    typesize: i32,
+    blocksize: i32,
+) -> Option<Result<[u8; EXTENDED_HEADER_LEN], CError>> {
+    init();
+    let kind = |k: i32| (code as u64) & ((k as u64) << 56) != 0;
+    let make = if kind(sys::BLOSC2_SPECIAL_ZERO) {
+        sys::blosc2_chunk_zeros
+    } else if kind(sys::BLOSC2_SPECIAL_UNINIT) {
+        sys::blosc2_chunk_uninit
+    } else if kind(sys::BLOSC2_SPECIAL_NAN) {
+        sys::blosc2_chunk_nans
+    } else {
+        return None;
+    };
+    // BLOSC2_CPARAMS_DEFAULTS (a static in C's header, not in the bindings).
+    let cparams = sys::blosc2_cparams {
+        compcode: sys::BLOSC_BLOSCLZ as u8,
+        clevel: 5,
+        typesize,
+        nthreads: 1,
+        blocksize,
+        splitmode: sys::BLOSC_FORWARD_COMPAT_SPLIT,
+        filters: [0, 0, 0, 0, 0, sys::BLOSC_SHUFFLE as u8],
+        ..Default::default()
+    };
+    let mut out = [0u8; EXTENDED_HEADER_LEN];
+    // SAFETY: `out` holds EXTENDED_HEADER_LEN writable bytes, the size passed; the cparams
+    // value is fully initialised with NULL pointers, as C's defaults have.
+    let rc = unsafe {
+        make(
+            cparams,
+            nbytes,
+            out.as_mut_ptr() as *mut c_void,
+            EXTENDED_HEADER_LEN as i32,
+        )
+    };
+    Some(if rc < 0 {
+        Err(CError::Code(i64::from(rc)))
+    } else {
+        Ok(out)
+    })
+}

@@ -2,8 +2,8 @@
 //! every `unsafe` block of the crate is in this folder, each with a `// SAFETY:` note, and
 //! every other module has `#![forbid(unsafe_code)]`.
 //!
-//! It offers RAII handles with safe methods, one file each: [`Schunk`] (an opened or new
-//! frame, `schunk.rs`), [`Dctx`] and [`HookedDctx`] (decompression contexts, `dctx.rs`),
+//! It offers RAII handles with safe methods, one file each: [`Schunk`] (a frame being
+//! written, `schunk.rs`), [`Dctx`] and [`HookedDctx`] (decompression contexts, `dctx.rs`),
 //! [`Cctx`] (a compression context, `cctx.rs`), [`ChunkBytes`] (a chunk buffer C may hand
 //! over, `buffer.rs`); LZ4 with a dictionary (`lz4.rs`); the atomic exchange of two paths
 //! (`fs.rs`, Linux `renameat2`). C's return codes are decoded once,
@@ -25,12 +25,12 @@ mod lz4;
 mod schunk;
 
 pub(crate) use buffer::{advise_huge_pages, try_zeroed, ChunkBytes};
-pub(crate) use cctx::{Cctx, CompressParams};
+pub(crate) use cctx::{special_chunk, Cctx, CompressParams};
 pub(crate) use codecs::{blosclz_decompress_into, zstd_decompress};
 pub(crate) use dctx::{BlockHook, Dctx, HookedDctx};
 pub(crate) use error::CError;
 pub(crate) use lz4::lz4_decompress_with_dict;
-pub(crate) use schunk::{Schunk, SchunkParams};
+pub(crate) use schunk::Schunk;
 
 /// c-blosc2's automatic split mode (python-blosc2's default).
 pub(crate) const SPLIT_AUTO: i32 = sys::BLOSC_AUTO_SPLIT;

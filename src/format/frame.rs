@@ -1,20 +1,22 @@
-//! Frame access: opening CFrames, SFrames, in-memory and embedded frames, with the frame
-//! header checked in Rust before c-blosc2 parses anything.
+//! Frame access: CFrames, SFrames, in-memory and embedded frames, parsed in Rust (header,
+//! metalayers, chunk index, trailer) from byte ranges of their storage (`crate::storage`);
+//! chunks are fetched by ranges too, and c-blosc2 only decodes them in memory.
 
 #![forbid(unsafe_code)]
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
-use crate::ffi::{ChunkBytes, Schunk, SchunkParams, EXTENDED_HEADER_LEN};
+use crate::ffi::{ChunkBytes, EXTENDED_HEADER_LEN};
 use crate::format::chunk::ChunkHeader;
 use crate::format::journal::{HeaderState, Journal};
 use crate::format::lock::{FrameLock, Held};
 use crate::format::parts::FrameParts;
 use crate::format::{read_at, Malformed};
+use crate::storage::{split_ranges, Directory, LocalDir, LocalFile, Memory, RangeRead, Window};
 
 /// Bytes of the frame header this crate checks (through the filter pipeline).
 const HEADER_PREFIX: usize = 80;
@@ -283,36 +285,14 @@ pub(crate) struct OnDisk {
 }
 
 /// Read the frame at the start of `file` (a CFrame file, or the `chunks.b2frame` of a sparse
-/// frame when `sparse`) for an in-place change: checked as [`Frame::open`] checks it, then
-/// its header and trailer parsed.
+/// frame when `sparse`) for an in-place change: parsed as [`Frame::open`] parses it.
 pub(crate) fn read_on_disk(file: &Path, sparse: bool) -> Result<OnDisk> {
-    let source = file.display().to_string();
-    let (header, layout) = check_file(file, 0, sparse, &source)?;
-    let io = |source| Error::Io {
-        path: file.to_path_buf(),
-        source,
-    };
-    let f = File::open(file).map_err(io)?;
-    let bad = |reason: String| Error::Frame {
-        source_name: source.clone(),
-        reason,
-    };
-    // Both lengths are at most the file's size (checked above).
-    let mut head = vec![0u8; header.header_len as usize];
-    let trailer_at = layout.index_at + layout.index_len;
-    let mut trailer = vec![0u8; (header.frame_len - trailer_at) as usize];
-    read_at(&f, &mut head, 0).ok_or_else(|| bad("the header could not be read".into()))?;
-    read_at(&f, &mut trailer, trailer_at)
-        .ok_or_else(|| bad("the trailer could not be read".into()))?;
-    let mut index = vec![0u8; layout.index_len as usize];
-    read_at(&f, &mut index, layout.index_at)
-        .ok_or_else(|| bad("the chunk index could not be read".into()))?;
-    let parts = FrameParts::parse(head, &trailer).map_err(|e| bad(e.0))?;
+    let parsed = Parsed::read(&LocalFile::open(file)?, sparse, &file.display().to_string())?;
     Ok(OnDisk {
-        parts,
-        header_len: u64::from(header.header_len),
-        frame_len: header.frame_len,
-        index,
+        header_len: parsed.layout.header_len,
+        frame_len: parsed.header.frame_len,
+        parts: parsed.parts,
+        index: parsed.index,
     })
 }
 
@@ -342,8 +322,8 @@ pub(crate) fn not_regular(meta: &std::fs::Metadata) -> String {
     format!("{kind}: b2nd reads regular files and directories only")
 }
 
-/// Refuse a sparse frame directory holding a chunk file that is not a regular file (c-blosc2
-/// would open a FIFO and wait for a writer forever).
+/// Refuse a sparse frame directory holding a chunk file that is not a regular file (opening
+/// a FIFO would wait for a writer forever).
 fn check_chunk_files(dir: &Path) -> std::result::Result<(), String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(()); // reported when the index is opened
@@ -397,60 +377,6 @@ fn check_journal(path: &Path, source: &str) -> Result<()> {
     })
 }
 
-/// Check the frame starting at `offset` in the file at `path`: header, then layout, then
-/// the index header. A malformed frame is an [`Error::Frame`] of `source`.
-fn check_file(
-    path: &Path,
-    offset: u64,
-    sparse: bool,
-    source: &str,
-) -> Result<(FrameHeader, Layout)> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let bad = |e: Malformed| Error::Frame {
-        source_name: source.to_string(),
-        reason: e.0,
-    };
-    let mut f = File::open(path).map_err(io)?;
-    let len = f.metadata().map_err(io)?.len();
-    let available = len.saturating_sub(offset);
-    f.seek(SeekFrom::Start(offset)).map_err(io)?;
-    let mut h = Vec::with_capacity(HEADER_PREFIX);
-    (&mut f)
-        .take(HEADER_PREFIX as u64)
-        .read_to_end(&mut h)
-        .map_err(io)?;
-    let header = FrameHeader::parse(&h, available).map_err(bad)?;
-    let mut tail = Vec::with_capacity(TRAILER_TAIL);
-    if header.frame_len >= TRAILER_TAIL as u64 {
-        f.seek(SeekFrom::Start(
-            offset + header.frame_len - TRAILER_TAIL as u64,
-        ))
-        .map_err(io)?;
-        (&mut f)
-            .take(TRAILER_TAIL as u64)
-            .read_to_end(&mut tail)
-            .map_err(io)?;
-    }
-    let (index_at, index_len) = header.check_layout(&tail, sparse).map_err(bad)?;
-    if index_len > 0 {
-        let mut ih = Vec::with_capacity(32);
-        f.seek(SeekFrom::Start(offset + index_at)).map_err(io)?;
-        (&mut f).take(32).read_to_end(&mut ih).map_err(io)?;
-        check_index_header(&ih, header.nchunks, index_len).map_err(bad)?;
-    }
-    Ok((
-        header,
-        Layout {
-            header_len: u64::from(header.header_len),
-            index_at,
-            index_len,
-        },
-    ))
-}
-
 /// Where the parts of a contiguous frame are, from its start (checked against the frame).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Layout {
@@ -462,30 +388,205 @@ pub(crate) struct Layout {
     pub index_len: u64,
 }
 
-/// An opened frame: the c-blosc2 super-chunk behind a lock, plus where it came from.
+/// The frame type byte of the header (c-blosc2 `FRAME_TYPE`): 0 contiguous, 1 a directory.
+const FRAME_TYPE: usize = 26;
+/// The fewest header bytes c-blosc2 reads (`FRAME_HEADER_MINLEN`).
+const HEADER_MINLEN: u64 = 87;
+/// The most fixed metalayers a frame holds (`BLOSC2_MAX_METALAYERS`).
+const MAX_METALAYERS: usize = 16;
+/// The largest chunk-offsets index decoded (128 M chunks, 1 GiB of offsets).
+const MAX_OFFSETS: i64 = 1 << 27;
+
+/// Everything a frame's header file says, read from it by ranges: the fixed header fields,
+/// where the parts are, the header (metalayers) and trailer (attributes), the compressed
+/// chunk index and the super-chunk parameters c-blosc2 derives (`get_header_info`).
+struct Parsed {
+    header: FrameHeader,
+    layout: Layout,
+    parts: FrameParts,
+    index: Vec<u8>,
+    params: FrameParams,
+}
+
+impl Parsed {
+    /// Parse the frame at the start of `src` (the frame, or a sparse frame's
+    /// `chunks.b2frame`): the header's fixed part and the trailer length first, then the
+    /// header, index and trailer in one vectored read. Every size is checked against `src`'s
+    /// size before anything is allocated for it.
+    fn read(src: &dyn RangeRead, sparse: bool, source: &str) -> Result<Parsed> {
+        let bad = |e: Malformed| Error::Frame {
+            source_name: source.to_string(),
+            reason: e.0,
+        };
+        let size = src.size()?;
+        let prefix = src.read_range(0, HEADER_MINLEN.min(size) as usize)?;
+        let header = FrameHeader::parse(&prefix, size).map_err(bad)?;
+        if prefix.len() < HEADER_MINLEN as usize {
+            return Err(bad("frame header shorter than its fixed part".into()));
+        }
+        let want_type = u8::from(sparse);
+        if prefix[FRAME_TYPE] != want_type {
+            return Err(bad(format!(
+                "the header's frame type is {} where a {} frame has {want_type}",
+                prefix[FRAME_TYPE],
+                if sparse { "sparse" } else { "contiguous" }
+            )
+            .into()));
+        }
+        let tail = if header.frame_len >= TRAILER_TAIL as u64 {
+            src.read_range(header.frame_len - TRAILER_TAIL as u64, TRAILER_TAIL)?
+        } else {
+            Vec::new()
+        };
+        let (index_at, index_len) = header.check_layout(&tail, sparse).map_err(bad)?;
+        let trailer_at = index_at + index_len;
+        // All three lie inside the frame, which lies inside `src` (checked above).
+        let mut head = vec![0u8; header.header_len as usize];
+        let mut index = vec![0u8; index_len as usize];
+        let mut trailer = vec![0u8; (header.frame_len - trailer_at) as usize];
+        src.read_vectored_at(&mut [
+            (0, &mut head[..]),
+            (index_at, &mut index[..]),
+            (trailer_at, &mut trailer[..]),
+        ])?;
+        if index_len > 0 {
+            check_index_header(&index, header.nchunks, index_len).map_err(bad)?;
+        }
+        let parts = FrameParts::parse(head, &trailer).map_err(bad)?;
+        if parts.metalayer_count() > MAX_METALAYERS {
+            return Err(bad(format!(
+                "{} metalayers, more than the {MAX_METALAYERS} a frame holds",
+                parts.metalayer_count()
+            )
+            .into()));
+        }
+        let params = header.params(&parts.header, !sparse).map_err(bad)?;
+        Ok(Parsed {
+            header,
+            layout: Layout {
+                header_len: u64::from(header.header_len),
+                index_at,
+                index_len,
+            },
+            parts,
+            index,
+            params,
+        })
+    }
+}
+
+impl FrameHeader {
+    /// The super-chunk parameters c-blosc2 2.15 reads from the whole `header`
+    /// (`get_header_info`), with its checks.
+    fn params(&self, h: &[u8], contiguous: bool) -> Result<FrameParams, Malformed> {
+        let be4 = |at: usize| i32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+        let be8 = |at: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&h[at..at + 8]);
+            i64::from_be_bytes(b)
+        };
+        let typesize = be4(48);
+        if typesize <= 0 {
+            return Err(format!("the header's typesize is {typesize}").into());
+        }
+        let (nbytes, chunksize) = (be8(30), be4(58));
+        if nbytes > 0
+            && chunksize > 0
+            && nbytes % i64::from(chunksize) > 0
+            && nbytes / i64::from(chunksize) == i64::from(i32::MAX)
+        {
+            return Err("more chunks than a frame holds".into());
+        }
+        let codecs = h[27];
+        let compcode = match codecs & 0x0f {
+            6 => h[77], // BLOSC_UDCODEC_FORMAT: the id is in its own byte
+            c => c,
+        };
+        let nfilters = usize::from(h[FILTER_PIPELINE]);
+        if nfilters > 6 {
+            return Err(format!("{nfilters} filters in the frame header, at most 6 exist").into());
+        }
+        let mut filters = [0u8; 6];
+        let mut filters_meta = [0u8; 6];
+        filters[..nfilters].copy_from_slice(&h[FILTER_PIPELINE + 1..][..nfilters]);
+        filters_meta[..nfilters].copy_from_slice(&h[FILTER_PIPELINE + 9..][..nfilters]);
+        Ok(FrameParams {
+            compcode,
+            compcode_meta: h[78],
+            clevel: codecs >> 4,
+            // What C leaves there: the whole flags byte plus one.
+            splitmode: h[28].wrapping_add(1),
+            typesize,
+            blocksize: be4(53),
+            chunksize,
+            filters,
+            filters_meta,
+            nchunks: self.nchunks,
+            nbytes,
+            cbytes: self.cbytes,
+            contiguous,
+        })
+    }
+}
+
+/// The super-chunk parameters a frame header records, as c-blosc2 derives them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FrameParams {
+    pub compcode: u8,
+    pub compcode_meta: u8,
+    pub clevel: u8,
+    pub splitmode: u8,
+    pub typesize: i32,
+    pub blocksize: i32,
+    pub chunksize: i32,
+    pub filters: [u8; 6],
+    pub filters_meta: [u8; 6],
+    pub nchunks: i64,
+    pub nbytes: i64,
+    pub cbytes: i64,
+    pub contiguous: bool,
+}
+
+/// Where a frame's bytes are.
+enum FrameBytes {
+    /// A contiguous frame, from the start of this source.
+    Contiguous(Arc<dyn RangeRead>),
+    /// A sparse frame: its `chunks.b2frame`, and the directory of its chunk files.
+    Sparse {
+        index: Arc<dyn RangeRead>,
+        dir: Arc<dyn Directory>,
+    },
+}
+
+/// An opened frame: what its header, index and trailer say, parsed in Rust from byte ranges
+/// of its storage, and where its chunks are. Chunks are fetched by ranges too; c-blosc2
+/// only decodes them, in memory.
 pub(crate) struct Frame {
     pub(crate) source: String,
-    pub(crate) schunk: Mutex<Schunk>,
-    pub(crate) params: SchunkParams,
+    pub(crate) params: FrameParams,
     /// Frame format version (2 ordinary; 3 = variable-size chunks, which c-blosc2 2.15 reads
     /// as empty: only acceptable for arrays without chunks).
     pub(crate) version: u8,
-    /// For frames on disk: where the chunks are, to read parts of them directly.
-    files: Option<ChunkFiles>,
     /// Where the index is, for contiguous frames.
     pub(crate) layout: Option<Layout>,
+    bytes: FrameBytes,
+    header: FrameHeader,
+    parts: FrameParts,
+    /// The chunk-offsets index as stored (a compressed chunk; empty without chunks).
+    index: Vec<u8>,
+    /// The index decoded, on first use.
+    offsets: OnceLock<std::result::Result<Vec<i64>, String>>,
+    /// For frames in local files: what tells this version of the file from a later one.
+    files: Option<ChunkFiles>,
 }
 
-/// Where the chunks of a frame on disk live.
+/// What a frame read from the local file system checks around every fetch.
 struct ChunkFiles {
     /// The frame file, or the sparse-frame directory.
     path: PathBuf,
     /// Where the frame starts in its file (contiguous frames).
     frame_offset: u64,
-    header: FrameHeader,
     sparse: bool,
-    /// The frame file, opened on first use (contiguous frames).
-    file: OnceLock<Option<File>>,
     /// The file holding the header (the frame file, or `chunks.b2frame`) as it was when
     /// opened: an in-place change or a compaction alters it.
     stamp: Option<Stamp>,
@@ -534,6 +635,16 @@ impl ChunkFiles {
     }
 }
 
+/// Where one chunk is, from its index entry.
+enum Entry {
+    /// A special chunk (zeros, NaN, uninitialised): no bytes stored, its index code.
+    Special(i64),
+    /// Bytes from this offset after the header (contiguous frames).
+    At(u64),
+    /// A sparse frame's chunk file with this number.
+    File(u32),
+}
+
 impl Frame {
     /// Open a CFrame file or an SFrame directory, the frame starting at `offset`. When
     /// python-blosc2's lock sidecar is there (or `BLOSC_LOCKING` is set), the opening and
@@ -566,9 +677,9 @@ impl Frame {
             return Err(bad(not_regular(&meta)));
         }
         // A writer may publish a change (a header write, a renamed index) while this opens
-        // the frame in several reads (Rust's checks, then c-blosc2's): the file's identity
-        // and its header bytes are taken before and after, and the open is tried again when
-        // they differ, so that every part of the opened frame comes from one version.
+        // the frame in several reads: the file's identity and its header bytes are taken
+        // before and after, and the open is tried again when they differ, so that every part
+        // of the opened frame comes from one version.
         let header_file = if meta.is_dir() {
             path.join("chunks.b2frame")
         } else {
@@ -588,15 +699,18 @@ impl Frame {
         for _ in 0..16 {
             let held = sidecar.as_ref().map(FrameLock::shared).transpose()?;
             let before = version(&header_file);
-            let frame = Frame::open_once(path, offset, &meta, &source)?;
+            let frame = Frame::open_once(path, offset, meta.is_dir(), &source)?;
             let after = version(&header_file);
             if before.0.is_some() && before == after {
                 let mut frame = frame;
                 let generation = held.map(|h| h.generation);
-                if let Some(f) = frame.files.as_mut() {
-                    f.stamp = before.0;
-                    f.shared = sidecar.zip(generation);
-                }
+                frame.files = Some(ChunkFiles {
+                    path: path.to_path_buf(),
+                    frame_offset: offset,
+                    sparse: meta.is_dir(),
+                    stamp: before.0,
+                    shared: sidecar.zip(generation),
+                });
                 return Ok(frame);
             }
             drop(held);
@@ -608,121 +722,83 @@ impl Frame {
     }
 
     /// [`Frame::open`] without the version check: one attempt.
-    fn open_once(
-        path: &Path,
-        offset: u64,
-        meta: &std::fs::Metadata,
-        source: &str,
-    ) -> Result<Frame> {
-        let source = source.to_string();
+    fn open_once(path: &Path, offset: u64, sparse: bool, source: &str) -> Result<Frame> {
         let bad = |reason: String| Error::Frame {
-            source_name: source.clone(),
+            source_name: source.to_string(),
             reason,
         };
-        let header = if meta.is_dir() {
+        let bytes = if sparse {
             check_chunk_files(path).map_err(bad)?;
             if offset != 0 {
                 return Err(bad(
                     "an offset applies to a file, not a sparse-frame directory".into(),
                 ));
             }
-            let index: PathBuf = path.join("chunks.b2frame");
-            if !index.is_file() {
+            if !path.join("chunks.b2frame").is_file() {
                 return Err(bad(
                     "directory without `chunks.b2frame`: not a sparse frame".into(),
                 ));
             }
-            check_file(&index, 0, true, &source)?
+            let dir = LocalDir::new(path);
+            FrameBytes::Sparse {
+                index: dir.file("chunks.b2frame")?,
+                dir: Arc::new(dir),
+            }
         } else {
             if offset == 0 {
-                check_journal(path, &source)?;
+                check_journal(path, source)?;
             }
-            check_file(path, offset, false, &source)?
+            let file: Arc<dyn RangeRead> = Arc::new(LocalFile::open(path)?);
+            if offset == 0 {
+                FrameBytes::Contiguous(file)
+            } else {
+                let window = Window::new(file, offset)
+                    .map_err(|_| bad(format!("offset {offset} lies past the file's end")))?;
+                FrameBytes::Contiguous(Arc::new(window))
+            }
         };
-        let (header, layout) = header;
-        let schunk = Schunk::open(path, offset).map_err(|e| bad(e.to_string()))?;
-        let mut frame = Frame::new(source, schunk, header.version);
-        frame.layout = (!meta.is_dir()).then_some(layout);
-        frame.files = Some(ChunkFiles {
-            path: path.to_path_buf(),
-            frame_offset: offset,
-            header,
-            sparse: meta.is_dir(),
-            file: OnceLock::new(),
-            stamp: None,
-            shared: None,
-        });
-        Ok(frame)
+        Frame::parse(source.to_string(), bytes)
     }
 
     /// Open an in-memory CFrame.
     pub(crate) fn from_bytes(bytes: Vec<u8>) -> Result<Frame> {
-        let source = "<memory>".to_string();
-        let bad = |reason: String| Error::Frame {
-            source_name: source.clone(),
-            reason,
-        };
-        let prefix = &bytes[..bytes.len().min(HEADER_PREFIX)];
-        let header = FrameHeader::parse(prefix, bytes.len() as u64).map_err(|e| bad(e.0))?;
-        let frame_len = header.frame_len as usize; // at most bytes.len(), checked
-        let tail = &bytes[frame_len.saturating_sub(TRAILER_TAIL)..frame_len];
-        let (index_at, index_len) = header.check_layout(tail, false).map_err(|e| bad(e.0))?;
-        if index_len > 0 {
-            let at = index_at as usize;
-            check_index_header(
-                &bytes[at..(at + 32).min(bytes.len())],
-                header.nchunks,
-                index_len,
-            )
-            .map_err(|e| bad(e.0))?;
-        }
-        let schunk = Schunk::from_buffer(bytes).map_err(|e| bad(e.to_string()))?;
-        let mut frame = Frame::new(source, schunk, header.version);
-        frame.layout = Some(Layout {
-            header_len: u64::from(header.header_len),
-            index_at,
-            index_len,
-        });
-        Ok(frame)
+        Frame::parse(
+            "<memory>".into(),
+            FrameBytes::Contiguous(Arc::new(Memory::new(bytes))),
+        )
     }
 
-    fn new(source: String, schunk: Schunk, version: u8) -> Frame {
-        let params = schunk.params();
-        Frame {
+    /// Parse the frame in `bytes`, named `source` in errors.
+    fn parse(source: String, bytes: FrameBytes) -> Result<Frame> {
+        let (src, sparse) = match &bytes {
+            FrameBytes::Contiguous(s) => (s, false),
+            FrameBytes::Sparse { index, .. } => (index, true),
+        };
+        let p = Parsed::read(src.as_ref(), sparse, &source)?;
+        Ok(Frame {
             source,
-            schunk: Mutex::new(schunk),
-            params,
-            version,
+            params: p.params,
+            version: p.header.version,
+            layout: (!sparse).then_some(p.layout),
+            bytes,
+            header: p.header,
+            parts: p.parts,
+            index: p.index,
+            offsets: OnceLock::new(),
             files: None,
-            layout: None,
-        }
+        })
     }
 
     /// The whole bytes of a contiguous frame (`None` for a sparse one).
     pub(crate) fn contiguous_bytes(&self) -> Result<Option<Vec<u8>>> {
-        if let Some(bytes) = self.lock().frame_bytes() {
-            return Ok(Some(bytes.to_vec()));
-        }
-        let Some(files) = &self.files else {
+        let FrameBytes::Contiguous(src) = &self.bytes else {
             return Ok(None);
         };
-        if files.sparse {
-            return Ok(None);
-        }
-        let len = usize::try_from(files.header.frame_len).map_err(|_| Error::Frame {
+        let len = usize::try_from(self.header.frame_len).map_err(|_| Error::Frame {
             source_name: self.source.clone(),
             reason: "frame larger than memory".into(),
         })?;
-        let file = File::open(&files.path).map_err(|source| Error::Io {
-            path: files.path.clone(),
-            source,
-        })?;
-        let mut buf = vec![0u8; len];
-        read_at(&file, &mut buf, files.frame_offset).ok_or_else(|| Error::Frame {
-            source_name: self.source.clone(),
-            reason: "the frame's bytes could not be read".into(),
-        })?;
-        Ok(Some(buf))
+        src.read_range(0, len).map(Some)
     }
 
     /// The same frame, named `source` in errors (a store member: `store.b2z:/key`).
@@ -731,97 +807,172 @@ impl Frame {
         self
     }
 
-    /// Lock the super-chunk (recovering from a poisoned lock: the C state is unaffected by a
-    /// Rust panic elsewhere).
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Schunk> {
-        self.schunk.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// How the frame is stored.
     pub(crate) fn storage(&self) -> Storage {
-        if self.params.contiguous {
-            Storage::Contiguous
-        } else {
-            Storage::Sparse
+        match self.bytes {
+            FrameBytes::Contiguous(_) => Storage::Contiguous,
+            FrameBytes::Sparse { .. } => Storage::Sparse,
+        }
+    }
+
+    /// Names and contents of the fixed-size metalayers, in stored order.
+    pub(crate) fn metalayers(&self) -> Vec<(String, Vec<u8>)> {
+        self.parts.metalayers()
+    }
+
+    /// Names of the variable-length metalayers (user attributes), in stored order.
+    pub(crate) fn vlmeta_names(&self) -> Vec<String> {
+        self.parts.vlmeta.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// The stored (compressed, a Blosc2 chunk) content of attribute `name`, if present.
+    pub(crate) fn vlmeta_raw(&self, name: &str) -> Option<Vec<u8>> {
+        self.parts
+            .vlmeta
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+
+    fn chunk_error(&self, n: u64, reason: String) -> Error {
+        Error::Chunk {
+            source_name: self.source.clone(),
+            chunk: n as i64,
+            reason,
+        }
+    }
+
+    /// The decoded chunk index (decoded once, on first use).
+    fn offsets(&self) -> std::result::Result<&[i64], String> {
+        let decoded = self.offsets.get_or_init(|| {
+            let n = self.params.nchunks;
+            if n <= 0 {
+                return Ok(Vec::new());
+            }
+            if n > MAX_OFFSETS {
+                return Err(format!(
+                    "{n} chunks: more than the {MAX_OFFSETS} whose index this crate decodes"
+                ));
+            }
+            let len = n as usize * 8;
+            let mut raw = crate::ffi::try_zeroed(len)
+                .ok_or_else(|| format!("cannot allocate {len} bytes for the chunk index"))?;
+            match crate::ffi::Dctx::new(1).decompress(&self.index, &mut raw) {
+                Ok(got) if got == len => {}
+                Ok(got) => return Err(format!("the chunk index decodes to {got} bytes")),
+                Err(e) => return Err(format!("the chunk index does not decode ({e})")),
+            }
+            Ok(raw
+                .chunks_exact(8)
+                .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
+                .collect())
+        });
+        decoded.as_deref().map_err(Clone::clone)
+    }
+
+    /// Where chunk `n` is, from the index: checked as c-blosc2 checks it (`get_coffset`).
+    fn entry(&self, n: u64) -> Result<Entry> {
+        if n >= u64::try_from(self.params.nchunks).unwrap_or(0) {
+            return Err(self.chunk_error(n, "a chunk number outside the frame".into()));
+        }
+        let offsets = self.offsets().map_err(|e| self.chunk_error(n, e))?;
+        let off = offsets[n as usize];
+        if off < 0 {
+            return Ok(Entry::Special(off));
+        }
+        match self.bytes {
+            FrameBytes::Sparse { .. } => u32::try_from(off).map(Entry::File).map_err(|_| {
+                self.chunk_error(n, format!("chunk file number {off} is not a 32-bit one"))
+            }),
+            FrameBytes::Contiguous(_) => Ok(Entry::At(off as u64)),
         }
     }
 
     /// Copy compressed chunk `n` into `out`.
     pub(crate) fn chunk_into(&self, n: u64, out: &mut ChunkBytes) -> Result<()> {
-        let n = i64::try_from(n).map_err(|_| Error::InvalidArgument(format!("chunk index {n}")))?;
         let _shared = self.share()?;
-        // A chunk of an on-disk contiguous frame is read here: c-blosc2 2.15
-        // (`frame_get_chunk`) allocates the compressed size the chunk's header declares (up
-        // to 2 GiB) before it checks that the file holds that much (found by fuzzing).
-        if let Some(read) = self.read_file_chunk(n, out) {
-            read?;
-            if !self.unchanged() {
-                return Err(self.changed_error());
-            }
-            return Ok(());
-        }
-        let fetched = self.lock().chunk_into(n, out);
-        // c-blosc2 reads the header and index from the path at every fetch: a change
-        // published since this frame was opened could mix versions. Checked after the fetch:
-        // unchanged now means unchanged during it.
+        let fetched = self.fetch_chunk(n, out).map_err(|e| match e {
+            Error::Io { path, source } => self.chunk_error(
+                n,
+                format!(
+                    "could not read it from {} ({source}): missing or truncated chunk data",
+                    path.display()
+                ),
+            ),
+            e => e,
+        });
+        // A change published since this frame was opened could mix versions. Checked after
+        // the fetch: unchanged now means unchanged during it.
         if !self.unchanged() {
             return Err(self.changed_error());
         }
-        fetched.map_err(|e| Error::Chunk {
-            source_name: self.source.clone(),
-            chunk: n,
-            reason: format!("could not fetch it ({e}): missing or corrupt chunk data"),
-        })
+        fetched
     }
 
-    /// Read chunk `n` of an on-disk contiguous frame into `out`, after checking that the
-    /// compressed size its header declares lies inside the frame; `None` (c-blosc2 fetches
-    /// it) for in-memory and sparse frames and for special chunks (no bytes on disk).
-    fn read_file_chunk(&self, n: i64, out: &mut ChunkBytes) -> Option<Result<()>> {
-        let files = self.files.as_ref().filter(|f| !f.sparse)?;
-        let h = &files.header;
-        let offset = self
-            .lock()
-            .chunk_offset(n, i32::try_from(h.header_len).ok()?, h.cbytes)
-            .ok()?;
-        if offset < 0 {
-            return None;
+    fn fetch_chunk(&self, n: u64, out: &mut ChunkBytes) -> Result<()> {
+        match self.entry(n)? {
+            Entry::Special(code) => {
+                let p = &self.params;
+                let last = n + 1 == p.nchunks as u64;
+                let rest = p.nbytes % i64::from(p.chunksize.max(1));
+                let nbytes = if last && rest > 0 {
+                    rest as i32
+                } else {
+                    p.chunksize
+                };
+                let header = crate::ffi::special_chunk(code, nbytes, p.typesize, p.blocksize)
+                    .ok_or_else(|| {
+                        self.chunk_error(n, format!("index entry {code:#x} names no special value"))
+                    })?
+                    .map_err(|e| self.chunk_error(n, format!("a special chunk: {e}")))?;
+                out.buffer(header.len()).copy_from_slice(&header);
+                Ok(())
+            }
+            Entry::File(number) => {
+                let FrameBytes::Sparse { dir, .. } = &self.bytes else {
+                    unreachable!("file entries come from sparse frames")
+                };
+                let file = dir.file(&chunk_file_name(number.into()))?;
+                let len = file.size()?;
+                if len < 16 || len > i32::MAX as u64 {
+                    return Err(self
+                        .chunk_error(n, format!("its chunk file holds {len} bytes, not a chunk")));
+                }
+                let buf = out.buffer(len as usize);
+                file.read_vectored_at(&mut [(0, buf)])
+            }
+            Entry::At(offset) => {
+                let FrameBytes::Contiguous(src) = &self.bytes else {
+                    unreachable!("offsets come from contiguous frames")
+                };
+                // The chunk lies between the header and the index chunk, inside the frame.
+                // c-blosc2 2.15 (`frame_get_chunk`) would allocate the compressed size the
+                // chunk's header declares (up to 2 GiB) before checking that the frame holds
+                // that much (found by fuzzing).
+                let h = &self.header;
+                let start = u64::from(h.header_len).saturating_add(offset);
+                let outside =
+                    || self.chunk_error(n, format!("its offset {offset} lies outside the frame"));
+                if start.saturating_add(EXTENDED_HEADER_LEN as u64) > h.frame_len {
+                    return Err(outside());
+                }
+                let header = src.read_range(start, EXTENDED_HEADER_LEN)?;
+                let cbytes = u64::from(u32::from_le_bytes([
+                    header[12], header[13], header[14], header[15],
+                ]));
+                if cbytes < EXTENDED_HEADER_LEN as u64 || start + cbytes > h.frame_len {
+                    return Err(self.chunk_error(
+                        n,
+                        format!(
+                            "its header declares {cbytes} compressed bytes, more than the \
+                             frame holds from offset {offset}"
+                        ),
+                    ));
+                }
+                let buf = out.buffer(cbytes as usize);
+                src.read_vectored_at(&mut [(start, buf)])
+            }
         }
-        let bad = |reason: String| {
-            Some(Err(Error::Chunk {
-                source_name: self.source.clone(),
-                chunk: n,
-                reason,
-            }))
-        };
-        let file = files
-            .file
-            .get_or_init(|| File::open(&files.path).ok())
-            .as_ref()?;
-        // The chunk lies between the header and the index chunk, inside the frame.
-        let start = u64::from(h.header_len).checked_add(u64::try_from(offset).ok()?)?;
-        let frame_end = h.frame_len;
-        let mut header = [0u8; EXTENDED_HEADER_LEN];
-        let at = files.frame_offset.checked_add(start)?;
-        if start.checked_add(EXTENDED_HEADER_LEN as u64)? > frame_end
-            || read_at(file, &mut header, at).is_none()
-        {
-            return bad(format!("its offset {offset} lies outside the frame"));
-        }
-        let cbytes = u64::from(u32::from_le_bytes([
-            header[12], header[13], header[14], header[15],
-        ]));
-        if cbytes < EXTENDED_HEADER_LEN as u64 || start.checked_add(cbytes)? > frame_end {
-            return bad(format!(
-                "its header declares {cbytes} compressed bytes, more than the frame holds from \
-                 offset {offset}"
-            ));
-        }
-        let buf = out.buffer(cbytes as usize);
-        if read_at(file, buf, at).is_none() {
-            return bad("the file is shorter than its frame header says".into());
-        }
-        Some(Ok(()))
     }
 
     /// Whether the frame's file is still the version this frame opened (and, when it is
@@ -865,16 +1016,21 @@ impl Frame {
     }
 }
 
+/// The name of a sparse frame's chunk file number `n` (c-blosc2: `%08X.chunk`).
+pub(crate) fn chunk_file_name(n: u64) -> String {
+    format!("{n:08X}.chunk")
+}
+
 impl Frame {
-    /// Fetch only what decoding the blocks flagged in `wanted` needs from chunk `n` of a frame
-    /// on disk: the chunk header, block offsets (and dictionary), and those blocks' bytes (plus
-    /// block 0 when the chunk has DELTA), each at its place in a chunk-sized buffer whose other
-    /// bytes are unspecified. Such a chunk must be decoded with the same mask
+    /// Fetch only what decoding the blocks flagged in `wanted` needs from chunk `n`: the
+    /// chunk header, block offsets (and dictionary), and those blocks' bytes (plus block 0
+    /// when the chunk has DELTA), each at its place in a chunk-sized buffer whose other bytes
+    /// are unspecified, in one vectored read. Such a chunk must be decoded with the same mask
     /// ([`crate::codec::chunk::Decoder::decode_blocks`]), which never reads the blocks left out.
     ///
     /// Returns `false`, with `out` unspecified, when this does not apply or would not save
-    /// much (in-memory frames, special or uncompressed chunks, most blocks wanted, anything
-    /// unexpected): the caller then fetches the whole chunk, which also reports any error.
+    /// much (special or uncompressed chunks, most blocks wanted, anything unexpected): the
+    /// caller then fetches the whole chunk, which also reports any error.
     pub(crate) fn chunk_blocks_into(
         &self,
         n: u64,
@@ -898,55 +1054,39 @@ impl Frame {
         block_bytes: usize,
         out: &mut ChunkBytes,
     ) -> Option<bool> {
-        let files = self.files.as_ref()?;
         let nblocks = wanted.len();
         let nwanted = wanted.iter().filter(|&&w| w).count();
         if nwanted == 0 || 2 * nwanted > nblocks {
             return Some(false);
         }
-        let h = &files.header;
-        let offset = self
-            .lock()
-            .chunk_offset(
-                i64::try_from(n).ok()?,
-                i32::try_from(h.header_len).ok()?,
-                h.cbytes,
-            )
-            .ok()?;
-        if offset < 0 {
-            return Some(false); // a special chunk: nothing to read
-        }
         let sparse_file;
-        let (file, base) = if files.sparse {
-            let number = u32::try_from(offset).ok()?;
-            sparse_file = File::open(files.path.join(format!("{number:08X}.chunk"))).ok()?;
-            (&sparse_file, 0)
-        } else {
-            let file = files
-                .file
-                .get_or_init(|| File::open(&files.path).ok())
-                .as_ref()?;
-            let at = files
-                .frame_offset
-                .checked_add(u64::from(h.header_len))?
-                .checked_add(u64::try_from(offset).ok()?)?;
-            (file, at)
+        let (src, base, end): (&dyn RangeRead, u64, u64) = match (self.entry(n).ok()?, &self.bytes)
+        {
+            (Entry::Special(_), _) => return Some(false), // nothing to read
+            (Entry::File(number), FrameBytes::Sparse { dir, .. }) => {
+                sparse_file = dir.file(&chunk_file_name(number.into())).ok()?;
+                let len = sparse_file.size().ok()?;
+                (sparse_file.as_ref(), 0, len)
+            }
+            (Entry::At(offset), FrameBytes::Contiguous(src)) => {
+                let at = u64::from(self.header.header_len).checked_add(offset)?;
+                (src.as_ref(), at, self.header.frame_len)
+            }
+            _ => return None,
         };
-        let file_len = file.metadata().ok()?.len();
-
-        let mut header = [0u8; EXTENDED_HEADER_LEN];
-        read_at(file, &mut header, base)?;
+        let header = src.read_range(base, EXTENDED_HEADER_LEN).ok()?;
         let ch = ChunkHeader::parse(&header).ok()?;
         let bstarts_end = EXTENDED_HEADER_LEN.checked_add(nblocks.checked_mul(4)?)?;
         if !ch.maskable(nblocks, block_bytes)
             || ch.memcpyed()
             || ch.cbytes < bstarts_end
-            || base.checked_add(ch.cbytes as u64)? > file_len
+            || base.checked_add(ch.cbytes as u64)? > end
         {
             return Some(false);
         }
-        let mut raw = vec![0u8; nblocks * 4];
-        read_at(file, &mut raw, base + EXTENDED_HEADER_LEN as u64)?;
+        let raw = src
+            .read_range(base + EXTENDED_HEADER_LEN as u64, nblocks * 4)
+            .ok()?;
         let starts: Vec<usize> = raw
             .chunks_exact(4)
             .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -969,34 +1109,32 @@ impl Frame {
         };
         // Byte ranges to read: the prefix up to the first block (header, offsets, dictionary),
         // then each needed block.
-        let mut ranges = vec![(0, sorted[0])];
+        let prefix = 0..sorted[0];
+        let mut ranges = vec![prefix];
         for (j, &start) in starts.iter().enumerate() {
             if wanted[j] || (j == 0 && ch.has_delta()) {
-                ranges.push((start, end_of(start)));
+                ranges.push(start..end_of(start));
             }
         }
-        ranges.sort_unstable();
-        let total: usize = ranges.iter().map(|(a, b)| b - a).sum();
+        ranges.sort_unstable_by_key(|r| r.start);
+        let total: usize = ranges.iter().map(|r| r.len()).sum();
         if 2 * total > ch.cbytes {
             return Some(false);
         }
-        let buf = out.buffer(ch.cbytes);
-        // Merge neighbouring ranges (gaps under 4 KiB are read along) into single reads.
-        let mut i = 0;
-        while i < ranges.len() {
-            let (lo, mut hi) = ranges[i];
-            i += 1;
-            while i < ranges.len() && ranges[i].0 <= hi + 4096 {
-                hi = hi.max(ranges[i].1);
-                i += 1;
+        // Neighbouring ranges (gaps under 4 KiB) are read as one.
+        let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            match merged.last_mut() {
+                Some(m) if r.start <= m.end + 4096 => m.end = m.end.max(r.end),
+                _ => merged.push(r),
             }
-            read_at(file, &mut buf[lo..hi], base + lo as u64)?;
         }
+        let buf = out.buffer(ch.cbytes);
+        let mut reads = split_ranges(buf, base, &merged);
+        src.read_vectored_at(&mut reads).ok()?;
         Some(true)
     }
 }
-
-/// Read exactly `buf.len()` bytes at `pos`; `None` on any error or short read.
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -186,6 +186,19 @@ impl FrameParts {
         i64::from_be_bytes(b)
     }
 
+    /// Names and contents of the header's metalayers, in stored order.
+    pub(crate) fn metalayers(&self) -> Vec<(String, Vec<u8>)> {
+        self.metalayers
+            .iter()
+            .map(|(n, at, len)| (n.clone(), self.header[*at..at + len].to_vec()))
+            .collect()
+    }
+
+    /// How many metalayers the header holds.
+    pub(crate) fn metalayer_count(&self) -> usize {
+        self.metalayers.len()
+    }
+
     /// The content of the header's metalayer `name`.
     pub(crate) fn metalayer(&self, name: &str) -> Option<&[u8]> {
         self.metalayers

@@ -1066,7 +1066,7 @@ enum Built {
 }
 
 fn chunk_file_name(id: i64) -> String {
-    format!("{:08X}.chunk", id)
+    crate::format::frame::chunk_file_name(id as u64)
 }
 
 fn chunk_file_id(name: &std::ffi::OsStr) -> Option<i64> {

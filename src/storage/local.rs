@@ -1,0 +1,78 @@
+//! Local files: [`LocalFile`] reads with `pread` (no shared cursor, so threads read at
+//! once), [`LocalDir`] opens the files of a sparse frame's directory.
+
+#![forbid(unsafe_code)]
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{Directory, RangeRead};
+use crate::error::{Error, Result};
+
+/// A file on the local file system, opened once.
+pub(crate) struct LocalFile {
+    path: PathBuf,
+    file: File,
+}
+
+impl LocalFile {
+    /// Open the file at `path` for reading.
+    pub(crate) fn open(path: &Path) -> Result<LocalFile> {
+        let file = File::open(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(LocalFile {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    fn io(&self, source: std::io::Error) -> Error {
+        Error::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+}
+
+impl RangeRead for LocalFile {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn size(&self) -> Result<u64> {
+        Ok(self.file.metadata().map_err(|e| self.io(e))?.len())
+    }
+
+    fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
+        for (pos, buf) in reads.iter_mut() {
+            pos.checked_add(buf.len() as u64)
+                .ok_or_else(|| self.io(std::io::ErrorKind::UnexpectedEof.into()))?;
+            crate::format::read_at(&self.file, buf, *pos)
+                .ok_or_else(|| self.io(std::io::ErrorKind::UnexpectedEof.into()))?;
+        }
+        Ok(())
+    }
+}
+
+/// A directory on the local file system whose files are opened by name.
+pub(crate) struct LocalDir {
+    path: PathBuf,
+}
+
+impl LocalDir {
+    /// The directory at `path`.
+    pub(crate) fn new(path: &Path) -> LocalDir {
+        LocalDir {
+            path: path.to_path_buf(),
+        }
+    }
+}
+
+impl Directory for LocalDir {
+    fn file(&self, name: &str) -> Result<Arc<dyn RangeRead>> {
+        Ok(Arc::new(LocalFile::open(&self.path.join(name))?))
+    }
+}

@@ -1,0 +1,111 @@
+//! The storage layer: where a frame's bytes live, read by ranges. Everything above it (the
+//! frame parser, chunk fetches, stores and tables) asks for byte ranges through
+//! [`RangeRead`] and [`Directory`] and never opens a file itself; c-blosc2 only ever sees
+//! chunks already in memory.
+//!
+//! Backends: [`LocalFile`] (`pread`), [`LocalDir`] (a sparse frame's directory), [`Memory`],
+//! and [`Window`] (a frame at an offset inside another source: an embedded frame, a `.b2z`
+//! member).
+
+#![forbid(unsafe_code)]
+
+mod local;
+mod memory;
+
+use std::sync::Arc;
+
+use crate::error::Result;
+
+pub(crate) use local::{LocalDir, LocalFile};
+pub(crate) use memory::{Memory, Window};
+
+/// Bytes read by ranges: the one thing a read needs from where the data lives.
+pub(crate) trait RangeRead: Send + Sync {
+    /// Where the bytes live, for errors (a path, `path@offset`, `<memory>`).
+    fn location(&self) -> String;
+
+    /// How many bytes there are.
+    fn size(&self) -> Result<u64>;
+
+    /// Fill each buffer with the bytes starting at its position: all of them, or an error
+    /// (a range past the end is one). A backend may coalesce the requests and run them
+    /// concurrently; they do not overlap.
+    fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()>;
+
+    /// Read `len` bytes at `pos`.
+    fn read_range(&self, pos: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.read_vectored_at(&mut [(pos, &mut buf[..])])?;
+        Ok(buf)
+    }
+}
+
+/// A directory of named byte sources: a sparse frame (`chunks.b2frame` and one
+/// `%08X.chunk` file per chunk).
+pub(crate) trait Directory: Send + Sync {
+    /// The source named `name` inside it.
+    fn file(&self, name: &str) -> Result<Arc<dyn RangeRead>>;
+}
+
+/// Cut `buf` into the disjoint, sorted `ranges` (positions inside `buf`), each paired with
+/// `base` plus its start: the requests for [`RangeRead::read_vectored_at`] that fill those
+/// parts of one buffer.
+pub(crate) fn split_ranges<'a>(
+    buf: &'a mut [u8],
+    base: u64,
+    ranges: &[std::ops::Range<usize>],
+) -> Vec<(u64, &'a mut [u8])> {
+    let mut out = Vec::with_capacity(ranges.len());
+    let mut rest = buf;
+    let mut at = 0usize;
+    for r in ranges {
+        debug_assert!(r.start >= at && r.end >= r.start);
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(r.start - at);
+        let (part, tail) = tail.split_at_mut(r.end - r.start);
+        out.push((base + r.start as u64, part));
+        rest = tail;
+        at = r.end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_ranges_fills_the_named_parts() {
+        let src = Memory::new((0u8..100).collect());
+        let mut buf = vec![0xffu8; 40];
+        let mut reads = split_ranges(&mut buf, 50, &[0..4, 10..12, 30..40]);
+        src.read_vectored_at(&mut reads).unwrap();
+        assert_eq!(&buf[..4], &[50, 51, 52, 53]);
+        assert_eq!(&buf[4..10], &[0xff; 6]);
+        assert_eq!(&buf[10..12], &[60, 61]);
+        assert_eq!(&buf[30..40], &(80u8..90).collect::<Vec<_>>()[..]);
+    }
+
+    #[test]
+    fn reads_past_the_end_fail_on_every_backend() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, (0u8..64).collect::<Vec<_>>()).unwrap();
+        let file: Arc<dyn RangeRead> = Arc::new(LocalFile::open(&p).unwrap());
+        let mem: Arc<dyn RangeRead> = Arc::new(Memory::new((0u8..64).collect()));
+        let win: Arc<dyn RangeRead> = Arc::new(Window::new(file.clone(), 16).unwrap());
+        for (s, len) in [(&file, 64u64), (&mem, 64), (&win, 48)] {
+            assert_eq!(s.size().unwrap(), len);
+            let first = if len == 48 { 16 } else { 0 };
+            assert_eq!(
+                s.read_range(2, 3).unwrap(),
+                [first + 2, first + 3, first + 4]
+            );
+            assert!(s.read_range(len - 2, 3).is_err(), "{}", s.location());
+            assert!(s.read_range(u64::MAX - 1, 3).is_err());
+        }
+        assert_eq!(win.location(), format!("{}@16", p.display()));
+        let d = LocalDir::new(dir.path());
+        assert_eq!(d.file("f").unwrap().read_range(63, 1).unwrap(), [63]);
+        assert!(d.file("missing").is_err());
+    }
+}
