@@ -116,7 +116,8 @@
 //!
 //! | folder | layer |
 //! |---|---|
-//! | `ffi/` | c-blosc2: RAII handles for frames and (de)compression contexts, its return codes decoded once, the LZ4 / Zstandard / BloscLZ stream decoders it carries; the only `unsafe` code |
+//! | `ffi/` | c-blosc2: RAII handles for frames being written and (de)compression contexts, its return codes decoded once, the LZ4 / Zstandard / BloscLZ stream decoders it carries; the only `unsafe` code |
+//! | `storage/` | where the bytes live, read by ranges: local files (`pread`), a sparse frame's directory, memory, a frame at an offset inside another source; every read goes through it |
 //! | `model/` | what an array is, apart from bytes: [`dtype`], [`Geometry`], [`Region`] (all index arithmetic), [`attrs`], [`Element`], [`Slice`] |
 //! | `format/` | the bytes, one parser/writer per layout: [`frame`] header, chunk header, codec and filter ids, [`meta`]layers, [`npy`] headers, the `.b2z` zip, the frame parts an in-place change rewrites (header fields, trailer) and its journal |
 //! | `codec/` | a chunk's decode and encode pipeline (variable-length-block chunks included), with the codecs and filters the linked c-blosc2 2.15 lacks or does differently from 3.x (ZLIB, LZ4 dictionaries, NDLZ, ZFP, byte-group SHUFFLE, BYTEDELTA, NDCELL, NDMEAN, ...) done in Rust, per block |

@@ -15,8 +15,10 @@ use crate::format::chunk::ChunkHeader;
 use crate::format::journal::{HeaderState, Journal};
 use crate::format::lock::{FrameLock, Held};
 use crate::format::parts::FrameParts;
-use crate::format::{read_at, Malformed};
-use crate::storage::{split_ranges, Directory, LocalDir, LocalFile, Memory, RangeRead, Window};
+use crate::format::Malformed;
+use crate::storage::{
+    read_at, split_ranges, Directory, LocalDir, LocalFile, Memory, RangeRead, Window,
+};
 
 /// Bytes of the frame header this crate checks (through the filter pipeline).
 const HEADER_PREFIX: usize = 80;

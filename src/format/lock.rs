@@ -124,7 +124,7 @@ impl FrameLock {
         if len < SEQ_OFFSET + 8 {
             return Ok(0);
         }
-        crate::format::read_at(&self.file, &mut b, SEQ_OFFSET).ok_or_else(|| {
+        crate::storage::read_at(&self.file, &mut b, SEQ_OFFSET).ok_or_else(|| {
             self.io(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
                 "the generation counter could not be read",

@@ -1,5 +1,5 @@
 //! The format layer: the bytes on disk and what they say, parsed and written by one type
-//! each: [`frame`] (CFrame / SFrame containers, read through c-blosc2 after Rust checks),
+//! each: [`frame`] (CFrame / SFrame containers, parsed in Rust from byte ranges of `crate::storage`),
 //! [`chunk`] (the 32-byte chunk header), `ids` (codec and filter ids and names), [`meta`] (the `b2nd` and
 //! `caterva` metalayers) and [`npy`] (NumPy `.npy` headers).
 
@@ -37,31 +37,5 @@ impl From<String> for Malformed {
 impl From<&str> for Malformed {
     fn from(why: &str) -> Malformed {
         Malformed(why.to_string())
-    }
-}
-
-/// Read exactly `buf.len()` bytes of `file` at `pos` (without moving a shared cursor).
-pub(crate) fn read_at(file: &std::fs::File, buf: &mut [u8], pos: u64) -> Option<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileExt;
-        file.read_exact_at(buf, pos).ok()
-    }
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::FileExt;
-        let mut done = 0;
-        while done < buf.len() {
-            match file.seek_read(&mut buf[done..], pos + done as u64) {
-                Ok(0) | Err(_) => return None,
-                Ok(k) => done += k,
-            }
-        }
-        Some(())
-    }
-    #[cfg(not(any(unix, windows)))]
-    {
-        let _ = (file, buf, pos);
-        None
     }
 }

@@ -12,36 +12,7 @@
 #![forbid(unsafe_code)]
 
 use super::Malformed;
-
-/// Something zip bytes are read from: a file or memory.
-pub(crate) trait ReadAt {
-    /// Fill `buf` from byte `pos`; `false` if not all of it is there.
-    fn read_at(&self, pos: u64, buf: &mut [u8]) -> bool;
-}
-
-impl ReadAt for std::fs::File {
-    fn read_at(&self, pos: u64, buf: &mut [u8]) -> bool {
-        super::read_at(self, buf, pos).is_some()
-    }
-}
-
-impl ReadAt for [u8] {
-    fn read_at(&self, pos: u64, buf: &mut [u8]) -> bool {
-        let Ok(start) = usize::try_from(pos) else {
-            return false;
-        };
-        match start
-            .checked_add(buf.len())
-            .and_then(|end| self.get(start..end))
-        {
-            Some(src) => {
-                buf.copy_from_slice(src);
-                true
-            }
-            None => false,
-        }
-    }
-}
+use crate::storage::RangeRead;
 
 const EOCD_SIG: u32 = 0x0605_4b50;
 const EOCD64_LOCATOR_SIG: u32 = 0x0706_4b50;
@@ -100,24 +71,16 @@ struct Directory {
     end: u64,
 }
 
-fn read(
-    src: &(impl ReadAt + ?Sized),
-    pos: u64,
-    len: usize,
-    what: &str,
-) -> Result<Vec<u8>, Malformed> {
-    let mut buf = vec![0u8; len];
-    if src.read_at(pos, &mut buf) {
-        Ok(buf)
-    } else {
-        Err(Malformed(format!(
+fn read(src: &dyn RangeRead, pos: u64, len: usize, what: &str) -> Result<Vec<u8>, Malformed> {
+    src.read_range(pos, len).map_err(|_| {
+        Malformed(format!(
             "{what} at byte {pos} runs past the end of the file"
-        )))
-    }
+        ))
+    })
 }
 
 /// Find the end of central directory record (and its ZIP64 form).
-fn find_directory(src: &(impl ReadAt + ?Sized), len: u64) -> Result<Directory, Malformed> {
+fn find_directory(src: &dyn RangeRead, len: u64) -> Result<Directory, Malformed> {
     if len < EOCD_LEN {
         return Err("too short to be a zip file".into());
     }
@@ -190,7 +153,7 @@ fn find_directory(src: &(impl ReadAt + ?Sized), len: u64) -> Result<Directory, M
 impl ZipIndex {
     /// Read the central directory of the `len`-byte zip file `src` and the local header of
     /// every member, checking everything the module docs list.
-    pub(crate) fn read(src: &(impl ReadAt + ?Sized), len: u64) -> Result<ZipIndex, Malformed> {
+    pub(crate) fn read(src: &dyn RangeRead, len: u64) -> Result<ZipIndex, Malformed> {
         let dir = find_directory(src, len)?;
         dir.offset
             .checked_add(dir.size)
@@ -509,7 +472,11 @@ mod tests {
         w.add("embed.b2e", b"abc").unwrap();
         w.add("dir1/big.b2nd", &[7u8; 1000]).unwrap();
         let bytes = w.finish().unwrap();
-        let index = ZipIndex::read(&bytes[..], bytes.len() as u64).unwrap();
+        let index = ZipIndex::read(
+            &crate::storage::Memory::new(bytes.clone()),
+            bytes.len() as u64,
+        )
+        .unwrap();
         assert_eq!(index.entries.len(), 2);
         let e = index.get("dir1/big.b2nd").unwrap();
         assert!(e.stored && e.size == 1000);

@@ -50,7 +50,7 @@ impl RangeRead for LocalFile {
         for (pos, buf) in reads.iter_mut() {
             pos.checked_add(buf.len() as u64)
                 .ok_or_else(|| self.io(std::io::ErrorKind::UnexpectedEof.into()))?;
-            crate::format::read_at(&self.file, buf, *pos)
+            read_at(&self.file, buf, *pos)
                 .ok_or_else(|| self.io(std::io::ErrorKind::UnexpectedEof.into()))?;
         }
         Ok(())
@@ -74,5 +74,31 @@ impl LocalDir {
 impl Directory for LocalDir {
     fn file(&self, name: &str) -> Result<Arc<dyn RangeRead>> {
         Ok(Arc::new(LocalFile::open(&self.path.join(name))?))
+    }
+}
+
+/// Read exactly `buf.len()` bytes of `file` at `pos` (without moving a shared cursor).
+pub(crate) fn read_at(file: &std::fs::File, buf: &mut [u8], pos: u64) -> Option<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(buf, pos).ok()
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        let mut done = 0;
+        while done < buf.len() {
+            match file.seek_read(&mut buf[done..], pos + done as u64) {
+                Ok(0) | Err(_) => return None,
+                Ok(k) => done += k,
+            }
+        }
+        Some(())
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        let _ = (file, buf, pos);
+        None
     }
 }

@@ -26,9 +26,10 @@ use std::path::{Path, PathBuf};
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::format::frame::Frame;
-use crate::format::zip::{ReadAt, ZipIndex};
+use crate::format::zip::ZipIndex;
 use crate::model::attrs::Value;
 use crate::schunk::SChunk;
+use crate::storage::{LocalFile, RangeRead};
 use embed::Embedded;
 use keys::{check_key, has_external_suffix, key_of_path, EMBED_FILE};
 
@@ -233,7 +234,7 @@ impl Store {
         } else if suffix == "b2e" || !is_zip(path)? {
             (Container::Embed, SChunk::open(path)?, Vec::new())
         } else {
-            let file = open_file(path)?;
+            let file = LocalFile::open(path)?;
             let index = ZipIndex::read(&file, meta.len()).map_err(|m| bad(m.0))?;
             if let Some(e) = index.entries.iter().find(|e| !e.stored) {
                 return Err(bad(format!(
@@ -477,18 +478,14 @@ impl Store {
                 source,
             }),
             Place::Zip { offset, length } => {
-                let file = open_file(&self.path)?;
+                let file = LocalFile::open(&self.path)?;
                 let n = usize::try_from(*length).map_err(|_| {
                     Error::InvalidArgument(format!("member {key}: {length} bytes do not fit"))
                 })?;
-                let mut buf = vec![0u8; n];
-                if !file.read_at(*offset, &mut buf) {
-                    return Err(Error::Store {
-                        path: self.path.display().to_string(),
-                        reason: format!("member {key}: cannot read its bytes"),
-                    });
-                }
-                Ok(buf)
+                file.read_range(*offset, n).map_err(|_| Error::Store {
+                    path: self.path.display().to_string(),
+                    reason: format!("member {key}: cannot read its bytes"),
+                })
             }
         }
     }
@@ -559,18 +556,12 @@ impl Store {
     }
 }
 
-fn open_file(path: &Path) -> Result<std::fs::File> {
-    std::fs::File::open(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
 /// Whether the file starts like a zip (a local header).
 fn is_zip(path: &Path) -> Result<bool> {
-    let file = open_file(path)?;
-    let mut magic = [0u8; 4];
-    Ok(file.read_at(0, &mut magic) && magic == *b"PK\x03\x04")
+    let file = LocalFile::open(path)?;
+    Ok(file
+        .read_range(0, 4)
+        .is_ok_and(|magic| magic == *b"PK\x03\x04"))
 }
 
 /// Deepest directory nesting walked in a `.b2d` store.

@@ -166,7 +166,7 @@ fn recover(path: &Path) -> Result<()> {
             .open(path)
             .map_err(io_err(path))?;
         let mut head = vec![0u8; j.new.len()];
-        let state = match crate::format::read_at(&f, &mut head, 0) {
+        let state = match crate::storage::read_at(&f, &mut head, 0) {
             Some(()) => j.state_of(&head),
             None => HeaderState::Foreign,
         };
