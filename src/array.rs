@@ -9,12 +9,12 @@ use crate::codec::worker::KeptWorkers;
 use crate::error::{Error, Result};
 use crate::format::chunk::{ChunkHeader, ChunkKind};
 use crate::format::frame::{Frame, Storage};
-use crate::format::ids::codec_name;
 use crate::format::meta::{self, Format, NdMeta};
 use crate::model::attrs::Value;
+use crate::model::codec::{Codec, Filter};
 use crate::model::dtype::Dtype;
 use crate::model::geometry::Geometry;
-use crate::write::{Codec, Filter};
+use crate::model::ids::codec_name;
 
 /// An N-d array stored in a Blosc2 frame with a `b2nd` (or legacy `caterva`) metalayer.
 ///

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use crate::codec::chunk::{ChunkError, Decoded, Decoder};
+use crate::codec::chunk::{Decoded, Decoder};
+use crate::codec::error::ChunkError;
 use crate::error::{Error, Result};
 use crate::ffi::ChunkBytes;
 use crate::format::chunk::ChunkHeader;

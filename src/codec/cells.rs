@@ -12,7 +12,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::codec::chunk::ChunkError;
+use crate::codec::error::ChunkError;
 
 use crate::model::region::{step, ZEROS};
 

@@ -8,60 +8,15 @@
 
 #![forbid(unsafe_code)]
 
+use crate::codec::error::ChunkError;
 use crate::codec::filters;
 use crate::codec::kernels;
 use crate::codec::RustCodec;
-use crate::ffi::{BlockHook, CError, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
+use crate::ffi::{BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
 use crate::format::chunk::{
     set_filters, ChunkHeader, FiltersCleared, Special, MAX_DICT_SIZE, MIN_HEADER_LEN,
 };
-use crate::format::ids::codec_label;
-
-/// Why a chunk could not be decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ChunkError {
-    /// Corrupt or inconsistent with the array: why.
-    Corrupt(String),
-    /// c-blosc2 failed on it.
-    C(CError),
-    /// Uses something this build cannot decode: (`what`, name).
-    Unsupported(&'static str, String),
-}
-
-impl From<crate::format::Malformed> for ChunkError {
-    fn from(e: crate::format::Malformed) -> ChunkError {
-        ChunkError::Corrupt(e.0)
-    }
-}
-
-impl From<CError> for ChunkError {
-    fn from(e: CError) -> ChunkError {
-        ChunkError::C(e)
-    }
-}
-
-/// A description of what is wrong with the bytes is a corruption report.
-impl From<String> for ChunkError {
-    fn from(why: String) -> ChunkError {
-        ChunkError::Corrupt(why)
-    }
-}
-
-impl From<&str> for ChunkError {
-    fn from(why: &str) -> ChunkError {
-        ChunkError::Corrupt(why.to_string())
-    }
-}
-
-impl std::fmt::Display for ChunkError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ChunkError::Corrupt(why) => f.write_str(why),
-            ChunkError::C(e) => write!(f, "{e}"),
-            ChunkError::Unsupported(what, name) => write!(f, "unsupported {what}: {name}"),
-        }
-    }
-}
+use crate::model::ids::codec_label;
 
 /// What decoding produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -79,14 +79,14 @@
 
 #![forbid(unsafe_code)]
 
-use crate::codec::chunk::ChunkError;
+use crate::codec::error::ChunkError;
 
 use std::fmt;
 
 use crate::codec::cells::Cells;
 use crate::codec::kernels;
 
-pub(crate) use crate::format::ids::{
+pub(crate) use crate::model::ids::{
     filter_name, BITSHUFFLE, BYTEDELTA, DELTA, INT_TRUNC, NDCELL, NDMEAN, NDMEAN_OLD, NOFILTER,
     SHUFFLE, TRUNC_PREC,
 };

@@ -19,10 +19,11 @@
 
 #![forbid(unsafe_code)]
 
-use crate::codec::chunk::ChunkError;
+use crate::codec::error::ChunkError;
 
 pub(crate) mod cells;
 pub(crate) mod chunk;
+pub(crate) mod error;
 pub(crate) mod filters;
 pub(crate) mod kernels;
 pub(crate) mod ndlz;

@@ -12,7 +12,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::codec::chunk::ChunkError;
+use crate::codec::error::ChunkError;
 
 /// Where a cell's bytes are read from.
 enum Source {

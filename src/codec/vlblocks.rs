@@ -14,7 +14,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::chunk::ChunkError;
+use super::error::ChunkError;
 use crate::ffi::EXTENDED_HEADER_LEN;
 use crate::format::chunk::{ChunkHeader, MAX_DICT_SIZE};
 
@@ -58,13 +58,13 @@ pub(crate) fn decode_blocks(chunk: &[u8], max_nbytes: usize) -> Result<Vec<Vec<u
     }
     for (slot, (&f, &m)) in h.filters.iter().zip(&h.filters_meta).enumerate() {
         // SHUFFLE of one-byte items (the stream's typesize) changes nothing.
-        let harmless = f == 0 || (f == crate::format::ids::SHUFFLE && (m == 0 || m == 1));
+        let harmless = f == 0 || (f == crate::model::ids::SHUFFLE && (m == 0 || m == 1));
         if !harmless {
             return Err(ChunkError::Unsupported(
                 "filter",
                 format!(
                     "{} (slot {slot}) on variable-length blocks",
-                    crate::format::ids::filter_name(f)
+                    crate::model::ids::filter_name(f)
                 ),
             ));
         }

@@ -25,7 +25,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::codec::chunk::ChunkError;
+use crate::codec::error::ChunkError;
 
 /// Per-block bit budget when no rate is set (`ZFP_MAX_BITS`).
 const MAX_BITS: u32 = 16658;

@@ -4,8 +4,8 @@
 #![forbid(unsafe_code)]
 
 use crate::ffi::EXTENDED_HEADER_LEN;
-use crate::format::ids as filters;
 use crate::format::Malformed;
+use crate::model::ids as filters;
 
 /// Largest dictionary a chunk may carry (c-blosc2's `BLOSC2_MAXDICTSIZE`).
 pub(crate) const MAX_DICT_SIZE: usize = 128 * 1024;

@@ -11,7 +11,7 @@
 use std::fmt;
 
 /// The most dimensions a metalayer may declare (python-blosc2's limit).
-pub use crate::model::geometry::MAX_DIM;
+pub use crate::model::region::MAX_DIM;
 
 /// Which metalayer described the array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,13 +1,12 @@
 //! The format layer: the bytes on disk and what they say, parsed and written by one type
 //! each: [`frame`] (CFrame / SFrame containers, parsed in Rust from byte ranges of `crate::storage`),
-//! [`chunk`] (the 32-byte chunk header), `ids` (codec and filter ids and names), [`meta`] (the `b2nd` and
+//! [`chunk`] (the 32-byte chunk header), [`meta`] (the `b2nd` and
 //! `caterva` metalayers) and [`npy`] (NumPy `.npy` headers).
 
 #![forbid(unsafe_code)]
 
 pub(crate) mod chunk;
 pub mod frame;
-pub(crate) mod ids;
 pub(crate) mod journal;
 pub(crate) mod lock;
 pub mod meta;

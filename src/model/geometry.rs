@@ -9,9 +9,6 @@
 // Geometry loops walk several per-dimension arrays in step; indexing reads clearest.
 #![allow(clippy::needless_range_loop)]
 
-/// Most dimensions an array can have (c-blosc2's `B2ND_MAX_DIM`).
-pub const MAX_DIM: usize = 16;
-
 /// Largest decoded chunk c-blosc2 can hold (its buffers are sized by `int32_t`).
 pub const MAX_CHUNK_BYTES: u64 = i32::MAX as u64 - 32;
 
@@ -57,7 +54,7 @@ pub struct Geometry {
     block_items: u64,
 }
 
-use super::region::{product as prod, step, strides, unravel, Region};
+use super::region::{product as prod, step, strides, unravel, Region, MAX_DIM};
 
 fn div_ceil(a: u64, b: u64) -> u64 {
     if b == 0 {

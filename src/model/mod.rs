@@ -2,14 +2,17 @@
 //! dtypes), [`geometry`] (shape, chunks, blocks and the layout of items in chunks), `region` (regions
 //! of grids and all index arithmetic: strides, ravel, the odometer),
 //! [`attrs`] (vlmeta values with python-blosc2's conventions), [`element`] (the Rust types
-//! typed reads produce) and `selection` (NumPy basic indexing: [`crate::Slice`]).
+//! typed reads produce), `codec` ([`crate::Codec`], [`crate::Filter`]) on `ids` (the one
+//! registry of codec and filter ids and names) and `selection` (NumPy basic indexing: [`crate::Slice`]).
 
 #![forbid(unsafe_code)]
 
 pub mod attrs;
+pub(crate) mod codec;
 pub mod dtype;
 pub(crate) mod element;
 pub(crate) mod geometry;
+pub(crate) mod ids;
 pub(crate) mod json;
 pub(crate) mod region;
 pub(crate) mod selection;

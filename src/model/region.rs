@@ -7,7 +7,8 @@
 // Region arithmetic walks several per-dimension arrays in step; indexing reads clearest.
 #![allow(clippy::needless_range_loop)]
 
-use super::geometry::MAX_DIM;
+/// Most dimensions an array can have (c-blosc2's `B2ND_MAX_DIM`).
+pub const MAX_DIM: usize = 16;
 
 /// A rectangular region of an N-d grid: `[start[i], start[i] + shape[i])` along each
 /// dimension `i`. Used for parts of an array (the region a chunk covers, a part to read or

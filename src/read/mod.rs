@@ -14,7 +14,8 @@ pub(crate) mod slice;
 pub(crate) mod typed;
 
 use crate::array::Array;
-use crate::codec::chunk::{ChunkError, Decoded};
+use crate::codec::chunk::Decoded;
+use crate::codec::error::ChunkError;
 use crate::codec::worker::{workers_for, Worker};
 use crate::error::{Error, Result};
 use crate::model::element::{self, Element};

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::*;
+use crate::model::ids;
 
 /// A new array's description: shape, dtype, geometry, compression and target options.
 ///
@@ -232,7 +233,7 @@ impl ArrayBuilder {
         if let Codec::Other { id, .. } = self.codec {
             return bad(format!(
                 "codec {} is not written here",
-                crate::format::ids::codec_label(id)
+                crate::model::ids::codec_label(id)
             ));
         }
         if let Some(Filter::Other { id, .. }) = self
@@ -243,10 +244,10 @@ impl ArrayBuilder {
         {
             return bad(format!(
                 "filter {} (id {id}) is read here, not written",
-                crate::format::ids::filter_name(*id)
+                crate::model::ids::filter_name(*id)
             ));
         }
-        let zfp = self.codec.zfp();
+        let zfp = crate::codec::zfp::Mode::from_id(self.codec.id()).map(|m| (m, self.codec.meta()));
         let filters = self.filters.clone().unwrap_or(if zfp.is_some() {
             Vec::new() // ZFP works on the values themselves
         } else {
@@ -296,7 +297,7 @@ impl ArrayBuilder {
         })?;
         // BYTEDELTA works on one stream per item byte, as python-blosc2 writes it.
         for (id, m) in fslots.iter().zip(fmeta.iter_mut()) {
-            if *id == 35 {
+            if *id == crate::model::ids::BYTEDELTA {
                 *m = u8::try_from(itemsize).map_err(|_| {
                     Error::InvalidArgument("bytedelta: items over 255 bytes".into())
                 })?;
@@ -524,7 +525,8 @@ impl Plan {
             // into byte streams exactly when python-blosc2's would be. Split when the codec
             // is fast (BloscLZ, LZ4, or ZSTD up to clevel 5), a SHUFFLE is in the pipeline,
             // items are at most 16 bytes and a block holds at least 32 of them.
-            let fast = matches!(p.compcode, 0 | 1) || (p.compcode == 5 && p.clevel <= 5);
+            let fast = matches!(p.compcode, ids::BLOSCLZ | ids::LZ4)
+                || (p.compcode == ids::ZSTD && p.clevel <= 5);
             let shuffle = p.filters.contains(&1);
             let ts = p.typesize.max(1);
             let split = fast && shuffle && ts <= 16 && p.blocksize / ts >= 32;

@@ -11,7 +11,6 @@
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 use crate::codec::filters;
 use crate::codec::RustCodec;
@@ -36,11 +35,12 @@ mod summary;
 mod table;
 mod writer;
 
+pub use crate::model::codec::{Codec, Filter};
 pub use builder::ArrayBuilder;
 use builder::Plan;
 pub use edit::{delete_attrs, set_attrs};
 pub use inplace::ArrayMut;
-pub use options::{default_chunks_blocks, Codec, Filter, Target};
+pub use options::{default_chunks_blocks, Target};
 use staging::{parent_dir, Staging};
 pub use store::StoreBuilder;
 pub use table::TableBuilder;

@@ -206,7 +206,7 @@ fn byte_params() -> CompressParams {
         typesize: 1,
         blocksize: 0,
         splitmode: crate::ffi::SPLIT_AUTO,
-        filters: [0, 0, 0, 0, 0, crate::format::ids::SHUFFLE],
+        filters: [0, 0, 0, 0, 0, crate::model::ids::SHUFFLE],
         filters_meta: [0; 6],
         nthreads: 1,
     }

@@ -4,6 +4,15 @@
 #![forbid(unsafe_code)]
 
 /// No filter.
+pub(crate) const BLOSCLZ: u8 = 0;
+pub(crate) const LZ4: u8 = 1;
+pub(crate) const LZ4HC: u8 = 2;
+pub(crate) const ZLIB: u8 = 4;
+pub(crate) const ZSTD: u8 = 5;
+pub(crate) const ZFP_ACC: u8 = 33;
+pub(crate) const ZFP_PREC: u8 = 34;
+pub(crate) const ZFP_RATE: u8 = 35;
+
 pub(crate) const NOFILTER: u8 = 0;
 /// Byte shuffle (`BLOSC_SHUFFLE`).
 pub(crate) const SHUFFLE: u8 = 1;
