@@ -74,7 +74,7 @@ pub enum Error {
 
     /// An unparsable or unsupported NumPy dtype string.
     #[error(transparent)]
-    Dtype(#[from] crate::model::dtype::DtypeError),
+    Dtype(#[from] DtypeError),
 
     /// A chunk is corrupt or inconsistent with the array.
     #[error("{source_name}: chunk {chunk}: {reason}")]
@@ -232,3 +232,14 @@ impl Error {
 
 /// Result with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A dtype string that cannot be parsed, or a dtype that cannot be represented.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid dtype {dtype:?}: {reason}")]
+pub struct DtypeError {
+    /// The offending dtype string (cut to its first 200 characters, with `…` appended, when
+    /// longer).
+    pub dtype: String,
+    /// Why it was refused.
+    pub reason: String,
+}

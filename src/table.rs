@@ -344,7 +344,7 @@ impl Table {
         let mut out = Vec::with_capacity(picked.len() * row_bytes);
         if let (Some(&first), Some(&last)) = (picked.first(), picked.last()) {
             // The physical rows spanning the live ones asked for.
-            let span = a.read_slice_bytes(&[crate::SliceItem::Range {
+            let span = a.read_slice_bytes(&[crate::model::selection::SliceItem::Range {
                 start: Some(first as i64),
                 stop: Some(last as i64 + 1),
                 step: 1,

@@ -68,8 +68,8 @@ pub struct Header {
     pub data_offset: usize,
 }
 
-fn herr(reason: impl Into<String>) -> crate::Error {
-    crate::Error::InvalidArgument(format!("not a valid .npy file: {}", reason.into()))
+fn herr(reason: impl Into<String>) -> crate::error::Error {
+    crate::error::Error::InvalidArgument(format!("not a valid .npy file: {}", reason.into()))
 }
 
 /// Split a Python literal at the first top-level `,` or `}` (respecting quotes and brackets).
@@ -100,7 +100,7 @@ fn literal_end(s: &str) -> usize {
     s.len()
 }
 
-fn value_of<'a>(dict: &'a str, key: &str) -> Result<&'a str, crate::Error> {
+fn value_of<'a>(dict: &'a str, key: &str) -> Result<&'a str, crate::error::Error> {
     let k = format!("'{key}'");
     let at = dict
         .find(&k)
@@ -153,7 +153,7 @@ fn drop_padding_fields(descr: &str, dtype: &mut Dtype) {
 /// assert_eq!(h.shape, vec![3, 4]);
 /// assert_eq!(h.dtype.to_numpy_str(), "<i2");
 /// ```
-pub fn parse_header(bytes: &[u8]) -> Result<Header, crate::Error> {
+pub fn parse_header(bytes: &[u8]) -> Result<Header, crate::error::Error> {
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err(herr("no NUMPY magic"));
     }

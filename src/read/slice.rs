@@ -869,9 +869,12 @@ mod tests {
             .flat_map(|i| (i.wrapping_mul(2_654_435_761) >> 16).to_le_bytes())
             .collect();
         let build = || {
-            ArrayBuilder::new(&[64, 3000], crate::Dtype::parse("<u4").unwrap())
-                .chunks(&[32, 3000])
-                .blocks(&[4, 1000])
+            ArrayBuilder::new(
+                &[64, 3000],
+                crate::model::dtype::Dtype::parse("<u4").unwrap(),
+            )
+            .chunks(&[32, 3000])
+            .blocks(&[4, 1000])
         };
         let contiguous = dir.path().join("c.b2nd");
         build()

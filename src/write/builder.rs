@@ -2,7 +2,25 @@
 
 #![forbid(unsafe_code)]
 
-use super::*;
+use super::options::default_chunks_blocks;
+use super::options::Target;
+use super::staging::Staging;
+use super::writer::Writer;
+use crate::codec::filters;
+use crate::codec::RustCodec;
+use crate::error::Error;
+use crate::error::Result;
+use crate::ffi::CompressParams;
+use crate::ffi::Schunk;
+use crate::format::meta;
+use crate::format::meta::Format;
+use crate::model::attrs::Value;
+use crate::model::codec::Codec;
+use crate::model::codec::Filter;
+use crate::model::dtype::ByteOrder;
+use crate::model::dtype::Dtype;
+use crate::model::element::Element;
+use crate::model::geometry::Geometry;
 use crate::model::ids;
 
 /// A new array's description: shape, dtype, geometry, compression and target options.
@@ -45,7 +63,7 @@ impl ArrayBuilder {
     /// assert_eq!((b.chunks(), b.codec(), b.filters()), (a.chunks(), a.codec(), a.filters()));
     /// # Ok::<(), b2nd::Error>(())
     /// ```
-    pub fn like(a: &crate::Array) -> ArrayBuilder {
+    pub fn like(a: &crate::array::Array) -> ArrayBuilder {
         let mut b = ArrayBuilder::new(a.shape(), a.dtype().clone())
             .chunks(a.chunks())
             .blocks(a.blocks())

@@ -2,7 +2,13 @@
 
 #![forbid(unsafe_code)]
 
-use super::*;
+use super::staging::parent_dir;
+use crate::error::Error;
+use crate::error::Result;
+use crate::ffi::Schunk;
+use crate::format::frame::Frame;
+use crate::model::attrs::Value;
+use std::path::Path;
 
 /// Set user attributes (vlmeta) on an existing array file or sparse directory, crash-safely:
 /// the frame is edited in a temporary copy (chunk files of sparse frames are hard-linked,

@@ -12,18 +12,32 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 
+use super::builder::ArrayBuilder;
 use super::derived;
+use super::staging::parent_dir;
 use super::writer::{pack_chunk, Packer};
-use super::*;
 use crate::array::Array;
+use crate::error::Error;
+use crate::error::Result;
+use crate::ffi::Cctx;
+use crate::ffi::CompressParams;
 use crate::format::frame::{read_on_disk, OnDisk};
 use crate::format::journal::{journal_path, HeaderState, Journal};
 use crate::format::lock::FrameLock;
+use crate::format::meta;
 use crate::format::parts::{special_offset, trailer_bytes, ZERO_CHUNK_OFFSET};
+use crate::model::attrs::Value;
+use crate::model::codec::Codec;
+use crate::model::codec::Filter;
+use crate::model::element::Element;
+use crate::model::geometry::Geometry;
+use crate::model::region::Region;
 use crate::model::region::{copy_overlap, ravel};
 use crate::model::selection::SliceItem;
 use crate::parallel::Threads;
 use crate::read::slice::Selection;
+use std::path::Path;
+use std::path::PathBuf;
 
 /// An array opened for in-place changes: a contiguous `.b2nd` file, a sparse directory, or a
 /// member of a `.b2d` store (see [`ArrayMut::open_in_store`]).

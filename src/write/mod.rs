@@ -10,20 +10,6 @@
 
 #![forbid(unsafe_code)]
 
-use std::path::{Path, PathBuf};
-
-use crate::codec::filters;
-use crate::codec::RustCodec;
-use crate::error::{Error, Result};
-use crate::ffi::{Cctx, CompressParams, Schunk};
-use crate::format::frame::Frame;
-use crate::format::meta::{self, Format};
-use crate::model::attrs::Value;
-use crate::model::dtype::{ByteOrder, Dtype};
-use crate::model::element::Element;
-use crate::model::geometry::Geometry;
-use crate::model::region::Region;
-
 mod builder;
 mod derived;
 mod edit;
@@ -37,11 +23,9 @@ mod writer;
 
 pub use crate::model::codec::{Codec, Filter};
 pub use builder::ArrayBuilder;
-use builder::Plan;
 pub use edit::{delete_attrs, set_attrs};
 pub use inplace::ArrayMut;
 pub use options::{default_chunks_blocks, Target};
-use staging::{parent_dir, Staging};
 pub use store::StoreBuilder;
 pub use table::TableBuilder;
 pub use writer::Writer;

@@ -2,7 +2,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::*;
+use std::path::PathBuf;
 
 /// Where a new array goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,11 @@
 
 #![forbid(unsafe_code)]
 
-use super::*;
+use super::options::Target;
+use crate::error::Error;
+use crate::error::Result;
+use std::path::Path;
+use std::path::PathBuf;
 
 /// A temporary target in a private directory next to the destination, renamed into place on
 /// success and removed (by drop) on failure.

@@ -6,11 +6,20 @@
 
 #![forbid(unsafe_code)]
 
-use super::*;
+use super::options::Target;
+use super::staging::Staging;
+use crate::error::Error;
+use crate::error::Result;
+use crate::ffi::Cctx;
+use crate::ffi::CompressParams;
+use crate::ffi::Schunk;
 use crate::format::zip::ZipWriter;
+use crate::model::attrs::Value;
+use crate::model::codec::Codec;
 use crate::schunk::SChunk;
 use crate::store::keys::{check_key, EMBED_FILE};
 use crate::store::StoreKind;
+use std::path::Path;
 
 /// Decoded bytes per chunk of the embedded store's stream (python-blosc2's EmbedStore uses
 /// `chunksize=2**13`).

@@ -5,9 +5,16 @@
 
 #![forbid(unsafe_code)]
 
-use super::*;
+use super::builder::ArrayBuilder;
+use super::store::StoreBuilder;
+use crate::error::Error;
+use crate::error::Result;
+use crate::model::attrs::Value;
+use crate::model::dtype::Dtype;
+use crate::model::element::Element;
 use crate::store::StoreKind;
 use crate::table::column_path;
+use std::path::Path;
 
 /// One column to write.
 #[derive(Debug, Clone)]

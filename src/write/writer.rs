@@ -2,7 +2,19 @@
 
 #![forbid(unsafe_code)]
 
-use super::*;
+use super::builder::Plan;
+use super::options::Target;
+use super::staging::Staging;
+use crate::codec::filters;
+use crate::codec::RustCodec;
+use crate::error::Error;
+use crate::error::Result;
+use crate::ffi::Cctx;
+use crate::ffi::Schunk;
+use crate::model::attrs::Value;
+use crate::model::element::Element;
+use crate::model::geometry::Geometry;
+use crate::model::region::Region;
 
 /// A streaming writer: push the array's bytes in C order (any amount at a time), then
 /// [`Writer::finish`]. Memory use is about one slab of chunk rows along the first dimension.

@@ -25,6 +25,8 @@ use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
+pub use crate::error::DtypeError;
+
 /// Longest dtype string [`Dtype::parse`] accepts, in bytes (1 MiB).
 pub const MAX_DTYPE_STR_LEN: usize = 1 << 20;
 
@@ -286,17 +288,6 @@ pub struct Field {
     pub offset: usize,
     /// The field's dtype (a [`Dtype::SubArray`] for fields such as `('a', '<i4', (2,))`).
     pub dtype: Dtype,
-}
-
-/// A dtype string that cannot be parsed, or a dtype that cannot be represented.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid dtype {dtype:?}: {reason}")]
-pub struct DtypeError {
-    /// The offending dtype string (cut to its first 200 characters, with `…` appended, when
-    /// longer).
-    pub dtype: String,
-    /// Why it was refused.
-    pub reason: String,
 }
 
 impl DtypeError {
