@@ -15,6 +15,7 @@ mod derived;
 mod edit;
 mod inplace;
 mod options;
+mod plan;
 mod staging;
 mod store;
 mod summary;

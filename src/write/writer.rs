@@ -2,8 +2,8 @@
 
 #![forbid(unsafe_code)]
 
-use super::builder::Plan;
 use super::options::Target;
+use super::plan::Plan;
 use super::staging::Staging;
 use crate::codec::filters;
 use crate::codec::RustCodec;
