@@ -12,7 +12,7 @@ pub enum Target {
     File(PathBuf),
     /// A sparse frame: a directory with `chunks.b2frame` and one file per chunk.
     Sparse(PathBuf),
-    /// Contiguous frame bytes returned by [`Writer::finish`].
+    /// Contiguous frame bytes returned by [`Writer::finish`](crate::Writer::finish).
     Memory,
 }
 

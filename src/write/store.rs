@@ -77,7 +77,7 @@ impl StoreBuilder {
         self
     }
 
-    /// Store the CFrame `frame` (an N-d array from [`ArrayBuilder::to_vec`], or any
+    /// Store the CFrame `frame` (an N-d array from [`ArrayBuilder::to_vec`](super::ArrayBuilder::to_vec), or any
     /// Blosc2 frame) under `key` (`/dir/name`).
     pub fn insert(&mut self, key: &str, frame: Vec<u8>) -> Result<()> {
         check_key(key).map_err(|why| Error::InvalidArgument(format!("key {key:?} {why}")))?;
