@@ -258,7 +258,7 @@ fn every_published_change_advances_python_blosc2s_lock_counter_once() {
     m.compact().unwrap();
     assert_eq!(generation(&lock), g0 + 3);
     drop(m);
-    // The copy-and-replace attribute edits take the lock too.
+    // The attribute edits without an ArrayMut take the lock too.
     b2nd::write::set_attrs(&path, &[("b", Value::Int(2))]).unwrap();
     assert_eq!(generation(&lock), g0 + 4);
     b2nd::write::delete_attrs(&path, &["b"]).unwrap();

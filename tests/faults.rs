@@ -155,12 +155,12 @@ fn cases() -> Vec<Case> {
             run: |p| table(p.parent().unwrap(), NEW / 8, 2, true).map(drop),
         },
         Case {
-            name: "set_attrs (copy edit), file",
+            name: "set_attrs (journaled in place), file",
             prepare: old_file,
             run: |p| b2nd::write::set_attrs(p, &[("big", Value::Bytes(noise(NEW)))]),
         },
         Case {
-            name: "delete_attrs (copy edit), sparse",
+            name: "delete_attrs (in place), sparse",
             prepare: old_sparse,
             run: |p| b2nd::write::delete_attrs(p, &["note"]),
         },

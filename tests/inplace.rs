@@ -311,6 +311,13 @@ fn changed_arrays_for_python() {
             a.delete_attr("n").unwrap();
             a.set_attr("scale", &Value::Float(0.5)).unwrap();
             drop(a);
+            // The attribute edits that need no ArrayMut publish the same way.
+            b2nd::write::set_attrs(
+                &path,
+                &[("by", Value::Str("set_attrs".into())), ("t", Value::Int(1))],
+            )
+            .unwrap();
+            b2nd::write::delete_attrs(&path, &["t"]).unwrap();
             let got = Array::open(&path).unwrap();
             assert_eq!(got.shape(), &cur[..], "{name}");
             assert_eq!(got.read_bytes().unwrap(), bytes, "{name}");
@@ -324,7 +331,7 @@ fn changed_arrays_for_python() {
                 "codec": codec.name(),
                 "clevel": got.clevel(),
                 "filters": got.filter_names(),
-                "attrs": {"unit": "m/s", "scale": 0.5},
+                "attrs": {"unit": "m/s", "scale": 0.5, "by": "set_attrs"},
             }));
         }
     }

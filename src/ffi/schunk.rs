@@ -1,5 +1,6 @@
-//! [`Schunk`]: a c-blosc2 super-chunk being written (a new frame, or an attribute edit of a
-//! frame file). Reads never use it: frames are parsed in Rust (`format::frame`).
+//! [`Schunk`]: a c-blosc2 super-chunk being written (a new frame). Reads and in-place
+//! changes never use it: frames are parsed and changed in Rust (`format::frame`,
+//! `format::frame_writer`).
 
 use std::ffi::CStr;
 use std::os::raw::c_void;
@@ -10,32 +11,6 @@ use blosc2_src as sys;
 
 use super::error::{c_name, c_size};
 use super::{init, CError, CompressParams};
-
-/// c-blosc2's default filesystem I/O description (`BLOSC2_IO_DEFAULTS` is a `static const` in
-/// the header, so the library exports no symbol for it).
-struct Io(sys::blosc2_io);
-// SAFETY: the description is immutable and its pointers refer to static data.
-unsafe impl Sync for Io {}
-static FILESYSTEM_IO: Io = Io(sys::blosc2_io {
-    id: sys::BLOSC2_IO_FILESYSTEM as u8,
-    name: c"filesystem".as_ptr(),
-    params: std::ptr::null_mut(),
-});
-
-// Internal (non-static) c-blosc2 functions, declared in blosc/frame.h, linked from the same
-// static library as the public API.
-extern "C" {
-    fn frame_from_file_offset(
-        urlpath: *const std::os::raw::c_char,
-        io: *const sys::blosc2_io,
-        offset: i64,
-    ) -> *mut c_void;
-    fn frame_to_schunk(
-        frame: *mut c_void,
-        copy: bool,
-        udio: *const sys::blosc2_io,
-    ) -> *mut sys::blosc2_schunk;
-}
 
 /// An opened c-blosc2 super-chunk (a CFrame or SFrame). Not thread-safe: keep it behind a lock.
 pub(crate) struct Schunk {
@@ -49,59 +24,6 @@ pub(crate) struct Schunk {
 unsafe impl Send for Schunk {}
 
 impl Schunk {
-    /// Open a CFrame file or SFrame directory at `path`, with the frame starting at `offset`.
-    ///
-    /// This does what `blosc2_schunk_open_offset` does, minus its crash: in c-blosc2 2.15 that
-    /// function dereferences the result of `frame_to_schunk` without checking it for NULL, so
-    /// any frame whose header, metalayers or vlmeta fail to parse crashes the process. Here the
-    /// same two internal steps are called and NULL is handled, then the storage is completed
-    /// exactly as C does (urlpath copied with malloc, `contiguous` set).
-    pub(crate) fn open(path: &Path, offset: u64) -> Result<Schunk, CError> {
-        init();
-        let s = path
-            .to_str()
-            .ok_or(CError::Invalid("path is not valid UTF-8"))?;
-        let c = c_name(s)?;
-        let offset = i64::try_from(offset).map_err(|_| CError::Invalid("offset too large"))?;
-        let sparse = path.is_dir();
-        let io: *const sys::blosc2_io = &FILESYSTEM_IO.0;
-        // SAFETY: `c` is NUL-terminated and outlives the call (C copies it); `io` points to a
-        // static, immutable filesystem io description. NULL is handled.
-        let frame = unsafe { frame_from_file_offset(c.as_ptr(), io, offset) };
-        if frame.is_null() {
-            return Err(CError::Null(
-                "could not read a frame header and trailer there",
-            ));
-        }
-        // SAFETY: `frame` is a valid frame just returned by C and owned by us until handed to
-        // the schunk. On failure C frees it with the partial schunk (frame.c, frame_to_schunk),
-        // except when it cannot create the schunk's contexts (frame.c:1804-1814), where both
-        // leak (no UB): Rust refuses, before this call, the header values that make context
-        // creation fail (filter ids c-blosc2 does not define; found by fuzzing as a leak).
-        let ptr = unsafe { frame_to_schunk(frame, false, io) };
-        let ptr = NonNull::new(ptr).ok_or(CError::Null(
-            "could not parse the frame (header, metalayers or attributes)",
-        ))?;
-        let schunk = Schunk { ptr };
-        // SAFETY: the schunk is valid; `frame_to_schunk` always sets `storage` on success.
-        // The urlpath copy is malloc'ed because C frees it with `free` in blosc2_schunk_free.
-        unsafe {
-            let storage = (*ptr.as_ptr()).storage;
-            if storage.is_null() {
-                return Err(CError::Null("returned a super-chunk without storage"));
-            }
-            let bytes = c.as_bytes_with_nul();
-            let url = libc::malloc(bytes.len()) as *mut u8;
-            if url.is_null() {
-                return Err(CError::Code(-4));
-            }
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), url, bytes.len());
-            (*storage).urlpath = url as *mut std::os::raw::c_char;
-            (*storage).contiguous = !sparse;
-        }
-        Ok(schunk)
-    }
-
     fn raw(&self) -> &sys::blosc2_schunk {
         // SAFETY: `ptr` is a valid, live schunk for the lifetime of `self` (freed only in Drop).
         unsafe { self.ptr.as_ref() }
@@ -236,18 +158,6 @@ impl Schunk {
                 )
             }
         };
-        if rc < 0 {
-            Err(CError::Code(i64::from(rc)).with_os_error())
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Delete vlmeta entry `name`.
-    pub(crate) fn vlmeta_delete(&mut self, name: &str) -> Result<(), CError> {
-        let c = c_name(name)?;
-        // SAFETY: schunk valid and exclusively borrowed; name NUL-terminated.
-        let rc = unsafe { sys::blosc2_vlmeta_delete(self.ptr.as_ptr(), c.as_ptr()) };
         if rc < 0 {
             Err(CError::Code(i64::from(rc)).with_os_error())
         } else {

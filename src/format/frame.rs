@@ -284,18 +284,60 @@ pub(crate) struct OnDisk {
     pub(crate) frame_len: u64,
     /// The chunk-offsets index (a compressed chunk; empty without chunks).
     pub(crate) index: Vec<u8>,
+    /// The chunks the header declares.
+    pub(crate) nchunks: i64,
+    /// The frame's name in errors.
+    pub(crate) source: String,
+}
+
+impl OnDisk {
+    /// The chunk index's entries, decoded.
+    pub(crate) fn offsets(&self) -> Result<Vec<i64>> {
+        decode_index(&self.index, self.nchunks).map_err(|why| Error::Frame {
+            source_name: self.source.clone(),
+            reason: format!("chunk index: {why}"),
+        })
+    }
 }
 
 /// Read the frame at the start of `file` (a CFrame file, or the `chunks.b2frame` of a sparse
 /// frame when `sparse`) for an in-place change: parsed as [`Frame::open`] parses it.
 pub(crate) fn read_on_disk(file: &Path, sparse: bool) -> Result<OnDisk> {
-    let parsed = Parsed::read(&LocalFile::open(file)?, sparse, &file.display().to_string())?;
+    let source = file.display().to_string();
+    let parsed = Parsed::read(&LocalFile::open(file)?, sparse, &source)?;
     Ok(OnDisk {
         header_len: parsed.layout.header_len,
         frame_len: parsed.header.frame_len,
+        nchunks: parsed.header.nchunks,
+        source,
         parts: parsed.parts,
         index: parsed.index,
     })
+}
+
+/// The chunk index's entries: the compressed index of a frame of `nchunks` chunks decoded
+/// (at most 128 M entries).
+fn decode_index(index: &[u8], nchunks: i64) -> std::result::Result<Vec<i64>, String> {
+    if nchunks <= 0 {
+        return Ok(Vec::new());
+    }
+    if nchunks > MAX_OFFSETS {
+        return Err(format!(
+            "{nchunks} chunks: more than the {MAX_OFFSETS} whose index this crate decodes"
+        ));
+    }
+    let len = nchunks as usize * 8;
+    let mut raw = crate::ffi::try_zeroed(len)
+        .ok_or_else(|| format!("cannot allocate {len} bytes for the chunk index"))?;
+    match crate::ffi::Dctx::new(1).decompress(index, &mut raw) {
+        Ok(got) if got == len => {}
+        Ok(got) => return Err(format!("the chunk index decodes to {got} bytes")),
+        Err(e) => return Err(format!("the chunk index does not decode ({e})")),
+    }
+    Ok(raw
+        .chunks_exact(8)
+        .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .collect())
 }
 
 /// Why a path that is neither a regular file nor a directory is refused: opening a FIFO
@@ -846,29 +888,9 @@ impl Frame {
 
     /// The decoded chunk index (decoded once, on first use).
     fn offsets(&self) -> std::result::Result<&[i64], String> {
-        let decoded = self.offsets.get_or_init(|| {
-            let n = self.params.nchunks;
-            if n <= 0 {
-                return Ok(Vec::new());
-            }
-            if n > MAX_OFFSETS {
-                return Err(format!(
-                    "{n} chunks: more than the {MAX_OFFSETS} whose index this crate decodes"
-                ));
-            }
-            let len = n as usize * 8;
-            let mut raw = crate::ffi::try_zeroed(len)
-                .ok_or_else(|| format!("cannot allocate {len} bytes for the chunk index"))?;
-            match crate::ffi::Dctx::new(1).decompress(&self.index, &mut raw) {
-                Ok(got) if got == len => {}
-                Ok(got) => return Err(format!("the chunk index decodes to {got} bytes")),
-                Err(e) => return Err(format!("the chunk index does not decode ({e})")),
-            }
-            Ok(raw
-                .chunks_exact(8)
-                .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
-                .collect())
-        });
+        let decoded = self
+            .offsets
+            .get_or_init(|| decode_index(&self.index, self.params.nchunks));
         decoded.as_deref().map_err(Clone::clone)
     }
 
@@ -1021,6 +1043,15 @@ impl Frame {
 /// The name of a sparse frame's chunk file number `n` (c-blosc2: `%08X.chunk`).
 pub(crate) fn chunk_file_name(n: u64) -> String {
     format!("{n:08X}.chunk")
+}
+
+/// The number of a sparse frame's chunk file named `name` (the inverse of
+/// [`chunk_file_name`]), if it is one.
+pub(crate) fn chunk_file_id(name: &std::ffi::OsStr) -> Option<i64> {
+    let s = name.to_str()?.strip_suffix(".chunk")?;
+    (s.len() == 8)
+        .then(|| i64::from_str_radix(s, 16).ok())
+        .flatten()
 }
 
 impl Frame {

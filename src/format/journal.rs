@@ -4,9 +4,13 @@
 
 #![forbid(unsafe_code)]
 
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::zip::crc32;
+use crate::error::{Error, Result};
+use crate::storage::{parent_dir, sync_dir};
 
 const MAGIC: &[u8; 8] = b"B2NDJRN1";
 
@@ -99,6 +103,117 @@ impl Journal {
         }
         let bytes = std::fs::read(jpath).ok()?;
         Journal::decode(&bytes)
+    }
+}
+
+/// Finish what an interrupted header publication left: a valid journal means all the data
+/// its new header refers to was made durable before it was written, so the new header is
+/// written (again) when the file holds the old one or a mix of both (a torn write); then the
+/// journal is removed. An invalid (incomplete) journal means the header write had not
+/// started: it is removed. A valid journal whose headers the file matches in no way belongs
+/// to another file (copied or left beside this one) and is refused, never applied.
+pub(crate) fn recover(path: &Path) -> Result<()> {
+    let jpath = journal_path(path);
+    if std::fs::symlink_metadata(&jpath).is_err() {
+        return Ok(());
+    }
+    if let Some(j) = Journal::read(path) {
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io_err(path))?;
+        let mut head = vec![0u8; j.new.len()];
+        let state = match crate::storage::read_at(&f, &mut head, 0) {
+            Some(()) => j.state_of(&head),
+            None => HeaderState::Foreign,
+        };
+        match state {
+            HeaderState::New => {}
+            HeaderState::Old | HeaderState::Torn => {
+                f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+                f.write_all(&j.new).map_err(io_err(path))?;
+                f.sync_data().map_err(io_err(path))?;
+            }
+            HeaderState::Foreign => {
+                return Err(Error::Frame {
+                    source_name: path.display().to_string(),
+                    reason: format!(
+                        "{} belongs to another file or version (its headers match neither \
+                         this file's header nor a mix of them): remove it to change this array",
+                        jpath.display()
+                    ),
+                });
+            }
+        }
+    }
+    std::fs::remove_file(&jpath).map_err(io_err(&jpath))?;
+    Ok(())
+}
+
+/// Publish `new` over `old` (the header at the start of `f`): journal (made durable with its
+/// directory entry), header write, sync, journal removed. A crash before the header write
+/// leaves the old contents; a torn header write is finished from the journal by the next
+/// in-place open (`ArrayMut::open`).
+pub(crate) fn publish_header(path: &Path, f: &mut File, old: &[u8], new: &[u8]) -> Result<()> {
+    let jpath = journal_path(path);
+    let journal = Journal {
+        old: old.to_vec(),
+        new: new.to_vec(),
+    }
+    .encode();
+    let saved = File::create(&jpath).and_then(|mut j| {
+        j.write_all(&journal)?;
+        j.sync_all()
+    });
+    if let Err(e) = saved {
+        // Nothing refers to a journal that is not complete (e.g. on a full disk): the
+        // header is untouched, so the change simply did not happen.
+        let _ = std::fs::remove_file(&jpath);
+        return Err(io_err(&jpath)(e));
+    }
+    sync_dir(&parent_dir(path));
+    crash_point("header");
+    let written = f
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| write_header(f, new))
+        .and_then(|_| f.sync_data());
+    if let Err(e) = written {
+        // Put the old header back and drop the journal; if that fails too, the journal
+        // stays and the next open finishes the change (its data is durable).
+        let restored = f
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| f.write_all(old))
+            .and_then(|_| f.sync_data());
+        if restored.is_ok() {
+            let _ = std::fs::remove_file(&jpath);
+        }
+        return Err(io_err(path)(e));
+    }
+    std::fs::remove_file(&jpath).map_err(io_err(&jpath))?;
+    Ok(())
+}
+
+/// The header write.
+fn write_header(f: &mut File, new: &[u8]) -> std::io::Result<()> {
+    f.write_all(new)
+}
+
+/// A fault-injection point for the crash tests, in debug builds only:
+/// `B2ND_TEST_CRASH_AT=<name>` makes the process exit abruptly there.
+pub(crate) fn crash_point(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var("B2ND_TEST_CRASH_AT").as_deref() == Ok(name) {
+        std::process::exit(87);
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
     }
 }
 

@@ -36,6 +36,38 @@ pub(crate) fn locking_requested() -> bool {
     std::env::var_os("BLOSC_LOCKING").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
+/// Take the writer's lock on `what` (for the array at `path`), waiting up to half a second:
+/// a lock can be held briefly by a process another thread of this program is starting
+/// (a forked child shares the open file until it executes its program).
+pub(crate) fn writer_lock(path: &Path, what: &Path) -> Result<File> {
+    let f = File::open(what).map_err(|source| Error::Io {
+        path: what.to_path_buf(),
+        source,
+    })?;
+    let mut wait = std::time::Duration::from_micros(200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(f),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(std::time::Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Locked {
+                    path: path.to_path_buf(),
+                })
+            }
+            Err(std::fs::TryLockError::Error(source)) => {
+                return Err(Error::Io {
+                    path: what.to_path_buf(),
+                    source,
+                })
+            }
+        }
+    }
+}
+
 /// The open sidecar of one frame.
 #[derive(Debug)]
 pub(crate) struct FrameLock {

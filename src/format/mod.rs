@@ -7,6 +7,7 @@
 
 pub(crate) mod chunk;
 pub mod frame;
+pub(crate) mod frame_writer;
 pub(crate) mod journal;
 pub(crate) mod lock;
 pub mod meta;

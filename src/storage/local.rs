@@ -102,3 +102,18 @@ pub(crate) fn read_at(file: &std::fs::File, buf: &mut [u8], pos: u64) -> Option<
         None
     }
 }
+
+/// The directory holding `p` (`.` for a bare file name).
+pub(crate) fn parent_dir(p: &Path) -> PathBuf {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Make the entries of `dir` durable (a no-op where directories cannot be opened).
+pub(crate) fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
-pub(crate) use local::{read_at, LocalDir, LocalFile};
+pub(crate) use local::{parent_dir, read_at, sync_dir, LocalDir, LocalFile};
 pub(crate) use memory::{Memory, Window};
 
 /// Bytes read by ranges: the one thing a read needs from where the data lives.

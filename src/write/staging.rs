@@ -5,6 +5,7 @@
 use super::options::Target;
 use crate::error::Error;
 use crate::error::Result;
+use crate::storage::{parent_dir, sync_dir};
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -19,13 +20,6 @@ pub(super) enum Staging {
         sparse: bool,
     },
     Memory,
-}
-
-pub(super) fn parent_dir(p: &Path) -> PathBuf {
-    match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
 }
 
 impl Staging {
@@ -132,13 +126,6 @@ pub(super) fn sync_tree(p: &Path) -> std::io::Result<()> {
         return Ok(());
     }
     std::fs::File::open(p)?.sync_all()
-}
-
-/// Make the entries of `dir` durable (a no-op where directories cannot be opened).
-pub(super) fn sync_dir(dir: &Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
 }
 
 /// Put `new` (a file or directory) at `dest`, atomically: at every moment `dest` names the

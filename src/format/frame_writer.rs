@@ -1,0 +1,388 @@
+//! The one writer of frames that change on disk: new contents (chunks, a chunk index, a
+//! trailer of attributes, a header for the new shape) put down after everything the current
+//! header reaches, or in new files, made durable, and only then published.
+//!
+//! Three ways to publish, one for each situation, all atomic for readers and after a crash:
+//! - a contiguous frame with chunks: the new chunks, index and trailer are appended past the
+//!   frame's end, then one header write guarded by a journal ([`journal::publish_header`])
+//!   publishes them (nothing a reader of the old contents reaches is overwritten);
+//! - a contiguous frame without chunks (its trailer must follow the header) and compaction:
+//!   a new file beside it, renamed over it;
+//! - a sparse frame: new chunks to new chunk files, then a new `chunks.b2frame` renamed into
+//!   place; chunk files the new index no longer names are deleted afterwards.
+
+#![forbid(unsafe_code)]
+
+use std::fs::OpenOptions;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::frame::{chunk_file_id, chunk_file_name, OnDisk};
+use super::journal::{self, crash_point, journal_path};
+use super::parts::trailer_bytes;
+use crate::error::{Error, Result};
+use crate::ffi::{Cctx, CompressParams};
+use crate::storage::{parent_dir, sync_dir};
+
+/// A chunk of the new contents.
+pub(crate) enum ChunkRef {
+    /// An existing chunk's index entry, kept as it is.
+    Old(i64),
+    /// A special chunk's index code.
+    Code(i64),
+    /// New compressed bytes.
+    Bytes(Vec<u8>),
+}
+
+/// A change of shape: the metalayer holding it (`name`, new `content` of the same length)
+/// and the bytes of an extended chunk (whole blocks), which the header records.
+pub(crate) struct Reshape<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) content: Vec<u8>,
+    pub(crate) chunk_bytes: u64,
+}
+
+/// The new contents of a frame.
+pub(crate) struct Contents<'a> {
+    /// Every chunk, in order.
+    pub(crate) chunks: Vec<ChunkRef>,
+    /// The attributes (name, stored value) the trailer holds.
+    pub(crate) vlmeta: &'a [(String, Vec<u8>)],
+    /// The new shape's metalayer; `None`: the header's sizes per chunk stay.
+    pub(crate) reshape: Option<Reshape<'a>>,
+}
+
+/// How new contents were published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Published {
+    /// In the same file (a contiguous frame's header, a sparse frame's index file).
+    InPlace,
+    /// A new file was renamed over the old one (its locks are the old file's).
+    Replaced,
+}
+
+/// A frame on disk being changed: where it is and what it holds now.
+pub(crate) struct FrameEdit<'a> {
+    /// The frame file, or a sparse frame's directory.
+    pub(crate) path: &'a Path,
+    pub(crate) sparse: bool,
+    /// The frame as read for this change.
+    pub(crate) disk: &'a OnDisk,
+}
+
+impl FrameEdit<'_> {
+    /// Publish `contents` as the frame's new contents, the way the frame's kind needs.
+    pub(crate) fn publish(&self, contents: Contents<'_>) -> Result<Published> {
+        if self.sparse {
+            self.publish_sparse(contents)?;
+            Ok(Published::InPlace)
+        } else if contents.chunks.is_empty() {
+            self.rewrite(contents)?;
+            Ok(Published::Replaced)
+        } else {
+            self.publish_contiguous(contents)?;
+            Ok(Published::InPlace)
+        }
+    }
+
+    /// A contiguous frame written anew beside the file and renamed over it (compaction, and
+    /// frames without chunks, whose trailer must follow the header).
+    pub(crate) fn rewrite(&self, contents: Contents<'_>) -> Result<()> {
+        let disk = self.disk;
+        let dir = parent_dir(self.path);
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".b2nd-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(io_err(&dir))?;
+        let tpath = tmp.path().to_path_buf();
+        let io = io_err(&tpath);
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        w.write_all(&vec![0u8; disk.header_len as usize])
+            .map_err(&io)?;
+        let (offsets, pos) =
+            write_chunks(&mut w, &contents.chunks, disk.header_len, disk.header_len)
+                .map_err(&io)?;
+        let tail = self.tail(&offsets, contents.vlmeta)?;
+        w.write_all(&tail).map_err(&io)?;
+        let frame_len = pos + tail.len() as u64;
+        w.flush().map_err(&io)?;
+        drop(w);
+        let header = self.header(&contents, frame_len, &offsets, pos - disk.header_len)?;
+        let f = tmp.as_file_mut();
+        f.seek(SeekFrom::Start(0)).map_err(&io)?;
+        f.write_all(&header).map_err(&io)?;
+        f.sync_all().map_err(&io)?;
+        tmp.persist(self.path)
+            .map_err(|e| io_err(self.path)(e.error))?;
+        sync_dir(&dir);
+        Ok(())
+    }
+
+    /// Delete the chunk files of a sparse frame that its index does not name (what
+    /// compaction leaves of a sparse frame).
+    pub(crate) fn remove_unreferenced_chunk_files(&self) -> Result<()> {
+        let live: std::collections::HashSet<i64> = self
+            .disk
+            .offsets()?
+            .into_iter()
+            .filter(|&o| o >= 0)
+            .collect();
+        let dir = self.path;
+        for e in std::fs::read_dir(dir).map_err(io_err(dir))? {
+            let e = e.map_err(io_err(dir))?;
+            if let Some(id) = chunk_file_id(&e.file_name()) {
+                if !live.contains(&id) {
+                    std::fs::remove_file(e.path()).map_err(io_err(&e.path()))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The header of the new contents: sizes, attributes flag and, for a new shape, the
+    /// metalayer and sizes per chunk.
+    fn header(
+        &self,
+        contents: &Contents<'_>,
+        frame_len: u64,
+        offsets: &[i64],
+        cbytes: u64,
+    ) -> Result<Vec<u8>> {
+        let parts = &self.disk.parts;
+        let has_vlmeta = !contents.vlmeta.is_empty();
+        let header = match &contents.reshape {
+            // Same shape, same chunks: the metalayer, sizes per chunk and data size stay as
+            // they are (whatever layout wrote them).
+            None => parts.new_header(
+                frame_len,
+                parts.nbytes(),
+                cbytes as i64,
+                None,
+                has_vlmeta,
+                None,
+            ),
+            Some(r) => {
+                let nchunks = offsets.len() as u64;
+                parts.new_header(
+                    frame_len,
+                    (nchunks * r.chunk_bytes) as i64,
+                    cbytes as i64,
+                    Some((r.name, &r.content)),
+                    has_vlmeta,
+                    (nchunks > 0).then_some(r.chunk_bytes as i32),
+                )
+            }
+        };
+        header.map_err(|e| self.bad(e.0))
+    }
+
+    /// What follows the chunks of a frame: the chunk index (none without chunks) and the
+    /// trailer holding `vlmeta`.
+    fn tail(&self, offsets: &[i64], vlmeta: &[(String, Vec<u8>)]) -> Result<Vec<u8>> {
+        let mut tail = Vec::new();
+        if !offsets.is_empty() {
+            tail =
+                index_chunk(offsets).map_err(|e| Error::blosc("compressing the chunk index", e))?;
+        }
+        tail.extend_from_slice(&trailer_bytes(vlmeta).map_err(|e| self.bad(e.0))?);
+        Ok(tail)
+    }
+
+    fn bad(&self, reason: String) -> Error {
+        Error::Frame {
+            source_name: self.disk.source.clone(),
+            reason,
+        }
+    }
+
+    /// Contiguous frames: append chunks, index and trailer after the current frame end,
+    /// make them durable, then publish with one journaled header write.
+    fn publish_contiguous(&self, contents: Contents<'_>) -> Result<()> {
+        let (path, disk) = (self.path, self.disk);
+        let io = io_err(path);
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(&io)?;
+        let result = (|| {
+            f.seek(SeekFrom::Start(disk.frame_len)).map_err(&io)?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
+            let (offsets, pos) =
+                write_chunks(&mut w, &contents.chunks, disk.frame_len, disk.header_len)
+                    .map_err(&io)?;
+            let tail = self.tail(&offsets, contents.vlmeta)?;
+            w.write_all(&tail).map_err(&io)?;
+            w.flush().map_err(&io)?;
+            drop(w);
+            let frame_len = pos + tail.len() as u64;
+            f.sync_data().map_err(&io)?;
+            crash_point("data");
+            let new = self.header(&contents, frame_len, &offsets, pos - disk.header_len)?;
+            journal::publish_header(path, &mut f, &disk.parts.header, &new)?;
+            Ok(frame_len)
+        })();
+        match result {
+            Ok(frame_len) => {
+                // Bytes a failed earlier attempt left past the end.
+                if f.metadata().map(|m| m.len() > frame_len).unwrap_or(false) {
+                    let _ = f.set_len(frame_len);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                // Nothing was published: drop what was appended (best effort), unless a
+                // journal still refers to it (the next open then finishes the change).
+                if std::fs::symlink_metadata(journal_path(path)).is_err() {
+                    let _ = f.set_len(disk.frame_len);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Sparse frames: new chunks to new files, then a new `chunks.b2frame` renamed into
+    /// place; chunk files no longer referenced are deleted afterwards.
+    fn publish_sparse(&self, contents: Contents<'_>) -> Result<()> {
+        let mut created = Vec::new();
+        let r = self.write_sparse(contents, &mut created);
+        if r.is_err() {
+            // Not published: the new chunk files are nobody's.
+            for p in created {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        r
+    }
+
+    fn write_sparse(&self, contents: Contents<'_>, created: &mut Vec<PathBuf>) -> Result<()> {
+        let dir = self.path;
+        let old_offsets = self.disk.offsets()?;
+        let mut next = old_offsets.iter().copied().max().unwrap_or(-1).max(-1) + 1;
+        for e in std::fs::read_dir(dir).map_err(io_err(dir))? {
+            let e = e.map_err(io_err(dir))?;
+            if let Some(id) = chunk_file_id(&e.file_name()) {
+                next = next.max(id + 1);
+            }
+        }
+        let mut offsets = Vec::with_capacity(contents.chunks.len());
+        let mut cbytes = 0u64;
+        for c in &contents.chunks {
+            offsets.push(match c {
+                ChunkRef::Old(o) | ChunkRef::Code(o) => {
+                    if *o >= 0 {
+                        let p = dir.join(chunk_file_name(*o as u64));
+                        cbytes += std::fs::metadata(&p).map_err(io_err(&p))?.len();
+                    }
+                    *o
+                }
+                ChunkRef::Bytes(b) => {
+                    let id = next;
+                    next += 1;
+                    let p = dir.join(chunk_file_name(id as u64));
+                    let mut f = OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .open(&p)
+                        .map_err(io_err(&p))?;
+                    created.push(p.clone());
+                    f.write_all(b).map_err(io_err(&p))?;
+                    f.sync_data().map_err(io_err(&p))?;
+                    cbytes += b.len() as u64;
+                    id
+                }
+            });
+        }
+        let body = self.tail(&offsets, contents.vlmeta)?;
+        let frame_len = self.disk.header_len + body.len() as u64;
+        let header = self.header(&contents, frame_len, &offsets, cbytes)?;
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".b2nd-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(io_err(dir))?;
+        let tpath = tmp.path().to_path_buf();
+        let io = io_err(&tpath);
+        tmp.write_all(&header).map_err(&io)?;
+        tmp.write_all(&body).map_err(&io)?;
+        tmp.as_file().sync_all().map_err(&io)?;
+        let index = dir.join("chunks.b2frame");
+        crash_point("data");
+        tmp.persist(&index).map_err(|e| io_err(&index)(e.error))?;
+        sync_dir(dir);
+        // Published: chunk files the new index no longer uses can go.
+        let live: std::collections::HashSet<i64> = offsets.iter().copied().collect();
+        for &o in &old_offsets {
+            if o >= 0 && !live.contains(&o) {
+                let _ = std::fs::remove_file(dir.join(chunk_file_name(o as u64)));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Write the chunks with bytes to `w`, the first at frame position `pos`: the index entries
+/// of all `chunks` (offsets count from the end of the `header_len`-byte header) and the
+/// position after the last one written.
+fn write_chunks(
+    w: &mut impl Write,
+    chunks: &[ChunkRef],
+    mut pos: u64,
+    header_len: u64,
+) -> std::io::Result<(Vec<i64>, u64)> {
+    let mut offsets = Vec::with_capacity(chunks.len());
+    for c in chunks {
+        offsets.push(match c {
+            ChunkRef::Old(o) | ChunkRef::Code(o) => *o,
+            ChunkRef::Bytes(b) => {
+                w.write_all(b)?;
+                let at = (pos - header_len) as i64;
+                pos += b.len() as u64;
+                at
+            }
+        });
+    }
+    Ok((offsets, pos))
+}
+
+/// The chunk index: the offsets as a Blosc2 chunk of little-endian `int64`s.
+fn index_chunk(offsets: &[i64]) -> std::result::Result<Vec<u8>, crate::ffi::CError> {
+    let raw: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+    small_chunk(&raw, 8, crate::ffi::SPLIT_ALWAYS)
+}
+
+/// An attribute's msgpack bytes as stored in the trailer: a Blosc2 chunk.
+pub(crate) fn attr_chunk(msgpack: &[u8]) -> std::result::Result<Vec<u8>, crate::ffi::CError> {
+    small_chunk(msgpack, 1, crate::ffi::SPLIT_NEVER)
+}
+
+/// `bytes` as one Blosc2 chunk with the parameters c-blosc2 uses for its own bookkeeping
+/// chunks (BloscLZ, level 5, shuffle, one thread).
+fn small_chunk(
+    bytes: &[u8],
+    typesize: i32,
+    splitmode: i32,
+) -> std::result::Result<Vec<u8>, crate::ffi::CError> {
+    let params = CompressParams {
+        compcode: crate::model::ids::BLOSCLZ,
+        compcode_meta: 0,
+        clevel: 5,
+        typesize,
+        blocksize: 0,
+        splitmode,
+        filters: [0, 0, 0, 0, 0, crate::model::ids::SHUFFLE],
+        filters_meta: [0; 6],
+        nthreads: 1,
+    };
+    let mut out = Vec::new();
+    Cctx::new(&params)?.compress(bytes, &mut out)?;
+    Ok(out)
+}
