@@ -16,6 +16,7 @@ use crate::ffi::{BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
 use crate::format::chunk::{
     set_filters, ChunkHeader, FiltersCleared, Special, MAX_DICT_SIZE, MIN_HEADER_LEN,
 };
+use crate::model::geometry::Geometry;
 use crate::model::ids::codec_label;
 
 /// What decoding produced.
@@ -514,6 +515,62 @@ pub(crate) struct Decoder {
     blocks: Vec<usize>,
 }
 
+/// A chunk's decode plan, made once from its header for the decoded size the caller expects:
+/// the header's fields and the route its decode takes (refused here when nothing can decode
+/// it).
+struct ChunkPlan {
+    h: ChunkHeader,
+    path: Path,
+}
+
+impl ChunkPlan {
+    /// Parse and check `src`'s header for a chunk of `nbytes` decoded bytes of items of
+    /// `typesize` bytes.
+    fn new(src: &[u8], nbytes: usize, typesize: usize) -> Result<ChunkPlan, ChunkError> {
+        let h = ChunkHeader::parse(src)?;
+        let path = plan(&h, nbytes, typesize, src.len())?;
+        Ok(ChunkPlan { h, path })
+    }
+
+    /// Whether blocks of `block_bytes` can be decoded alone, straight from c-blosc2's codec
+    /// (what decoding a part or block by block needs): an ordinary compressed chunk of
+    /// exactly those blocks, without DELTA (every block is decoded against block 0).
+    fn blockwise(&self, nblocks: usize, block_bytes: usize) -> bool {
+        self.h.maskable(nblocks, block_bytes)
+            && !self.h.memcpyed()
+            && !self.h.has_delta()
+            && matches!(self.path, Path::C | Path::RustFilters)
+    }
+}
+
+/// What one decode fills: see [`Decoder::decode_into`].
+pub(crate) enum Target<'a> {
+    /// The whole decoded chunk (exactly its decoded size).
+    Whole(&'a mut [u8]),
+    /// A chunk-size buffer of which only the blocks the mask wants are sure to be decoded
+    /// (the bytes of the others are unspecified).
+    Blocks(&'a mut [u8], BlockMask<'a>),
+    /// Byte runs of the decoded chunk copied into an output.
+    Runs(Runs<'a>),
+}
+
+/// Runs of a decoded chunk to copy into an output (a region of an array, in C order).
+pub(crate) struct Runs<'a> {
+    /// A chunk-size scratch buffer (its decoded size).
+    pub(crate) decoded: &'a mut [u8],
+    /// `(offset in the decoded chunk, offset in out, bytes)`, grouped by block in block
+    /// order (a run never spans two blocks), inside both buffers.
+    pub(crate) runs: &'a [(usize, usize, usize)],
+    pub(crate) out: &'a mut [u8],
+    /// The blocks a run touches.
+    pub(crate) touched: &'a [bool],
+    /// Bytes per block.
+    pub(crate) block_bytes: usize,
+    /// Only the touched blocks' bytes were fetched (the others are unspecified): they must be
+    /// decoded with their mask.
+    pub(crate) partial: bool,
+}
+
 impl Decoder {
     /// A decoder whose c-blosc2 context uses `nthreads` block-level threads.
     pub(crate) fn new(nthreads: usize) -> Decoder {
@@ -557,37 +614,127 @@ impl Decoder {
         Ok(out)
     }
 
-    /// Decode chunk `src` (compressed bytes) into `dst` (exactly `dst.len()` decoded bytes
-    /// expected), for items of `typesize` bytes. `src` is mutable because filters Rust undoes
-    /// are hidden from C by clearing the header's filter bytes during the call; they are put
-    /// back before returning.
+    /// Decode chunk `src` whole into `dst` (see [`Decoder::decode_into`]).
     pub(crate) fn decode(
         &mut self,
         src: &mut [u8],
         dst: &mut [u8],
         typesize: usize,
     ) -> Result<Decoded, ChunkError> {
-        self.decode_blocks(src, dst, typesize, None)
+        self.decode_into(src, typesize, Target::Whole(dst))
     }
 
-    /// Like [`Decoder::decode`], but with `mask` only the wanted blocks are sure to be decoded:
-    /// the bytes of the other blocks of `dst` are unspecified (usually left as they were).
+    /// The one decoder entry: decode chunk `src` (compressed bytes, items of `typesize`
+    /// bytes) into `target`, by the fastest route the chunk allows. The header is parsed and
+    /// checked once. `src` is mutable because filters Rust undoes are hidden from C by
+    /// clearing the header's filter bytes during the call; they are put back before
+    /// returning.
     ///
-    /// The mask is used (c-blosc2's block maskout, and the Rust filters skip the same blocks)
-    /// only for ordinary data chunks whose Blosc blocks are exactly the mask's blocks; other
-    /// chunks are decoded whole. Block 0 is always decoded when the chunk has a DELTA filter,
-    /// since every other block is decoded against it.
-    pub(crate) fn decode_blocks(
+    /// - [`Target::Whole`] and [`Target::Blocks`]: [`Decoded::Zeros`] means all items are
+    ///   zero and the buffer was not written. The mask of `Blocks` is used (c-blosc2's block
+    ///   maskout, and the Rust filters skip the same blocks) only for ordinary data chunks
+    ///   whose Blosc blocks are exactly the mask's blocks; other chunks are decoded whole.
+    ///   Block 0 is always decoded when the chunk has DELTA.
+    /// - [`Target::Runs`]: the runs are in `out` on success (zeros for a zero chunk), and
+    ///   [`Decoded::Data`] is returned. A single run of whole consecutive blocks (a thread's
+    ///   share of a chunk) is decoded straight into `out`; with one thread, large blocks are
+    ///   decoded and copied out one at a time while in cache (a lone SHUFFLE then undone
+    ///   straight into `out`); otherwise the touched blocks are decoded into `decoded` and
+    ///   the runs copied.
+    pub(crate) fn decode_into(
         &mut self,
+        src: &mut [u8],
+        typesize: usize,
+        target: Target<'_>,
+    ) -> Result<Decoded, ChunkError> {
+        match target {
+            Target::Whole(dst) => {
+                let p = ChunkPlan::new(src, dst.len(), typesize)?;
+                self.decode_planned(&p, src, dst, typesize, None)
+            }
+            Target::Blocks(dst, mask) => {
+                let p = ChunkPlan::new(src, dst.len(), typesize)?;
+                self.decode_planned(&p, src, dst, typesize, Some(mask))
+            }
+            Target::Runs(r) => {
+                let p = ChunkPlan::new(src, r.decoded.len(), typesize)?;
+                self.decode_runs(&p, src, typesize, r)?;
+                Ok(Decoded::Data)
+            }
+        }
+    }
+
+    /// [`Target::Runs`], for the chunk planned as `p`.
+    fn decode_runs(
+        &mut self,
+        p: &ChunkPlan,
+        src: &mut [u8],
+        typesize: usize,
+        r: Runs<'_>,
+    ) -> Result<(), ChunkError> {
+        let Runs {
+            decoded,
+            runs,
+            out,
+            touched,
+            block_bytes: bb,
+            partial,
+        } = r;
+        let outside = || ChunkError::Corrupt("copy run outside its buffers".into());
+        let chunk_bytes = decoded.len();
+        if let Some((s, d, n)) = Geometry::one_run(runs)
+            .filter(|&(s, _, n)| bb > 0 && s % bb == 0 && n < chunk_bytes && n % bb == 0 && n > 0)
+        {
+            let nblocks = chunk_bytes.div_ceil(bb);
+            if p.blockwise(nblocks, bb) && usize::from(p.h.typesize) == typesize {
+                let part = out.get_mut(d..d.saturating_add(n)).ok_or_else(outside)?;
+                if (s + n) / bb <= nblocks && s + n <= p.h.nbytes {
+                    return self.decode_part(p, src, decoded, typesize, bb, s / bb, part);
+                }
+            }
+        }
+        if self.nthreads == 1
+            && bb >= (64 << 10)
+            && touched.len() >= 2
+            && p.blockwise(touched.len(), bb)
+        {
+            return self.decode_by_block(p, src, decoded, typesize, bb, touched, runs, out);
+        }
+        let mask = partial.then_some(BlockMask {
+            wanted: touched,
+            block_bytes: bb,
+        });
+        match self.decode_planned(p, src, decoded, typesize, mask)? {
+            Decoded::Zeros => {
+                for &(_, d, n) in runs {
+                    out.get_mut(d..d + n).ok_or_else(outside)?.fill(0);
+                }
+            }
+            Decoded::Data => {
+                for &(s, d, n) in runs {
+                    let from = decoded.get(s..s + n).ok_or_else(outside)?;
+                    out.get_mut(d..d + n)
+                        .ok_or_else(outside)?
+                        .copy_from_slice(from);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decode the chunk planned as `p` into `dst` (its decoded size), only the blocks `mask`
+    /// wants when it applies.
+    fn decode_planned(
+        &mut self,
+        p: &ChunkPlan,
         src: &mut [u8],
         dst: &mut [u8],
         typesize: usize,
         mask: Option<BlockMask<'_>>,
     ) -> Result<Decoded, ChunkError> {
-        let h = ChunkHeader::parse(src)?;
-        let path = plan(&h, dst.len(), typesize, src.len())?;
-        let masked = !matches!(path, Path::Zeros) && mask.is_some_and(|m| self.set_maskout(&h, m));
-        let decoded = match path {
+        let h = &p.h;
+        let masked = !matches!(p.path, Path::Zeros) && mask.is_some_and(|m| self.set_maskout(h, m));
+        let decoded = match p.path {
             Path::Zeros => return Ok(Decoded::Zeros),
             Path::Repeat => {
                 fill_repeated(src, dst, typesize);
@@ -596,7 +743,7 @@ impl Decoder {
             Path::Rust(codec) => {
                 let skip = masked.then_some(self.maskout.as_slice());
                 let scratch = &mut self.filter_scratch;
-                decode_in_rust(&h, codec, src, dst, typesize, &self.blocks, skip, scratch)?;
+                decode_in_rust(h, codec, src, dst, typesize, &self.blocks, skip, scratch)?;
                 return Ok(Decoded::Data);
             }
             Path::C
@@ -614,7 +761,7 @@ impl Decoder {
                 // chunk iterator, whose decoder has block threads.)
                 if filters::rust_can_undo(&h.filters, &h.filters_meta).is_ok() {
                     let mut cleared = FiltersCleared::new(src);
-                    self.decode_rust_filters(&h, cleared.chunk(), dst, typesize, masked)
+                    self.decode_rust_filters(h, cleared.chunk(), dst, typesize, masked)
                 } else {
                     let serial = self.serial.get_or_insert_with(|| Dctx::new(1));
                     if serial.threads() > 1 {
@@ -643,7 +790,7 @@ impl Decoder {
                 // C decodes the codec only: the filter bytes are cleared for the call and put
                 // back afterwards (the caller's chunk is left as it was).
                 let mut cleared = FiltersCleared::new(src);
-                self.decode_rust_filters(&h, cleared.chunk(), dst, typesize, masked)
+                self.decode_rust_filters(h, cleared.chunk(), dst, typesize, masked)
             }
         };
         let n = decoded?;
@@ -656,8 +803,8 @@ impl Decoder {
         Ok(Decoded::Data)
     }
 
-    /// The [`Path::RustFilters`] part of [`Decoder::decode_blocks`], for `src` with its filter
-    /// bytes cleared: C's result (bytes or error code), or a filter error.
+    /// The [`Path::RustFilters`] part of [`Decoder::decode_planned`], for `src` with its
+    /// filter bytes cleared: C's result (bytes or error code), or a filter error.
     fn decode_rust_filters(
         &mut self,
         h: &ChunkHeader,
@@ -717,104 +864,86 @@ impl Decoder {
         Ok(&hook.pipeline.as_ref().expect("set above").0)
     }
 
-    /// Decode the consecutive blocks of chunk `src` that `out` holds, straight into `out`:
-    /// `out` is the decoded chunk's bytes from block `first_block` on (whole blocks of
-    /// `block_bytes`, items of `typesize` bytes). Nothing else is decoded or written: `scratch`
-    /// is the chunk-size destination c-blosc2 asks for, which it does not write (a fresh
-    /// allocation stays untouched, so a part of a huge chunk costs no page faults for it).
-    ///
-    /// For a thread that reads part of a chunk (fewer chunks than threads). Returns `None`
-    /// (nothing decoded) when this does not apply: a chunk that is special, uncompressed, has
-    /// DELTA, a codec or filter Rust does not run through the hook, blocks other than
-    /// `block_bytes`, or `out` not whole blocks inside the chunk. The caller then decodes
-    /// another way.
-    pub(crate) fn decode_part(
+    /// Decode the consecutive blocks of the chunk planned as `p` that `out` holds, straight
+    /// into `out`: `out` is the decoded chunk's bytes from block `first_block` on (whole
+    /// blocks of `block_bytes`). Nothing else is decoded or written: `scratch` is the
+    /// chunk-size destination c-blosc2 asks for, which it does not write (a fresh allocation
+    /// stays untouched, so a part of a huge chunk costs no page faults for it). When this
+    /// does not apply (a pipeline the hook does not run), the touched blocks are decoded
+    /// into `scratch` and copied.
+    #[allow(clippy::too_many_arguments)]
+    fn decode_part(
         &mut self,
+        p: &ChunkPlan,
         src: &mut [u8],
         scratch: &mut [u8],
         typesize: usize,
         block_bytes: usize,
         first_block: usize,
         out: &mut [u8],
-    ) -> Option<Result<(), ChunkError>> {
-        let h = ChunkHeader::parse(src).ok()?;
-        if block_bytes == 0 || !out.len().is_multiple_of(block_bytes) || out.is_empty() {
-            return None;
+    ) -> Result<(), ChunkError> {
+        let h = &p.h;
+        let nblocks = h.nbytes.div_ceil(block_bytes);
+        let end_block = first_block + out.len() / block_bytes;
+        let start = first_block * block_bytes;
+        if filters::rust_can_undo(&h.filters, &h.filters_meta).is_err() {
+            let wanted: Vec<bool> = (0..nblocks)
+                .map(|j| j >= first_block && j < end_block)
+                .collect();
+            let mask = BlockMask {
+                wanted: &wanted,
+                block_bytes,
+            };
+            return match self.decode_planned(p, src, scratch, typesize, Some(mask))? {
+                Decoded::Zeros => {
+                    out.fill(0);
+                    Ok(())
+                }
+                Decoded::Data => {
+                    out.copy_from_slice(&scratch[start..start + out.len()]);
+                    Ok(())
+                }
+            };
         }
-        let nblocks = h.nbytes.div_ceil(block_bytes.max(1));
-        let end_block = first_block.checked_add(out.len() / block_bytes)?;
-        if end_block > nblocks
-            || end_block.checked_mul(block_bytes)? > h.nbytes
-            || !h.maskable(nblocks, block_bytes)
-            || h.memcpyed()
-            || h.has_delta()
-            || usize::from(h.typesize) != typesize
-            || filters::rust_can_undo(&h.filters, &h.filters_meta).is_err()
-            || !matches!(
-                plan(&h, scratch.len(), typesize, src.len()),
-                Ok(Path::C | Path::RustFilters)
-            )
-        {
-            return None;
+        if self.hooked_for(h, typesize)?.has_delta() {
+            return Err(ChunkError::Corrupt("DELTA pipeline without DELTA".into()));
         }
-        let mut run = || -> Result<(), ChunkError> {
-            if self.hooked_for(&h, typesize)?.has_delta() {
-                return Err(ChunkError::Corrupt("DELTA pipeline without DELTA".into()));
-            }
-            self.maskout.clear();
-            self.maskout
-                .extend((0..nblocks).map(|j| j < first_block || j >= end_block));
-            let hooked = self.hooked.as_mut().expect("made by hooked_for");
-            let mut cleared = FiltersCleared::new(src);
-            let n = hooked.decompress_part(
-                cleared.chunk(),
-                scratch,
-                &self.maskout,
-                out,
-                first_block * block_bytes,
-            )?;
-            if n != scratch.len() {
-                return Err(ChunkError::Corrupt(format!(
-                    "decoded {n} bytes, expected {}",
-                    scratch.len()
-                )));
-            }
-            Ok(())
-        };
-        Some(run())
+        self.maskout.clear();
+        self.maskout
+            .extend((0..nblocks).map(|j| j < first_block || j >= end_block));
+        let hooked = self.hooked.as_mut().expect("made by hooked_for");
+        let mut cleared = FiltersCleared::new(src);
+        let n = hooked.decompress_part(cleared.chunk(), scratch, &self.maskout, out, start)?;
+        if n != scratch.len() {
+            return Err(ChunkError::Corrupt(format!(
+                "decoded {n} bytes, expected {}",
+                scratch.len()
+            )));
+        }
+        Ok(())
     }
 
-    /// Decode chunk `src` into `dst` one Blosc block at a time, handing each decoded block to
-    /// `each(j, block, unshuffle)` while it is still in cache; only the blocks `touched` flags
-    /// are decoded. Used for chunks that are scattered into the output rather than decoded in
-    /// place: the scatter then reads cache-hot blocks instead of the whole decoded chunk.
-    ///
-    /// When the chunk's only filter is a plain SHUFFLE (by item size), c-blosc2 runs just the
-    /// codec and `unshuffle` is `Some(width)`: the block is still shuffled, and the caller
-    /// unshuffles the items it needs straight into their destination (one pass instead of
-    /// C's unshuffle plus a copy). Otherwise `unshuffle` is `None` and the block is final.
-    ///
-    /// Returns `None` (nothing decoded) when block by block does not apply: a context with
-    /// block threads, blocks under 64 KiB, a single block, or a chunk a mask cannot select
-    /// blocks of (special, uncompressed, DELTA). The caller then decodes the chunk whole.
-    pub(crate) fn decode_by_block(
+    /// Decode the chunk planned as `p` one Blosc block at a time into `dst`, copying each
+    /// decoded block's `runs` into `out` while it is still in cache; only the blocks
+    /// `touched` flags are decoded. When the chunk's only filter is a plain SHUFFLE (by item
+    /// size), c-blosc2 runs just the codec and the items of each run are unshuffled straight
+    /// into `out` (one pass instead of C's unshuffle plus a copy).
+    #[allow(clippy::too_many_arguments)]
+    fn decode_by_block(
         &mut self,
+        p: &ChunkPlan,
         src: &mut [u8],
         dst: &mut [u8],
         typesize: usize,
         block_bytes: usize,
         touched: &[bool],
-        mut each: impl FnMut(usize, &[u8], Option<usize>) -> Result<(), ChunkError>,
-    ) -> Option<Result<(), ChunkError>> {
+        runs: &[(usize, usize, usize)],
+        out: &mut [u8],
+    ) -> Result<(), ChunkError> {
+        let h = &p.h;
         let nblocks = touched.len();
-        if self.nthreads != 1 || block_bytes < (64 << 10) || nblocks < 2 {
-            return None;
-        }
-        let h = ChunkHeader::parse(src).ok()?;
-        if !h.maskable(nblocks, block_bytes) || h.memcpyed() || h.has_delta() {
-            return None;
-        }
-        // A lone SHUFFLE by item size (what c-blosc2 2.15 undoes itself) is left to the caller.
+        let outside = || ChunkError::Corrupt("copy run outside its block".into());
+        // A lone SHUFFLE by item size (what c-blosc2 2.15 undoes itself) is left to the copy.
         let active: Vec<usize> = (0..6)
             .filter(|&i| h.filters[i] != filters::NOFILTER)
             .collect();
@@ -827,42 +956,52 @@ impl Decoder {
             }
             _ => None,
         };
-        // C then runs the codec only (filter bytes cleared until `cleared` drops).
+        // C then runs the codec only (filter bytes cleared until `cleared` drops), on the
+        // plan of the cleared chunk.
         let mut cleared: FiltersCleared;
-        let src: &mut [u8] = if unshuffle.is_some() {
+        let cleared_plan: ChunkPlan;
+        let (src, p): (&mut [u8], &ChunkPlan) = if unshuffle.is_some() {
             cleared = FiltersCleared::new(src);
-            cleared.chunk()
+            let src = cleared.chunk();
+            cleared_plan = ChunkPlan::new(src, dst.len(), typesize)?;
+            (src, &cleared_plan)
         } else {
-            src
+            (src, p)
         };
         let mut one = vec![false; nblocks];
-        let mut result = Ok(());
+        let mut k = 0;
         for j in (0..nblocks).filter(|&j| touched[j]) {
             one[j] = true;
             let mask = BlockMask {
                 wanted: &one,
                 block_bytes,
             };
-            match self.decode_blocks(src, dst, typesize, Some(mask)) {
-                Ok(Decoded::Data) => {}
-                // Maskable chunks are never special.
-                Ok(Decoded::Zeros) => {
-                    result = Err(ChunkError::Corrupt("inconsistent special chunk".into()));
-                    break;
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
+            if self.decode_planned(p, src, dst, typesize, Some(mask))? == Decoded::Zeros {
+                // Blockwise chunks are never special.
+                return Err(ChunkError::Corrupt("inconsistent special chunk".into()));
             }
             one[j] = false;
             let block = &dst[j * block_bytes..((j + 1) * block_bytes).min(dst.len())];
-            if let Err(e) = each(j, block, unshuffle) {
-                result = Err(e);
-                break;
+            // Runs come grouped by block, in block order.
+            let base = j * block_bytes;
+            while let Some(&(s, d, n)) = runs.get(k).filter(|r| r.0 < base + block_bytes) {
+                let off = s.checked_sub(base).ok_or_else(outside)?;
+                let to = out.get_mut(d..d + n).ok_or_else(outside)?;
+                match unshuffle {
+                    // The block is still shuffled: unshuffle the run's items into place.
+                    Some(w) => {
+                        if off % w != 0
+                            || !crate::codec::kernels::unshuffle_items_into(block, w, off / w, to)
+                        {
+                            return Err(outside());
+                        }
+                    }
+                    None => to.copy_from_slice(block.get(off..off + n).ok_or_else(outside)?),
+                }
+                k += 1;
             }
         }
-        Some(result)
+        Ok(())
     }
 
     /// Build `self.maskout` for `mask` if it applies to the chunk with header `h` (already
@@ -959,33 +1098,54 @@ mod tests {
                 for (first, n) in [(0, 1), (2, 3), (1, 5), (0, 6)] {
                     let mut scratch = vec![0xABu8; nbytes];
                     let mut out = vec![0u8; n * block];
-                    let r =
-                        d.decode_part(&mut chunk, &mut scratch, typesize, block, first, &mut out);
-                    if filters.contains(&filters::DELTA) {
-                        assert!(r.is_none(), "DELTA parts are decoded another way");
-                        continue;
-                    }
-                    r.expect("applies").unwrap();
+                    part(
+                        &mut d,
+                        &mut chunk,
+                        &mut scratch,
+                        typesize,
+                        block,
+                        first,
+                        &mut out,
+                    )
+                    .unwrap();
                     assert_eq!(
                         out,
                         whole[first * block..(first + n) * block],
                         "{filters:?}"
                     );
-                    assert!(
+                    // DELTA parts are decoded another way (into the scratch, then copied).
+                    assert_eq!(
                         scratch.iter().all(|&b| b == 0xAB),
-                        "C wrote its destination"
+                        !filters.contains(&filters::DELTA),
+                        "C wrote its destination: {filters:?}"
                     );
                 }
-                // Not whole blocks, or past the last whole block: another way.
+                // Not whole blocks, or past the last whole block: another way, same bytes.
                 let mut scratch = vec![0u8; nbytes];
                 let mut out = vec![0u8; block + 1];
-                assert!(d
-                    .decode_part(&mut chunk, &mut scratch, typesize, block, 0, &mut out)
-                    .is_none());
-                let mut out = vec![0u8; 2 * block];
-                assert!(d
-                    .decode_part(&mut chunk, &mut scratch, typesize, block, 5, &mut out)
-                    .is_none());
+                part(
+                    &mut d,
+                    &mut chunk,
+                    &mut scratch,
+                    typesize,
+                    block,
+                    0,
+                    &mut out,
+                )
+                .unwrap();
+                assert_eq!(out, whole[..block + 1]);
+                let mut out = vec![0u8; nbytes - 5 * block];
+                part(
+                    &mut d,
+                    &mut chunk,
+                    &mut scratch,
+                    typesize,
+                    block,
+                    5,
+                    &mut out,
+                )
+                .unwrap();
+                assert_eq!(out, whole[5 * block..]);
                 // The chunk was left as it was (filter bytes put back).
                 let mut again = vec![0u8; nbytes];
                 d.decode(&mut chunk, &mut again, typesize).unwrap();
@@ -1005,15 +1165,39 @@ mod tests {
         let mut d = Decoder::new(1);
         let mut scratch = vec![0u8; nbytes];
         let mut out = vec![0u8; 2 * block];
-        assert!(d
-            .decode_part(&mut chunk, &mut scratch, 4, block, 2, &mut out)
-            .unwrap()
-            .is_err());
+        assert!(part(&mut d, &mut chunk, &mut scratch, 4, block, 2, &mut out).is_err());
         let mut out = vec![0u8; 3 * block];
-        d.decode_part(&mut chunk, &mut scratch, 4, block, 0, &mut out)
-            .unwrap()
-            .unwrap();
+        part(&mut d, &mut chunk, &mut scratch, 4, block, 0, &mut out).unwrap();
         assert_eq!(out, data[..3 * block]);
+    }
+
+    /// Decode the bytes of `chunk` from block `first` on into `out` through the one entry:
+    /// one run, its blocks touched, everything fetched.
+    fn part(
+        d: &mut Decoder,
+        chunk: &mut [u8],
+        scratch: &mut [u8],
+        typesize: usize,
+        block: usize,
+        first: usize,
+        out: &mut [u8],
+    ) -> Result<Decoded, ChunkError> {
+        let nblocks = scratch.len().div_ceil(block);
+        let last = (first * block + out.len()).div_ceil(block);
+        let touched: Vec<bool> = (0..nblocks).map(|j| j >= first && j < last).collect();
+        let runs = [(first * block, 0, out.len())];
+        d.decode_into(
+            chunk,
+            typesize,
+            Target::Runs(Runs {
+                decoded: scratch,
+                runs: &runs,
+                out,
+                touched: &touched,
+                block_bytes: block,
+                partial: false,
+            }),
+        )
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub(crate) mod slice;
 pub(crate) mod typed;
 
 use crate::array::Array;
-use crate::codec::chunk::Decoded;
+use crate::codec::chunk::{Decoded, Runs, Target};
 use crate::codec::error::ChunkError;
 use crate::codec::worker::{workers_for, Worker};
 use crate::error::{Error, Result};
@@ -260,79 +260,20 @@ impl Array {
         if !partial {
             self.frame.chunk_into(idx, &mut w.compressed)?;
         }
-        // A part of a chunk whose bytes are whole consecutive blocks of it (a thread's share
-        // of a chunk cut at block boundaries): decoded straight into the output.
-        if let Some((s, d, n)) = crate::model::geometry::Geometry::one_run(&w.runs)
-            .filter(|&(s, _, n)| s % bb.max(1) == 0 && n < g.chunk_bytes())
-        {
-            let part = out.get_mut(d..d.saturating_add(n)).unwrap_or_default();
-            if let Some(r) = w.decoder.decode_part(
+        w.decoder
+            .decode_into(
                 &mut w.compressed,
-                &mut w.decoded,
                 g.itemsize(),
-                bb,
-                s / bb.max(1),
-                part,
-            ) {
-                return r.map_err(|e| self.chunk_error(idx, e));
-            }
-        }
-        let runs = &w.runs;
-        let mut k = 0;
-        let by_block = w.decoder.decode_by_block(
-            &mut w.compressed,
-            &mut w.decoded,
-            g.itemsize(),
-            bb,
-            &w.touched,
-            |j, block, unshuffle| {
-                // Runs come grouped by block, in block order.
-                let base = j * bb;
-                while let Some(&(s, d, n)) = runs.get(k).filter(|r| r.0 < base + bb) {
-                    let off = s.checked_sub(base).ok_or("copy runs out of block order")?;
-                    match unshuffle {
-                        // The block is still shuffled: unshuffle the run's items into place.
-                        Some(w) => {
-                            if off % w != 0
-                                || !crate::codec::kernels::unshuffle_items_into(
-                                    block,
-                                    w,
-                                    off / w,
-                                    &mut out[d..d + n],
-                                )
-                            {
-                                return Err("copy run outside its block".into());
-                            }
-                        }
-                        None => {
-                            let from = block
-                                .get(off..off + n)
-                                .ok_or("copy run outside its block")?;
-                            out[d..d + n].copy_from_slice(from);
-                        }
-                    }
-                    k += 1;
-                }
-                Ok(())
-            },
-        );
-        if let Some(r) = by_block {
-            return r.map_err(|e| self.chunk_error(idx, e));
-        }
-        // The whole chunk, or with a partial fetch only the touched blocks (all the copy
-        // reads).
-        let mask = partial.then_some(crate::codec::chunk::BlockMask {
-            wanted: &w.touched,
-            block_bytes: bb,
-        });
-        let kind = w
-            .decoder
-            .decode_blocks(&mut w.compressed, &mut w.decoded, g.itemsize(), mask)
-            .map_err(|e| self.chunk_error(idx, e))?;
-        let r = match kind {
-            Decoded::Zeros => g.fill_chunk_in_region(idx, &vec![0u8; g.itemsize()], out, region),
-            Decoded::Data => g.copy_chunk_to_region(idx, &w.decoded, out, region),
-        };
-        r.map_err(|e| self.layout_error(idx, e))
+                Target::Runs(Runs {
+                    decoded: &mut w.decoded,
+                    runs: &w.runs,
+                    out,
+                    touched: &w.touched,
+                    block_bytes: bb,
+                    partial,
+                }),
+            )
+            .map(drop)
+            .map_err(|e| self.chunk_error(idx, e))
     }
 }

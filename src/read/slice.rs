@@ -14,7 +14,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::array::Array;
-use crate::codec::chunk::{BlockMask, Decoded};
+use crate::codec::chunk::{BlockMask, Decoded, Target};
 use crate::codec::worker::{workers_for, Worker};
 use crate::error::{Error, Result};
 use crate::format::meta::MAX_DIM;
@@ -447,12 +447,18 @@ impl Array {
             w.decoded = Vec::new();
             w.decoded = crate::alloc::zeroed(g.chunk_bytes(), "a decoded chunk")?;
         }
-        let mask = masked.then_some(BlockMask {
-            wanted: &w.wanted,
-            block_bytes: g.block_bytes(),
-        });
+        let target = match masked {
+            true => Target::Blocks(
+                &mut w.decoded,
+                BlockMask {
+                    wanted: &w.wanted,
+                    block_bytes: g.block_bytes(),
+                },
+            ),
+            false => Target::Whole(&mut w.decoded),
+        };
         w.decoder
-            .decode_blocks(&mut w.compressed, &mut w.decoded, g.itemsize(), mask)
+            .decode_into(&mut w.compressed, g.itemsize(), target)
             .map_err(|e| self.chunk_error(idx, e))
     }
 
@@ -719,7 +725,7 @@ impl Iterator for SliceSlabs<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::chunk::Decoder;
+    use crate::codec::chunk::{Decoder, Target};
 
     fn r(start: Option<i64>, stop: Option<i64>, step: u64) -> SliceItem {
         SliceItem::Range { start, stop, step }
@@ -851,8 +857,12 @@ mod tests {
             block_bytes: g.block_bytes(),
         };
         let mut masked = vec![0xeeu8; g.chunk_bytes()];
-        d.decode_blocks(&mut compressed, &mut masked, g.itemsize(), Some(mask))
-            .unwrap();
+        d.decode_into(
+            &mut compressed,
+            g.itemsize(),
+            Target::Blocks(&mut masked, mask),
+        )
+        .unwrap();
         (whole, masked, g.block_bytes())
     }
 
@@ -921,8 +931,12 @@ mod tests {
                 block_bytes: g.block_bytes(),
             };
             let mut masked = vec![0xeeu8; g.chunk_bytes()];
-            d.decode_blocks(&mut part, &mut masked, g.itemsize(), Some(mask))
-                .unwrap();
+            d.decode_into(
+                &mut part,
+                g.itemsize(),
+                crate::codec::chunk::Target::Blocks(&mut masked, mask),
+            )
+            .unwrap();
             let bb = g.block_bytes();
             let block = want * bb..((want + 1) * bb).min(masked.len());
             assert_eq!(masked[block.clone()], whole[block], "{name}");
