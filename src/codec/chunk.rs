@@ -13,9 +13,7 @@ use crate::codec::filters;
 use crate::codec::kernels;
 use crate::codec::RustCodec;
 use crate::ffi::{BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
-use crate::format::chunk::{
-    set_filters, ChunkHeader, FiltersCleared, Special, MAX_DICT_SIZE, MIN_HEADER_LEN,
-};
+use crate::format::chunk::{ChunkHeader, FiltersCleared, Special, MAX_DICT_SIZE, MIN_HEADER_LEN};
 use crate::model::geometry::Geometry;
 use crate::model::ids::codec_label;
 
@@ -250,85 +248,6 @@ fn rust_filters_faster(h: &ChunkHeader, typesize: usize) -> bool {
             filters::BITSHUFFLE => matches!(cts, 1 | 2 | 4 | 8 | 16),
             _ => false,
         })
-}
-
-/// Encode `data` (whole blocks of `block_bytes`, items of `typesize` bytes) as a chunk whose
-/// codec Rust runs (ZLIB), each block filtered by `forward` first and stored as one stream
-/// (the header's "not split" flag set); `filters`/`filters_meta` are the header bytes that
-/// record the pipeline. A block of zeros is stored as a zero run, a block the codec does not
-/// shrink as is; a chunk that would not shrink is stored uncompressed (memcpyed, unfiltered).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn encode_in_rust(
-    codec: RustCodec,
-    clevel: u8,
-    data: &[u8],
-    block_bytes: usize,
-    block_shape: &[usize],
-    typesize: usize,
-    forward: &filters::ForwardPipeline,
-    header_filters: (&[u8; 6], &[u8; 6]),
-    scratch: &mut Vec<u8>,
-) -> Result<Vec<u8>, ChunkError> {
-    let nbytes = i32::try_from(data.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
-    if block_bytes == 0 || !data.len().is_multiple_of(block_bytes) {
-        return Err(format!("{} bytes are not whole blocks of {block_bytes}", data.len()).into());
-    }
-    let nblocks = data.len() / block_bytes;
-    // (header codec format, user codec id, codec meta)
-    let (codec_format, udcodec, codec_meta): (u8, u8, u8) = match codec {
-        RustCodec::Zlib => (3, 0, 0),
-        RustCodec::Zfp(mode, meta) => (6, mode.id(), meta),
-        other => return Err(format!("{} is not written here", other.name()).into()),
-    };
-    let mut out = vec![0u8; EXTENDED_HEADER_LEN + 4 * nblocks];
-    let mut filtered = vec![0u8; block_bytes];
-    for (j, block) in data.chunks(block_bytes).enumerate() {
-        let start = i32::try_from(out.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
-        out[EXTENDED_HEADER_LEN + 4 * j..EXTENDED_HEADER_LEN + 4 * j + 4]
-            .copy_from_slice(&start.to_le_bytes());
-        forward.apply_block(block, &mut filtered, scratch)?;
-        if filtered.iter().all(|&b| b == 0) {
-            out.extend_from_slice(&0i32.to_le_bytes());
-            continue;
-        }
-        match codec.encode_stream(&filtered, clevel, block_shape, typesize)? {
-            Some(c) => {
-                out.extend_from_slice(&(c.len() as i32).to_le_bytes());
-                out.extend_from_slice(&c);
-            }
-            None => {
-                out.extend_from_slice(&(block_bytes as i32).to_le_bytes());
-                out.extend_from_slice(&filtered);
-            }
-        }
-    }
-    let header_typesize = filters::c_typesize(typesize.max(1)) as u8;
-    let mut flags = 0x01 | 0x04 | 0x10 | (codec_format << 5);
-    let (fs, fm) = header_filters;
-    // c-blosc2 stores a chunk under 32 bytes (BLOSC_MIN_BUFFERSIZE) as is, and one whose
-    // streams outgrow the data plus a header.
-    let (fs, fm) = if data.len() < 32 || out.len() > EXTENDED_HEADER_LEN + data.len() {
-        out.truncate(EXTENDED_HEADER_LEN);
-        out.extend_from_slice(data);
-        // As c-blosc2 writes it: a chunk under 32 bytes is memcpyed before any header flag
-        // but "extended" is set; a larger one keeps its codec and split bits.
-        flags = if data.len() < 32 { 0x07 } else { flags | 0x02 };
-        (&[0u8; 6], &[0u8; 6])
-    } else {
-        (fs, fm)
-    };
-    let cbytes = i32::try_from(out.len()).map_err(|_| "chunk over 2 GiB".to_string())?;
-    out[0] = 5; // chunk format version
-    out[1] = 1; // codec format version (BLOSC_ZLIB_VERSION_FORMAT)
-    out[2] = flags;
-    out[3] = header_typesize;
-    out[4..8].copy_from_slice(&nbytes.to_le_bytes());
-    out[8..12].copy_from_slice(&(block_bytes as i32).to_le_bytes());
-    out[12..16].copy_from_slice(&cbytes.to_le_bytes());
-    set_filters(&mut out, fs, fm);
-    out[22] = udcodec;
-    out[23] = codec_meta;
-    Ok(out)
 }
 
 /// Fill `dst` with the item stored after the header of a repeated-value chunk (checked by

@@ -23,6 +23,7 @@ use crate::codec::error::ChunkError;
 
 pub(crate) mod cells;
 pub(crate) mod chunk;
+pub(crate) mod encode;
 pub(crate) mod error;
 pub(crate) mod filters;
 pub(crate) mod kernels;

@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+use crate::codec::encode::RustStages;
 use crate::codec::filters;
 use crate::codec::RustCodec;
 use crate::ffi::CompressParams;
@@ -29,11 +30,16 @@ impl Plan {
         &self.dtype
     }
 
-    /// The Rust filters for a [`Packer`](super::writer::Packer), with the filter bytes chunk headers record.
-    pub(super) fn forward_state(&self) -> Option<(filters::ForwardPipeline, [u8; 6], [u8; 6])> {
-        self.forward
-            .clone()
-            .map(|f| (f, self.params.filters, self.params.filters_meta))
+    /// What is done in Rust before (and instead of) c-blosc2's codec, for an
+    /// [`Encoder`](crate::codec::encode::Encoder).
+    pub(super) fn rust_stages(&self) -> RustStages {
+        RustStages {
+            forward: self
+                .forward
+                .clone()
+                .map(|f| (f, self.params.filters, self.params.filters_meta)),
+            codec: self.rust_codec,
+        }
     }
 
     /// Parameters for the compression contexts, with `nthreads` block threads: the frame's

@@ -5,11 +5,10 @@
 use super::options::Target;
 use super::plan::Plan;
 use super::staging::Staging;
-use crate::codec::filters;
-use crate::codec::RustCodec;
+use crate::codec::encode::{EncodeError, Encoder};
 use crate::error::Error;
 use crate::error::Result;
-use crate::ffi::Cctx;
+use crate::ffi::CompressParams;
 use crate::ffi::Schunk;
 use crate::model::attrs::Value;
 use crate::model::element::Element;
@@ -53,30 +52,22 @@ pub struct Writer {
     pub(super) out_bufs: Vec<Vec<u8>>,
 }
 
-/// Per-worker compression state.
+/// Per-worker compression state: the encoder and the buffer chunks are gathered into.
 pub(super) struct Packer {
-    pub(super) cctx: Cctx,
-    pub(super) chunk: Vec<u8>,
-    /// Filters done in Rust, if any (with the header bytes to record), their output and
-    /// working memory.
-    pub(super) forward: Option<(filters::ForwardPipeline, [u8; 6], [u8; 6])>,
-    /// A codec encoded in Rust (with its clevel), if any.
-    pub(super) rust_codec: Option<(RustCodec, u8)>,
-    pub(super) filtered: Vec<u8>,
-    pub(super) scratch: Vec<u8>,
+    encoder: Encoder,
+    chunk: Vec<u8>,
+    block_shape: Vec<usize>,
 }
 
 impl Packer {
-    /// A packer compressing with `cctx` as `plan` says.
-    pub(super) fn new(cctx: Cctx, plan: &Plan) -> Packer {
-        Packer {
-            cctx,
+    /// A packer compressing as `plan` says, with `params` (from [`Plan::cctx_params`]).
+    pub(super) fn new(plan: &Plan, params: &CompressParams) -> Result<Packer> {
+        Ok(Packer {
+            encoder: Encoder::new(params, plan.rust_stages())
+                .map_err(|e| Error::blosc("a compression context", e))?,
             chunk: Vec::new(),
-            forward: plan.forward_state(),
-            rust_codec: plan.rust_codec,
-            filtered: Vec::new(),
-            scratch: Vec::new(),
-        }
+            block_shape: plan.geom.blocks().iter().map(|&b| b as usize).collect(),
+        })
     }
 }
 
@@ -134,8 +125,7 @@ impl Writer {
         }
         if self.packer.is_none() {
             let params = self.plan.cctx_params(self.threads);
-            let cctx = Cctx::new(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-            self.packer = Some(Packer::new(cctx, &self.plan));
+            self.packer = Some(Packer::new(&self.plan, &params)?);
         }
         let p = self.packer.as_mut().expect("set above");
         let out = pack_chunk(g, p, idx, data, &region)?;
@@ -209,8 +199,7 @@ impl Writer {
         }
         // One compression context and gather buffer per lane, reused across slabs.
         while self.spare.len() < outer {
-            let cctx = Cctx::new(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-            self.spare.push(Packer::new(cctx, &self.plan));
+            self.spare.push(Packer::new(&self.plan, &params)?);
         }
         let g = &self.plan.geom;
         let mut compressed = std::mem::take(&mut self.out_bufs);
@@ -337,47 +326,13 @@ pub(super) fn pack_chunk_into(
             &p.chunk
         }
     };
-    let blosc = |e| Error::blosc(format!("compressing chunk {idx}"), e);
-    if data.iter().all(|&b| b == 0) {
-        return p.cctx.zeros_chunk(chunk_bytes, out).map_err(blosc);
-    }
-    let Some((forward, fslots, fmeta)) = &p.forward else {
-        return p.cctx.compress(data, out).map_err(blosc);
-    };
-    if let Some((codec, clevel)) = p.rust_codec {
-        let headers = (fslots, fmeta);
-        let block_shape: Vec<usize> = g.blocks().iter().map(|&b| b as usize).collect();
-        *out = crate::codec::chunk::encode_in_rust(
-            codec,
-            clevel,
-            data,
-            g.block_bytes(),
-            &block_shape,
-            g.itemsize(),
-            forward,
-            headers,
-            &mut p.scratch,
-        )
-        .map_err(|e| Error::InvalidArgument(format!("compressing chunk {idx}: {e}")))?;
-        return Ok(());
-    }
-    // Filter each block (the padded chunk is whole blocks), compress with no filters, and
-    // record the filters in the header. A chunk C stores uncompressed (memcpyed) keeps its
-    // data unfiltered instead: readers ignore the filters of such chunks.
-    p.filtered.resize(chunk_bytes, 0);
-    for (b, f) in data
-        .chunks(g.block_bytes())
-        .zip(p.filtered.chunks_mut(g.block_bytes()))
-    {
-        forward
-            .apply_block(b, f, &mut p.scratch)
-            .map_err(|e| Error::InvalidArgument(format!("filtering chunk {idx}: {e}")))?;
-    }
-    p.cctx.compress(&p.filtered, out).map_err(blosc)?;
-    let extended = out.len() >= 32 && out[2] & 0x05 == 0x05;
-    if !extended || out[2] & 0x02 != 0 {
-        return p.cctx.compress(data, out).map_err(blosc);
-    }
-    crate::format::chunk::set_filters(out, fslots, fmeta);
-    Ok(())
+    let block_shape = &p.block_shape;
+    p.encoder
+        .encode(data, g.block_bytes(), block_shape, g.itemsize(), out)
+        .map_err(|e| match e {
+            EncodeError::C(e) => Error::blosc(format!("compressing chunk {idx}"), e),
+            EncodeError::Rust(why) => {
+                Error::InvalidArgument(format!("compressing chunk {idx}: {why}"))
+            }
+        })
 }

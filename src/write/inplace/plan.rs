@@ -7,7 +7,6 @@ use super::super::plan::Plan;
 use super::super::writer::{pack_chunk, Packer};
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::ffi::Cctx;
 use crate::format::frame_writer::ChunkRef;
 use crate::format::parts::{special_offset, ZERO_CHUNK_OFFSET};
 use crate::model::codec::{Codec, Filter};
@@ -178,8 +177,7 @@ impl Lanes {
             self.threads = params.nthreads;
         }
         while self.packers.len() < lanes_n {
-            let cctx = Cctx::new(&params).map_err(|e| Error::blosc("a compression context", e))?;
-            self.packers.push(Packer::new(cctx, plan));
+            self.packers.push(Packer::new(plan, &params)?);
         }
         exec.for_each_lane(
             &mut self.packers[..lanes_n],
