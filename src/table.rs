@@ -185,7 +185,8 @@ impl Table {
             }
             other => return Err(bad(format!("no schema text in the manifest ({other:?})"))),
         };
-        let parsed = crate::model::json::parse(&schema).map_err(|e| bad(format!("schema: {e}")))?;
+        let parsed =
+            crate::format::json::parse(&schema).map_err(|e| bad(format!("schema: {e}")))?;
         let columns = parse_columns(&parsed).map_err(|e| bad(format!("schema: {e}")))?;
         let valid_key = format!("{root}/_valid_rows");
         let valid_arr = store.open_array(&valid_key)?;

@@ -13,6 +13,5 @@ pub mod dtype;
 pub(crate) mod element;
 pub(crate) mod geometry;
 pub(crate) mod ids;
-pub(crate) mod json;
 pub(crate) mod region;
 pub(crate) mod selection;

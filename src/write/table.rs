@@ -348,7 +348,7 @@ impl TableBuilder {
             (s("n_rows"), Value::Int(self.rows.unwrap_or(0) as i64)),
             (s("summary_indexes_built"), Value::Bool(true)),
         ]);
-        crate::model::json::write(&schema)
+        crate::format::json::write(&schema)
     }
 
     /// Write the table: a `.b2z` zip for a path ending in `.b2z`, else a `.b2d` directory.
