@@ -331,6 +331,42 @@ impl Geometry {
         self.for_each_run(idx, region, region_bytes, |s, d, n| runs.push((s, d, n)))
     }
 
+    /// `region` cut into pieces for `threads` workers along its first dimension `d` longer
+    /// than 1: one piece per chunk row along `d`; with fewer chunk rows than threads, rows
+    /// are also cut at block boundaries so that every thread has a piece (a piece decodes
+    /// only the blocks it touches, so the cuts cost no extra decoding). Returns `d` and the
+    /// pieces' `[lo, hi)` positions along it, in order. `region` must be non-empty and lie
+    /// inside the array.
+    pub(crate) fn row_pieces(&self, region: &Region, threads: usize) -> (usize, Vec<(u64, u64)>) {
+        let shape = region.shape();
+        let d = shape.iter().position(|&s| s > 1).unwrap_or(0);
+        let c = self.chunks[d].max(1);
+        let b = self.blocks[d].max(1);
+        let (lo, hi) = (region.start()[d], region.end(d));
+        let nk = ((hi - 1) / c - lo / c + 1) as usize;
+        let parts = if nk < threads {
+            threads.div_ceil(nk) as u64
+        } else {
+            1
+        };
+        let mut ranges = Vec::new();
+        for k in lo / c..=(hi - 1) / c {
+            let (r_lo, r_hi) = (lo.max(k * c), hi.min((k + 1) * c));
+            let (b_lo, b_hi) = ((r_lo - k * c) / b, (r_hi - 1 - k * c) / b + 1);
+            let pieces = parts.min(b_hi - b_lo).max(1);
+            let mut from = r_lo;
+            for p in 1..pieces {
+                let cut = k * c + (b_lo + (b_hi - b_lo) * p / pieces) * b;
+                if cut > from && cut < r_hi {
+                    ranges.push((from, cut));
+                    from = cut;
+                }
+            }
+            ranges.push((from, r_hi));
+        }
+        (d, ranges)
+    }
+
     /// The runs of [`Self::chunk_runs`] as one, when they follow each other both in the
     /// decoded chunk and in the region's buffer: `(chunk offset, buffer offset, bytes)`.
     pub(crate) fn one_run(runs: &[(usize, usize, usize)]) -> Option<(usize, usize, usize)> {

@@ -9,6 +9,7 @@ use std::ops::{Range, RangeFrom, RangeFull, RangeTo};
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
+use crate::model::region::Region;
 
 /// How one dimension is indexed, as in NumPy basic indexing.
 ///
@@ -248,5 +249,134 @@ impl FromStr for Slice {
                 })
             })
             .collect()
+    }
+}
+
+/// A resolved selection, one entry per array dimension: positions `start + k * step` for
+/// `k < count`; `keep` is false for integer-indexed dimensions (dropped from the output).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Selection {
+    pub(crate) start: Vec<u64>,
+    pub(crate) step: Vec<u64>,
+    pub(crate) count: Vec<u64>,
+    pub(crate) keep: Vec<bool>,
+}
+
+impl Selection {
+    /// Resolve `items` against an array of `shape`, with NumPy's rules.
+    pub(crate) fn resolve(items: &[SliceItem], shape: &[u64]) -> Result<Selection> {
+        let nd = shape.len();
+        if items.len() > nd {
+            return Err(Error::InvalidArgument(format!(
+                "too many indices: {} slice items for an array of {nd} dimensions",
+                items.len()
+            )));
+        }
+        let mut sel = Selection {
+            start: vec![0; nd],
+            step: vec![1; nd],
+            count: shape.to_vec(),
+            keep: vec![true; nd],
+        };
+        for (d, item) in items.iter().enumerate() {
+            let n = i128::from(shape[d]);
+            match *item {
+                SliceItem::Index(i) => {
+                    let j = if i < 0 {
+                        i128::from(i) + n
+                    } else {
+                        i128::from(i)
+                    };
+                    if j < 0 || j >= n {
+                        return Err(Error::InvalidArgument(format!(
+                            "index {i} is out of bounds for dimension {d} with size {n}"
+                        )));
+                    }
+                    sel.start[d] = j as u64;
+                    sel.count[d] = 1;
+                    sel.keep[d] = false;
+                }
+                SliceItem::Range { start, stop, step } => {
+                    if step == 0 {
+                        return Err(Error::InvalidArgument(format!(
+                            "dimension {d}: slice step 0 (the step must be at least 1)"
+                        )));
+                    }
+                    // NumPy (PySlice_AdjustIndices) for a positive step.
+                    let clamp = |v: Option<i64>, default: i128| match v {
+                        None => default,
+                        Some(v) if v < 0 => (i128::from(v) + n).max(0),
+                        Some(v) => i128::from(v).min(n),
+                    };
+                    let a = clamp(start, 0);
+                    let b = clamp(stop, n);
+                    let step = i128::from(step);
+                    let count = if b > a { (b - a + step - 1) / step } else { 0 };
+                    sel.start[d] = a as u64;
+                    // A step beyond the dimension selects at most one position.
+                    sel.step[d] = step.min(n.max(1)) as u64;
+                    sel.count[d] = count as u64;
+                }
+            }
+        }
+        Ok(sel)
+    }
+
+    pub(crate) fn ndim(&self) -> usize {
+        self.count.len()
+    }
+
+    /// The selected positions as one region of the array, when every step is 1 (integer
+    /// indices are regions of extent 1); `None` otherwise.
+    pub(crate) fn contiguous_region(&self) -> Option<Region> {
+        (0..self.ndim())
+            .all(|d| self.step[d] == 1 || self.count[d] <= 1)
+            .then(|| Region::new(self.start.clone(), self.count.clone()))
+    }
+
+    /// The output shape: the selected counts of the kept dimensions.
+    pub(crate) fn shape(&self) -> Vec<u64> {
+        self.count
+            .iter()
+            .zip(&self.keep)
+            .filter(|(_, &k)| k)
+            .map(|(&c, _)| c)
+            .collect()
+    }
+
+    /// Number of selected items (fits the array's item count).
+    pub(crate) fn nitems(&self) -> u64 {
+        self.count.iter().product()
+    }
+
+    /// Split the positions `k in [lo, hi)` of dimension `d` by the chunk (of length `c`) that
+    /// holds them: `(chunk coordinate, k_lo, k_hi)` in order.
+    pub(crate) fn chunk_groups(
+        &self,
+        d: usize,
+        c: u64,
+        lo: u64,
+        hi: u64,
+    ) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        let (start, step) = (self.start[d], self.step[d]);
+        let mut k = lo;
+        std::iter::from_fn(move || {
+            if k >= hi {
+                return None;
+            }
+            let cc = (start + k * step) / c;
+            let next = self.next_outside(d, k, (cc + 1) * c).min(hi);
+            let g = (cc, k, next);
+            k = next;
+            Some(g)
+        })
+    }
+
+    /// The first `k' > k` whose position along `d` is at or beyond `end` (the position of `k`
+    /// being below it).
+    pub(crate) fn next_outside(&self, d: usize, k: u64, end: u64) -> u64 {
+        let (start, step) = (self.start[d], self.step[d]);
+        debug_assert!(start + k * step < end);
+        (end - start).div_ceil(step)
     }
 }

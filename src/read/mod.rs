@@ -150,38 +150,11 @@ impl Array {
             let w = &mut workers_for(workers, 1, self.threads, g.blocks())[0];
             return self.decode_chunk_into_region(w, 0, out, region);
         }
-        // Split along the first region dimension longer than 1: everything before it is a
-        // single index, so each chunk row along it is one contiguous run of the output.
+        // Split along the first region dimension longer than 1 (everything before it is a
+        // single index, so each piece is one contiguous run of the output).
+        let (d, ranges) = g.row_pieces(region, self.threads);
         let shape = region.shape();
-        let d = shape.iter().position(|&s| s > 1).unwrap_or(0);
         let row_bytes: usize = shape[d + 1..].iter().product::<u64>() as usize * isz;
-        let c = g.chunks()[d].max(1);
-        let b = g.blocks()[d].max(1);
-        let (lo, hi) = (region.start()[d], region.end(d));
-        // With fewer chunk rows than threads, rows are also cut at block boundaries so that
-        // every thread has a part: a part decodes only the blocks it touches (block by
-        // block), so the cuts cost no extra decoding.
-        let nk = ((hi - 1) / c - lo / c + 1) as usize;
-        let parts = if nk < self.threads {
-            self.threads.div_ceil(nk) as u64
-        } else {
-            1
-        };
-        let mut ranges = Vec::new();
-        for k in lo / c..=(hi - 1) / c {
-            let (r_lo, r_hi) = (lo.max(k * c), hi.min((k + 1) * c));
-            let (b_lo, b_hi) = ((r_lo - k * c) / b, (r_hi - 1 - k * c) / b + 1);
-            let pieces = parts.min(b_hi - b_lo).max(1);
-            let mut from = r_lo;
-            for p in 1..pieces {
-                let cut = k * c + (b_lo + (b_hi - b_lo) * p / pieces) * b;
-                if cut > from && cut < r_hi {
-                    ranges.push((from, cut));
-                    from = cut;
-                }
-            }
-            ranges.push((from, r_hi));
-        }
         let mut slabs = Vec::new();
         let mut rest = out;
         for (r_lo, r_hi) in ranges {

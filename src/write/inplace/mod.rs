@@ -28,9 +28,9 @@ use crate::model::attrs::Value;
 use crate::model::element::Element;
 use crate::model::geometry::Geometry;
 use crate::model::region::Region;
+use crate::model::selection::Selection;
 use crate::model::selection::SliceItem;
 use crate::parallel::Threads;
-use crate::read::slice::Selection;
 use plan::Lanes;
 
 /// An array opened for in-place changes: a contiguous `.b2nd` file, a sparse directory, or a
