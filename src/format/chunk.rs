@@ -161,8 +161,8 @@ impl ChunkHeader {
     }
 
     /// Whether a block mask over `nblocks` blocks of `block_bytes` bytes applies to this chunk
-    /// (an ordinary data chunk with exactly those blocks): [`Decoder::decode_blocks`](crate::codec::chunk::Decoder::decode_blocks) then
-    /// decodes only the wanted blocks, plus block 0 when [`ChunkHeader::has_delta`].
+    /// (an ordinary data chunk with exactly those blocks): the decoder's
+    /// [`Target::Blocks`](crate::codec::chunk::Target::Blocks) then decodes only the wanted blocks, plus block 0 when [`ChunkHeader::has_delta`].
     pub(crate) fn maskable(&self, nblocks: usize, block_bytes: usize) -> bool {
         self.extended
             && self.special() == Special::None

@@ -1059,7 +1059,9 @@ impl Frame {
     /// chunk header, block offsets (and dictionary), and those blocks' bytes (plus block 0
     /// when the chunk has DELTA), each at its place in a chunk-sized buffer whose other bytes
     /// are unspecified, in one vectored read. Such a chunk must be decoded with the same mask
-    /// ([`crate::codec::chunk::Decoder::decode_blocks`]), which never reads the blocks left out.
+    /// ([`Target::Blocks`](crate::codec::chunk::Target::Blocks) or
+    /// [`Target::Runs`](crate::codec::chunk::Target::Runs) with `partial`), which never
+    /// reads the blocks left out.
     ///
     /// Returns `false`, with `out` unspecified, when this does not apply or would not save
     /// much (special or uncompressed chunks, most blocks wanted, anything unexpected): the
