@@ -40,8 +40,9 @@ fn read_npy(input: &Path, a: &ArrayMut) -> Result<(Vec<u64>, Vec<u8>), Box<dyn s
         )
         .into());
     }
-    if h.fortran_order && h.shape.len() > 1 {
-        data = crate::fortran_to_c(&data, &h.shape, h.dtype.itemsize());
+    if h.fortran_order {
+        // Reordered into a new buffer (a C-order input is returned as read).
+        data = h.to_c_order(&data).into_owned();
     }
     Ok((h.shape, data))
 }

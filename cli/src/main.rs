@@ -424,32 +424,6 @@ fn dims(what: &str, s: &str) -> Result<Vec<u64>, String> {
         .collect()
 }
 
-/// Reorder Fortran-order items into C order.
-pub(crate) fn fortran_to_c(data: &[u8], shape: &[u64], isz: usize) -> Vec<u8> {
-    let nd = shape.len();
-    let n: u64 = shape.iter().product();
-    let mut out = vec![0u8; data.len()];
-    let mut idx = vec![0u64; nd];
-    // Fortran strides (in items).
-    let mut fs = vec![1u64; nd];
-    for i in 1..nd {
-        fs[i] = fs[i - 1] * shape[i - 1];
-    }
-    for c in 0..n as usize {
-        let f: u64 = idx.iter().zip(&fs).map(|(a, s)| a * s).sum();
-        let f = f as usize;
-        out[c * isz..(c + 1) * isz].copy_from_slice(&data[f * isz..(f + 1) * isz]);
-        for i in (0..nd).rev() {
-            idx[i] += 1;
-            if idx[i] < shape[i] {
-                break;
-            }
-            idx[i] = 0;
-        }
-    }
-    out
-}
-
 #[allow(clippy::too_many_arguments)]
 fn from_npy(
     input: &Path,
@@ -515,7 +489,7 @@ fn from_npy(
     if h.fortran_order && h.shape.len() > 1 {
         let mut data = Vec::with_capacity(nbytes as usize);
         f.read_to_end(&mut data).map_err(io)?;
-        w.push(&fortran_to_c(&data, &h.shape, h.dtype.itemsize()))?;
+        w.push(&h.to_c_order(&data))?;
     } else {
         let bar = progress::Bar::new(nbytes, "from-npy");
         let mut buf = vec![0u8; (16 << 20).min(nbytes as usize)];

@@ -783,8 +783,14 @@ fn append_and_resize_in_place() {
 
 /// A `.npy` file of `descr` and `shape` holding `data`.
 fn npy(path: &std::path::Path, descr: &str, shape: &str, data: &[u8]) {
+    npy_in_order(path, descr, shape, "False", data)
+}
+
+/// A `.npy` file of `descr` and `shape` holding `data`, in Fortran order when `fortran` is
+/// `"True"`.
+fn npy_in_order(path: &std::path::Path, descr: &str, shape: &str, fortran: &str, data: &[u8]) {
     let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    let mut h = format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}");
     while !(10 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
@@ -904,4 +910,31 @@ fn write_puts_a_npy_array_into_a_slice_in_place() {
     // Usage errors exit 2.
     run_fail(b2nd().arg("write").arg(&arr).arg(&row), 2);
     assert_eq!(std::fs::read(&arr).unwrap(), bytes);
+}
+
+#[test]
+fn fortran_order_inputs_are_read_in_c_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let le = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    // The 2x3 array [[0, 1, 2], [3, 4, 5]] stored column by column.
+    let f = dir.path().join("f.npy");
+    npy_in_order(&f, "<i4", "(2, 3)", "True", &le(&[0, 3, 1, 4, 2, 5]));
+    let arr = dir.path().join("f.b2nd");
+    run_ok(b2nd().arg("from-npy").arg(&f).arg(&arr));
+    let a = b2nd::Array::open(&arr).unwrap();
+    assert_eq!(a.shape(), &[2, 3]);
+    assert_eq!(a.read::<i32>().unwrap(), vec![0, 1, 2, 3, 4, 5]);
+    // Written into a slice: [[-1, -2], [-3, -4]] at columns 1-2, stored column by column.
+    let block = dir.path().join("block.npy");
+    npy_in_order(&block, "<i4", "(2, 2)", "True", &le(&[-1, -3, -2, -4]));
+    run_ok(
+        b2nd()
+            .arg("write")
+            .arg(&arr)
+            .arg(&block)
+            .arg("--slice")
+            .arg(":,1:3"),
+    );
+    let a = b2nd::Array::open(&arr).unwrap();
+    assert_eq!(a.read::<i32>().unwrap(), vec![0, -1, -2, 3, -3, -4]);
 }

@@ -68,6 +68,34 @@ pub struct Header {
     pub data_offset: usize,
 }
 
+impl Header {
+    /// The data that follows this header (`shape`'s items) in C order: as given, or
+    /// reordered from Fortran order when the header says so.
+    ///
+    /// ```
+    /// let mut npy = b2nd::npy::header(&b2nd::Dtype::parse("<i2")?, &[2, 3]);
+    /// let at = npy.windows(5).position(|w| w == b"False").unwrap();
+    /// npy.splice(at..at + 5, *b"True "); // a header that says Fortran order
+    /// let h = b2nd::npy::parse_header(&npy)?;
+    /// assert!(h.fortran_order);
+    /// let f: Vec<u8> = [0i16, 3, 1, 4, 2, 5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    /// let c: Vec<u8> = (0i16..6).flat_map(|v| v.to_le_bytes()).collect();
+    /// assert_eq!(h.to_c_order(&f), c);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn to_c_order<'a>(&self, data: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        if self.fortran_order && self.shape.len() > 1 {
+            std::borrow::Cow::Owned(crate::model::region::fortran_to_c(
+                data,
+                &self.shape,
+                self.dtype.itemsize(),
+            ))
+        } else {
+            std::borrow::Cow::Borrowed(data)
+        }
+    }
+}
+
 fn herr(reason: impl Into<String>) -> crate::error::Error {
     crate::error::Error::InvalidArgument(format!("not a valid .npy file: {}", reason.into()))
 }

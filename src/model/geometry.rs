@@ -252,6 +252,11 @@ impl Geometry {
     pub fn chunk_bytes(&self) -> usize {
         (self.chunk_items * self.itemsize as u64) as usize
     }
+    /// Bytes in one stored (extended) chunk from the chunk and block shapes alone, also for
+    /// an empty array (whose [`Self::chunk_bytes`] is 0): what a frame's header records.
+    pub(crate) fn ext_chunk_bytes(&self) -> u64 {
+        self.ext.iter().product::<u64>() * self.itemsize as u64
+    }
     /// Items in one block.
     pub fn block_items(&self) -> u64 {
         self.block_items

@@ -209,6 +209,31 @@ pub(crate) fn unravel(mut idx: u64, shape: &[u64]) -> Vec<u64> {
     out
 }
 
+/// The items of `data`, laid out in Fortran (column-major) order over `shape`, in C order
+/// (items of `itemsize` bytes; `data` holds exactly the shape's items).
+pub(crate) fn fortran_to_c(data: &[u8], shape: &[u64], itemsize: usize) -> Vec<u8> {
+    let nd = shape.len();
+    let mut out = vec![0u8; data.len()];
+    if data.is_empty() || nd == 0 {
+        out.copy_from_slice(data);
+        return out;
+    }
+    // Fortran strides (in items), read at C-order positions.
+    let mut fs = [0u64; MAX_DIM];
+    let mut acc = 1u64;
+    for i in 0..nd {
+        fs[i] = acc;
+        acc *= shape[i];
+    }
+    let mut pos = ZEROS;
+    for dst in out.chunks_exact_mut(itemsize) {
+        let f = pos[..nd].iter().zip(&fs).map(|(a, s)| a * s).sum::<u64>() as usize;
+        dst.copy_from_slice(&data[f * itemsize..(f + 1) * itemsize]);
+        step(&mut pos[..nd], &ZEROS[..nd], shape);
+    }
+    out
+}
+
 /// The odometer: advance `pos` to the next position of the box `[lo, hi)` in C order (the
 /// last dimension fastest). Returns `false`, with `pos` back at `lo`, when `pos` was the
 /// last position. With no dimension there is one position, so it returns `false` at once.
@@ -330,5 +355,28 @@ mod tests {
         assert!(whole.is_contiguous_part(&Region::new(vec![1, 2], vec![1, 3])));
         assert!(!whole.is_contiguous_part(&Region::new(vec![1, 2], vec![2, 3])));
         assert_eq!(whole.with_dim(0, 1, 2), Region::new(vec![1, 0], vec![2, 6]));
+    }
+
+    #[test]
+    fn fortran_order_to_c_order() {
+        // Item (i, j, k) of a (2, 3, 4) array sits at i + 2 j + 6 k in Fortran order and at
+        // 12 i + 4 j + k in C order; items of 2 bytes hold their C-order index.
+        let shape = [2u64, 3, 4];
+        let mut fortran = vec![0u8; 48];
+        for i in 0..2u16 {
+            for j in 0..3u16 {
+                for k in 0..4u16 {
+                    let f = (i + 2 * j + 6 * k) as usize;
+                    fortran[2 * f..2 * f + 2].copy_from_slice(&(12 * i + 4 * j + k).to_le_bytes());
+                }
+            }
+        }
+        let c = fortran_to_c(&fortran, &shape, 2);
+        let want: Vec<u8> = (0u16..24).flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(c, want);
+        // One dimension, no items, no dimensions: unchanged.
+        assert_eq!(fortran_to_c(&want, &[24], 2), want);
+        assert_eq!(fortran_to_c(&[], &[0, 3], 8), Vec::<u8>::new());
+        assert_eq!(fortran_to_c(&[7, 8], &[], 2), vec![7, 8]);
     }
 }

@@ -9,7 +9,8 @@ use std::ops::{Range, RangeFrom, RangeFull, RangeTo};
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
-use crate::model::region::Region;
+use crate::model::geometry::Geometry;
+use crate::model::region::{step, strides, Region, MAX_DIM, ZEROS};
 
 /// How one dimension is indexed, as in NumPy basic indexing.
 ///
@@ -379,4 +380,170 @@ impl Selection {
         debug_assert!(start + k * step < end);
         (end - start).div_ceil(step)
     }
+}
+
+/// The selected positions of one dimension inside one chunk, as item offsets into the decoded
+/// chunk (`src`) and into the output part (`dst`), and the in-chunk blocks they fall in.
+#[derive(Default)]
+struct DimPart {
+    src: Vec<u64>,
+    dst: Vec<u64>,
+    blocks: Vec<u64>,
+}
+
+/// Where the selected items of one chunk go: built by [`Selection::chunk_copy`], walked by
+/// [`ChunkCopy::for_each_run`]. All offsets are in bytes.
+pub(crate) struct ChunkCopy {
+    /// Dimensions before the last: one entry per selected position.
+    dims: Vec<DimPart>,
+    /// The last dimension: runs `(chunk offset, output offset, bytes)` of items consecutive
+    /// in both the chunk and the output (one per block touched when the step is 1).
+    runs: Vec<(usize, usize, usize)>,
+    itemsize: usize,
+}
+
+impl Selection {
+    /// Call `f` for every chunk holding selected positions of `part` (a region in selection
+    /// coordinates), in C order of the chunk grid, with the chunk's `(grid coordinate, k0,
+    /// k1)` along each dimension (see [`Selection::chunk_copy`]); stops at `f`'s first error.
+    pub(crate) fn try_for_each_chunk<E>(
+        &self,
+        g: &Geometry,
+        part: &Region,
+        mut f: impl FnMut(&[(u64, u64, u64)]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let nd = g.ndim();
+        // Per dimension: the chunks along it holding selected positions of the part.
+        let groups: Vec<Vec<(u64, u64, u64)>> = (0..nd)
+            .map(|i| {
+                self.chunk_groups(i, g.chunks()[i], part.start()[i], part.end(i))
+                    .collect()
+            })
+            .collect();
+        let ends = group_counts(groups.iter().map(Vec::len));
+        let mut pick = ZEROS;
+        let mut chunk = [(0u64, 0u64, 0u64); MAX_DIM];
+        loop {
+            for (i, g) in groups.iter().enumerate() {
+                chunk[i] = g[pick[i] as usize];
+            }
+            f(&chunk[..nd])?;
+            if !step(&mut pick[..nd], &ZEROS[..nd], &ends[..nd]) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The copy of one chunk's selected items into an output `part` (a region in selection
+    /// coordinates, C order): `chunk[i]` is the chunk's grid coordinate along dimension `i`
+    /// and the range `[k0, k1)` of selected positions it holds there (from
+    /// [`Selection::chunk_groups`]). `wanted` is set to the chunk's blocks that hold selected
+    /// items (one flag per block, C order over the block grid).
+    pub(crate) fn chunk_copy(
+        &self,
+        g: &Geometry,
+        chunk: &[(u64, u64, u64)],
+        part: &Region,
+        wanted: &mut Vec<bool>,
+    ) -> ChunkCopy {
+        let nd = g.ndim();
+        let isz = g.itemsize();
+        // Strides in items: of the output part, of a block, of the block grid.
+        let dst_stride = strides(part.shape());
+        let blk_stride = strides(g.blocks());
+        let grid_stride = strides(g.block_grid());
+        let lo = part.start();
+        let last = nd - 1;
+        let mut dims: Vec<DimPart> = Vec::with_capacity(nd);
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        for (i, &(cc, k0, k1)) in chunk.iter().enumerate() {
+            let origin = cc * g.chunks()[i];
+            let bl = g.blocks()[i];
+            let (start, step) = (self.start[i], self.step[i]);
+            let mut p = DimPart::default();
+            let mut k = k0;
+            while k < k1 {
+                let l = start + k * step - origin;
+                let blk = l / bl;
+                let kb = self.next_outside(i, k, origin + (blk + 1) * bl).min(k1);
+                p.blocks.push(blk);
+                let base = blk * grid_stride[i] * g.block_items();
+                for j in k..kb {
+                    let src = base + (l % bl + (j - k) * step) * blk_stride[i];
+                    let dst = (j - lo[i]) * dst_stride[i];
+                    if i < last {
+                        p.src.push(src);
+                        p.dst.push(dst);
+                    } else if step == 1 {
+                        // The whole block segment is one run.
+                        runs.push((
+                            src as usize * isz,
+                            dst as usize * isz,
+                            (kb - k) as usize * isz,
+                        ));
+                        break;
+                    } else {
+                        runs.push((src as usize * isz, dst as usize * isz, isz));
+                    }
+                }
+                k = kb;
+            }
+            dims.push(p);
+        }
+        // Blocks holding selected items: the product of the per-dimension block sets.
+        let nblocks = g.block_grid().iter().product::<u64>() as usize;
+        wanted.clear();
+        wanted.resize(nblocks, false);
+        let ends = group_counts(dims.iter().map(|p| p.blocks.len()));
+        let mut pick = ZEROS;
+        loop {
+            let mut lin = 0u64;
+            for (i, p) in dims.iter().enumerate() {
+                lin += p.blocks[pick[i] as usize] * grid_stride[i];
+            }
+            wanted[lin as usize] = true;
+            if !step(&mut pick[..nd], &ZEROS[..nd], &ends[..nd]) {
+                break;
+            }
+        }
+        ChunkCopy {
+            dims,
+            runs,
+            itemsize: isz,
+        }
+    }
+}
+
+impl ChunkCopy {
+    /// Call `f(chunk offset, output offset, bytes)` for every run of selected items, in
+    /// output order.
+    pub(crate) fn for_each_run(&self, mut f: impl FnMut(usize, usize, usize)) {
+        let isz = self.itemsize;
+        let last = self.dims.len() - 1;
+        let outer = &self.dims[..last];
+        let ends = group_counts(outer.iter().map(|p| p.src.len()));
+        let mut pick = ZEROS;
+        loop {
+            let (mut s0, mut d0) = (0usize, 0usize);
+            for (i, p) in outer.iter().enumerate() {
+                s0 += p.src[pick[i] as usize] as usize * isz;
+                d0 += p.dst[pick[i] as usize] as usize * isz;
+            }
+            for &(s, d, n) in &self.runs {
+                f(s0 + s, d0 + d, n);
+            }
+            if !step(&mut pick[..last], &ZEROS[..last], &ends[..last]) {
+                return;
+            }
+        }
+    }
+}
+
+/// Per-dimension counts as odometer ends.
+fn group_counts(lens: impl Iterator<Item = usize>) -> [u64; MAX_DIM] {
+    let mut ends = ZEROS;
+    for (e, n) in ends.iter_mut().zip(lens) {
+        *e = n as u64;
+    }
+    ends
 }

@@ -17,9 +17,8 @@ use crate::array::Array;
 use crate::codec::chunk::{BlockMask, Decoded, Target};
 use crate::codec::worker::{workers_for, Worker};
 use crate::error::{Error, Result};
-use crate::format::meta::MAX_DIM;
 use crate::model::element::{self, Element};
-use crate::model::region::{ravel, step, strides, Region, ZEROS};
+use crate::model::region::{ravel, step, Region, ZEROS};
 #[cfg(test)]
 use crate::model::selection::Slice;
 use crate::model::selection::{Selection, SliceItem};
@@ -29,15 +28,6 @@ use crate::model::selection::{Selection, SliceItem};
 struct SelPart<'a> {
     out: &'a mut [u8],
     region: Region,
-}
-
-/// The selected positions of one dimension inside one chunk, as item offsets into the decoded
-/// chunk (`src`) and into the output part (`dst`), and the in-chunk blocks they fall in.
-#[derive(Default)]
-struct DimPart {
-    src: Vec<u64>,
-    dst: Vec<u64>,
-    blocks: Vec<u64>,
 }
 
 impl Array {
@@ -279,26 +269,9 @@ impl Array {
                 }
             };
         }
-        // Per dimension: the chunks along it holding selected positions of the part.
-        let groups: Vec<Vec<(u64, u64, u64)>> = (0..nd)
-            .map(|i| {
-                let r = &b.region;
-                sel.chunk_groups(i, g.chunks()[i], r.start()[i], r.end(i))
-                    .collect()
-            })
-            .collect();
-        let ends = group_counts(groups.iter().map(Vec::len));
-        let mut pick = ZEROS;
-        loop {
-            let mut chunk = [(0u64, 0u64, 0u64); MAX_DIM];
-            for i in 0..nd {
-                chunk[i] = groups[i][pick[i] as usize];
-            }
-            self.copy_chunk(w, sel, &chunk[..nd], &b.region, b.out)?;
-            if !step(&mut pick[..nd], &ZEROS[..nd], &ends[..nd]) {
-                return Ok(());
-            }
-        }
+        sel.try_for_each_chunk(g, &b.region, |chunk| {
+            self.copy_chunk(w, sel, chunk, &b.region, b.out)
+        })
     }
 
     /// Fetch chunk `idx` and decode it into `w.decoded`: with `masked`, only the blocks
@@ -344,103 +317,20 @@ impl Array {
         out: &mut [u8],
     ) -> Result<()> {
         let g = &self.geom;
-        let nd = g.ndim();
-        let isz = g.itemsize();
         let coords: Vec<u64> = chunk.iter().map(|c| c.0).collect();
         let idx = ravel(&coords, g.chunk_grid());
-        // Strides in items: of the output part, of a block, of the block grid.
-        let dst_stride = strides(part.shape());
-        let blk_stride = strides(g.blocks());
-        let grid_stride = strides(g.block_grid());
-        let lo = part.start();
-        // Dimensions before the last: one entry per selected position. The last dimension:
-        // runs of items consecutive in both the chunk and the output (one per block touched
-        // when the step is 1).
-        let last = nd - 1;
-        let mut parts: Vec<DimPart> = Vec::with_capacity(nd);
-        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
-        for i in 0..nd {
-            let (cc, k0, k1) = chunk[i];
-            let origin = cc * g.chunks()[i];
-            let bl = g.blocks()[i];
-            let (start, step) = (sel.start[i], sel.step[i]);
-            let mut p = DimPart::default();
-            let mut k = k0;
-            while k < k1 {
-                let l = start + k * step - origin;
-                let blk = l / bl;
-                let kb = sel.next_outside(i, k, origin + (blk + 1) * bl).min(k1);
-                p.blocks.push(blk);
-                let base = blk * grid_stride[i] * g.block_items();
-                for j in k..kb {
-                    let src = base + (l % bl + (j - k) * step) * blk_stride[i];
-                    let dst = (j - lo[i]) * dst_stride[i];
-                    if i < last {
-                        p.src.push(src);
-                        p.dst.push(dst);
-                    } else if step == 1 {
-                        // The whole block segment is one run.
-                        runs.push((
-                            src as usize * isz,
-                            dst as usize * isz,
-                            (kb - k) as usize * isz,
-                        ));
-                        break;
-                    } else {
-                        runs.push((src as usize * isz, dst as usize * isz, isz));
-                    }
-                }
-                k = kb;
-            }
-            parts.push(p);
-        }
-        // Blocks holding selected items: the product of the per-dimension block sets.
-        let nblocks = g.block_grid().iter().product::<u64>() as usize;
-        w.wanted.clear();
-        w.wanted.resize(nblocks, false);
-        let ends = group_counts(parts.iter().map(|p| p.blocks.len()));
-        let mut pick = ZEROS;
-        loop {
-            let mut lin = 0u64;
-            for i in 0..nd {
-                lin += parts[i].blocks[pick[i] as usize] * grid_stride[i];
-            }
-            w.wanted[lin as usize] = true;
-            if !step(&mut pick[..nd], &ZEROS[..nd], &ends[..nd]) {
-                break;
-            }
-        }
+        let copy = sel.chunk_copy(g, chunk, part, &mut w.wanted);
         let kind = self.decode_chunk(w, idx, true)?;
         let src: &[u8] = &w.decoded;
-        let ends = group_counts(parts[..last].iter().map(|p| p.src.len()));
-        let mut pick = ZEROS;
-        loop {
-            let (mut s0, mut d0) = (0usize, 0usize);
-            for i in 0..last {
-                s0 += parts[i].src[pick[i] as usize] as usize * isz;
-                d0 += parts[i].dst[pick[i] as usize] as usize * isz;
+        copy.for_each_run(|s, d, n| {
+            let dst = &mut out[d..d + n];
+            match kind {
+                Decoded::Data => dst.copy_from_slice(&src[s..s + n]),
+                Decoded::Zeros => dst.fill(0),
             }
-            for &(s, d, n) in &runs {
-                let dst = &mut out[d0 + d..d0 + d + n];
-                match kind {
-                    Decoded::Data => dst.copy_from_slice(&src[s0 + s..s0 + s + n]),
-                    Decoded::Zeros => dst.fill(0),
-                }
-            }
-            if !step(&mut pick[..last], &ZEROS[..last], &ends[..last]) {
-                return Ok(());
-            }
-        }
+        });
+        Ok(())
     }
-}
-
-/// Per-dimension counts as odometer ends.
-fn group_counts(lens: impl Iterator<Item = usize>) -> [u64; MAX_DIM] {
-    let mut ends = ZEROS;
-    for (e, n) in ends.iter_mut().zip(lens) {
-        *e = n as u64;
-    }
-    ends
 }
 
 /// A selection streamed in consecutive C-order parts: see [`Array::slice_slabs`].

@@ -447,7 +447,7 @@ impl ArrayMut {
         if shape == g0.shape() {
             return Ok(g0.clone());
         }
-        let m = self.array.metalayer();
+        let m = self.array.nd_meta();
         let shape_i: Vec<i64> = shape
             .iter()
             .map(|&s| i64::try_from(s))
@@ -526,7 +526,7 @@ impl ArrayMut {
         if shape == a.shape() {
             return Ok(None);
         }
-        let m = a.metalayer();
+        let m = a.nd_meta();
         let name = m.format.name();
         let old = disk
             .parts
@@ -541,13 +541,7 @@ impl ArrayMut {
         let shape_i: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
         // The extended chunk (whole blocks), from the shapes: an empty array's geometry
         // reports no chunk bytes.
-        let chunk_bytes = m
-            .chunks
-            .iter()
-            .zip(&m.blocks)
-            .map(|(&c, &b)| (c as u64).div_ceil(b.max(1) as u64) * b as u64)
-            .product::<u64>()
-            * a.itemsize() as u64;
+        let chunk_bytes = a.geometry().ext_chunk_bytes();
         Ok(Some(Reshape {
             name,
             content: meta::encode(m.format, &shape_i, &m.chunks, &m.blocks, m.dtype.as_deref()),
