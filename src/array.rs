@@ -345,9 +345,36 @@ impl Array {
         self.meta.format
     }
 
-    /// The raw decoded metalayer.
-    pub fn metalayer(&self) -> &NdMeta {
+    /// The decoded `b2nd` / `caterva` metalayer.
+    pub(crate) fn nd_meta(&self) -> &NdMeta {
         &self.meta
+    }
+
+    /// Names of the frame's fixed metalayers (`b2nd` or `caterva`, and any others), in
+    /// stored order (as [`SChunk::metalayer_names`](crate::SChunk::metalayer_names)).
+    pub fn metalayer_names(&self) -> Vec<String> {
+        self.frame
+            .metalayers()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    /// The raw (msgpack) content of metalayer `name` as stored, `None` if absent (as
+    /// [`SChunk::metalayer`](crate::SChunk::metalayer)).
+    ///
+    /// ```
+    /// let a = b2nd::Array::open("tests/data/attrs_all.b2nd")?;
+    /// let raw = a.metalayer("b2nd").expect("a b2nd array");
+    /// assert_eq!(raw[0], 0x97); // a msgpack array of 7 items: version, ndim, shape, ...
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn metalayer(&self, name: &str) -> Option<Vec<u8>> {
+        self.frame
+            .metalayers()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c)
     }
 
     /// The metalayer format version.

@@ -118,8 +118,8 @@
 //! |---|---|
 //! | `ffi/` | c-blosc2: RAII handles for frames being written and (de)compression contexts, its return codes decoded once, the LZ4 / Zstandard / BloscLZ stream decoders it carries; the only `unsafe` code |
 //! | `storage/` | where the bytes live, read by ranges: local files (`pread`), a sparse frame's directory, memory, a frame at an offset inside another source; every read goes through it |
-//! | `model/` | what an array is, apart from bytes: [`dtype`], [`Geometry`], [`Region`] (all index arithmetic), [`attrs`], [`Element`], [`Slice`] |
-//! | `format/` | the bytes, one parser/writer per layout: [`frame`] header, chunk header, codec and filter ids, [`meta`]layers, [`npy`] headers, the `.b2z` zip, the frame parts an in-place change rewrites (header fields, trailer) and its journal |
+//! | `model/` | what an array is, apart from bytes: [`dtype`], [`Geometry`], [`Region`], selections ([`Slice`]; all index arithmetic lives here), [`attrs`], [`Element`], the codec and filter ids with [`Codec`] and [`Filter`] |
+//! | `format/` | the bytes, one parser/writer per layout: the frame (header, chunk index, trailer; parsed from byte ranges, and one frame writer for changes), chunk headers, the `b2nd` / `caterva` metalayers, [`npy`] headers, the `.b2z` zip, MessagePack and JSON, the lock sidecar and the in-place journal |
 //! | `codec/` | a chunk's decode and encode pipeline (variable-length-block chunks included), with the codecs and filters the linked c-blosc2 2.15 lacks or does differently from 3.x (ZLIB, LZ4 dictionaries, NDLZ, ZFP, byte-group SHUFFLE, BYTEDELTA, NDCELL, NDMEAN, ...) done in Rust, per block |
 //! | `parallel.rs` | where work runs ([`Threads`]): the one caller of rayon |
 //! | `array.rs`, `read/`, `write/` | [`Array`] (open, metadata, attributes); whole, region, slice, chunk and typed reads; [`ArrayBuilder`], [`Writer`], [`ArrayMut`] (in-place changes) and attribute edits |
@@ -148,7 +148,7 @@ mod store;
 mod table;
 pub mod write;
 
-pub use format::{frame, meta, npy};
+pub use format::npy;
 pub use model::{attrs, dtype};
 
 pub use array::Array;
@@ -175,3 +175,16 @@ pub use write::{ArrayBuilder, Codec, Filter, StoreBuilder, TableBuilder, Target,
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// Entry points for the fuzz targets in `fuzz/` (and the replay of their corpora in
+/// `tests/fuzz_corpora.rs`) into parsers the API reaches only through whole files: not part
+/// of the API, exempt from semantic versioning.
+#[doc(hidden)]
+pub mod __fuzz {
+    /// Parse `bytes` as the metalayer of `format`: `Err` with the reason when refused.
+    pub fn parse_metalayer(format: crate::Format, bytes: &[u8]) -> Result<(), String> {
+        crate::format::meta::parse(format, bytes)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+}

@@ -60,17 +60,11 @@ impl Out {
         }));
     }
 
-    /// Record `a` as written, with its raw bytes and the metalayer b2nd would encode for it.
+    /// Record `a` as written, with its raw bytes and the bytes of its `b2nd` metalayer.
     fn record_array(&mut self, name: &str, a: &Array) {
         let raw = a.read_bytes().unwrap();
-        let m = a.metalayer();
-        let mb = b2nd::meta::encode(
-            Format::B2nd,
-            &m.shape,
-            &m.chunks,
-            &m.blocks,
-            m.dtype.as_deref(),
-        );
+        // The metalayer bytes as written.
+        let mb = a.metalayer("b2nd").expect("a b2nd metalayer");
         self.record(name, a, &raw, hex(&mb));
     }
 
@@ -536,14 +530,8 @@ fn byte_group_shuffle_as_python_writes_it() {
             }
         };
         assert_eq!(a.filter_slots(), want, "{name}");
-        let m = a.metalayer();
-        let mb = b2nd::meta::encode(
-            Format::B2nd,
-            &m.shape,
-            &m.chunks,
-            &m.blocks,
-            m.dtype.as_deref(),
-        );
+        // The metalayer bytes as written.
+        let mb = a.metalayer("b2nd").expect("a b2nd metalayer");
         out.record(name, &a, &data, hex(&mb));
     }
     // Done in Rust, they combine only with shuffles and BITSHUFFLE.

@@ -220,10 +220,10 @@ pub fn parsers(data: &[u8]) {
     };
     match which % 5 {
         0 => {
-            let _ = b2nd::meta::parse(b2nd::Format::B2nd, rest);
+            let _ = b2nd::__fuzz::parse_metalayer(b2nd::Format::B2nd, rest);
         }
         1 => {
-            let _ = b2nd::meta::parse(b2nd::Format::Caterva, rest);
+            let _ = b2nd::__fuzz::parse_metalayer(b2nd::Format::Caterva, rest);
         }
         2 => {
             if let Ok(s) = std::str::from_utf8(rest) {

@@ -62,7 +62,8 @@ pub struct NdMeta {
 }
 
 /// A malformed metalayer: the field at fault and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
 pub struct MetaError {
     /// The field (e.g. `ndim`, `shape[2]`, `dtype`).
     pub field: String,
@@ -233,12 +234,8 @@ pub fn parse(format: Format, bytes: &[u8]) -> Result<NdMeta, MetaError> {
 /// Encode a metalayer exactly as c-blosc2 / python-blosc2 write it.
 ///
 /// `dtype` is required for `b2nd` (7-element form, dtype_format 0) and ignored for `caterva`.
-///
-/// ```
-/// let b = b2nd::meta::encode(b2nd::meta::Format::B2nd, &[10], &[5], &[2], Some("<i4"));
-/// assert_eq!(&b[..5], &[0x97, 0x00, 0x01, 0x91, 0xd3]);
-/// assert_eq!(b2nd::meta::parse(b2nd::meta::Format::B2nd, &b).unwrap().shape, vec![10]);
-/// ```
+/// (`encode(B2nd, &[10], &[5], &[2], Some("<i4"))` starts `97 00 01 91 d3`: a 7-item
+/// array, version 0, ndim 1, a 1-item shape list of an int64.)
 pub fn encode(
     format: Format,
     shape: &[i64],
