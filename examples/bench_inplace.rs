@@ -49,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (h, w) = (r1 - r0, c1 - c0);
             let vals: Vec<f64> = (0..h * w).map(|i| -((i % 1000) as f64)).collect();
             let t = Instant::now();
-            a.write_region(&[r0, c0], &[h, w], &vals)?;
+            a.write_region(&b2nd::Region::new([r0, c0], [h, w]), &vals)?;
             let secs = t.elapsed().as_secs_f64();
             println!("{{\"seconds\": {secs}, \"bytes\": {}}}", size(path));
         }

@@ -13,6 +13,8 @@ use crate::ffi::ChunkBytes;
 use crate::format::chunk::ChunkHeader;
 use crate::format::frame::{Frame, Storage};
 use crate::model::attrs::Value;
+use crate::model::chunk_data::ChunkData;
+use crate::model::region::Region;
 
 /// The largest decoded attribute value this crate reads (256 MiB).
 pub const MAX_ATTR_BYTES: usize = 256 << 20;
@@ -212,20 +214,12 @@ impl SChunk {
 
     /// Names of the fixed metalayers, in stored order.
     pub fn metalayer_names(&self) -> Vec<String> {
-        self.frame
-            .metalayers()
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect()
+        self.frame.metalayer_names()
     }
 
     /// The raw (msgpack) content of metalayer `name`, `None` if absent.
     pub fn metalayer(&self, name: &str) -> Option<Vec<u8>> {
-        self.frame
-            .metalayers()
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, c)| c)
+        self.frame.metalayer(name)
     }
 
     /// Metalayer `name` decoded from msgpack; `None` if absent.
@@ -266,7 +260,7 @@ impl SChunk {
         if self.var.is_some() {
             let mut out = Vec::new();
             for n in 0..self.nchunks().unwrap_or(0) {
-                out.extend(self.read_chunk(n)?);
+                out.extend(self.read_blocks(n)?.concat());
             }
             if out.len() as u64 != self.nbytes() {
                 return Err(Error::Frame {
@@ -303,10 +297,49 @@ impl SChunk {
         }
     }
 
-    /// The decoded bytes of chunk `n` (of a variable-length-block chunk, its blocks one after
-    /// the other).
-    pub fn read_chunk(&self, n: u64) -> Result<Vec<u8>> {
-        Ok(self.read_blocks(n)?.concat())
+    /// Decode chunk `n`, as [`Array::read_chunk`](crate::Array::read_chunk) does: its items
+    /// (of a variable-length-block chunk, its blocks one after the other) and their place in
+    /// the stream, a one-dimensional region in items of [`SChunk::typesize`]. A chunk that
+    /// does not hold whole items is an error here ([`SChunk::read_blocks`] returns its bytes).
+    ///
+    /// ```
+    /// let s = b2nd::SChunk::open("tests/data/attrs_all.b2nd")?;
+    /// let c = s.read_chunk(0)?;
+    /// assert_eq!(c.origin(), &[0]);
+    /// assert_eq!(c.data().len() as u64, c.nitems() * s.typesize() as u64);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn read_chunk(&self, n: u64) -> Result<ChunkData> {
+        let data = self.read_blocks(n)?.concat();
+        let t = self.typesize().max(1) as u64;
+        let len = data.len() as u64;
+        if !len.is_multiple_of(t) {
+            return Err(self.chunk_error(
+                n,
+                ChunkError::Corrupt(format!("holds {len} bytes: not whole items of {t} bytes")),
+            ));
+        }
+        let start = self.chunk_start(n)?;
+        Ok(ChunkData::new(
+            n,
+            Region::new(vec![start / t], vec![len / t]),
+            data,
+        ))
+    }
+
+    /// Where chunk `n`'s decoded bytes start in the stream.
+    fn chunk_start(&self, n: u64) -> Result<u64> {
+        let Some(v) = &self.var else {
+            return Ok(n * self.chunksize().unwrap_or(0));
+        };
+        // Variable-size chunks: the sizes their headers record, before `n`.
+        let mut start = 0u64;
+        for (k, r) in v.chunks[..n as usize].iter().enumerate() {
+            let h = ChunkHeader::parse(&v.bytes[r.clone()])
+                .map_err(|e| self.chunk_error(k as u64, e.into()))?;
+            start += h.nbytes as u64;
+        }
+        Ok(start)
     }
 
     /// The decoded blocks of chunk `n`: one per variable-length block (BatchArray batches
@@ -374,7 +407,7 @@ impl SChunk {
             }
         } else if has("vlarray") {
             for n in 0..self.nchunks().unwrap_or(0) {
-                out.push(decode(n, &self.read_chunk(n)?)?);
+                out.push(decode(n, &self.read_blocks(n)?.concat())?);
             }
         } else {
             return Err(bad(format!(
@@ -451,31 +484,7 @@ impl SChunk {
     }
 
     fn chunk_error(&self, chunk: u64, e: ChunkError) -> Error {
-        chunk_error(&self.frame.source, chunk, e)
-    }
-}
-
-/// The public error for chunk `chunk` of frame `source`.
-pub(crate) fn chunk_error(source: &str, chunk: u64, e: ChunkError) -> Error {
-    let source_name = source.to_string();
-    let chunk = chunk as i64;
-    match e {
-        ChunkError::Corrupt(reason) => Error::Chunk {
-            source_name,
-            chunk,
-            reason,
-        },
-        ChunkError::C(e) => Error::Chunk {
-            source_name,
-            chunk,
-            reason: format!("could not decompress it ({e})"),
-        },
-        ChunkError::Unsupported(what, name) => Error::Unsupported {
-            source_name,
-            chunk,
-            what,
-            name,
-        },
+        e.at(&self.frame.source, chunk)
     }
 }
 

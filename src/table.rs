@@ -147,19 +147,35 @@ pub(crate) fn column_path(name: &str) -> String {
         .join("/")
 }
 
+// Opening a table is the store's, like its arrays and super-chunks; the method lives here,
+// above `store/`, which knows nothing of tables.
+impl Store {
+    /// Open the CTable stored under `key` (`/` for a store that is a table): the one way
+    /// to open a table inside a store, beside [`Store::open_array`] and
+    /// [`Store::open_schunk`]. The table reads its columns through a store of its own,
+    /// opened again from this store's path.
+    ///
+    /// ```
+    /// let store = b2nd::Store::open("tests/data/tables/basic.b2z")?;
+    /// let t = store.open_table("/")?;
+    /// assert!(t.n_rows() > 0);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn open_table(&self, key: &str) -> Result<Table> {
+        Table::from_store(Store::open(self.path())?, key)
+    }
+}
+
 impl Table {
-    /// Open a table saved on its own (`CTable(..., urlpath="t.b2z")`, `.b2z` or `.b2d`).
+    /// Open a table saved on its own (`CTable(..., urlpath="t.b2z")`, `.b2z` or `.b2d`); a
+    /// table inside a TreeStore is opened with [`Store::open_table`].
     pub fn open(path: impl AsRef<Path>) -> Result<Table> {
         Table::from_store(Store::open(path)?, "/")
     }
 
-    /// Open the table stored under `key` of a TreeStore (`/` for a store that is a table).
-    pub fn open_key(path: impl AsRef<Path>, key: &str) -> Result<Table> {
-        Table::from_store(Store::open(path)?, key)
-    }
-
-    /// The table under `key` (`/`: the store itself) of an opened store.
-    pub fn from_store(store: Store, key: &str) -> Result<Table> {
+    /// The table under `key` (`/`: the store itself) of `store`, which the table keeps
+    /// (see [`Store::open_table`]).
+    pub(crate) fn from_store(store: Store, key: &str) -> Result<Table> {
         let root = key.trim_end_matches('/').to_string();
         let bad = |reason: String| Error::Store {
             path: store.path().display().to_string(),

@@ -442,7 +442,7 @@ fn chunk_declaring_more_compressed_bytes_than_the_frame_is_refused() {
     let item = vec![0u8; a.itemsize()];
     let r = b2nd::ArrayMut::open(&copy)
         .unwrap()
-        .write_region(&[0, 0], &[1, 1], &item);
+        .write_region(&b2nd::Region::new([0, 0], [1, 1]), &item);
     assert!(r.is_err());
     assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&path).unwrap());
 }

@@ -76,7 +76,8 @@ fn index_catalogs_become_stale_byte_for_byte_as_python_makes_them() {
         );
 
         // python's `c[5] = c[5]`, done by b2nd.
-        m.write_region(&[5], &[1], &data[5..6]).unwrap();
+        m.write_region(&b2nd::Region::new([5], [1]), &data[5..6])
+            .unwrap();
         drop(m);
         let after = Array::open(&path).unwrap();
         let python = std::fs::read(dir.join(f["stale"].as_str().unwrap())).unwrap();
@@ -145,7 +146,8 @@ type Change = fn(&mut ArrayMut);
 fn every_change_of_the_data_on_every_target_drops_the_query_cache_and_marks_indexes_stale() {
     let changes: [(&str, Change); 4] = [
         ("write_region", |m| {
-            m.write_region(&[3], &[2], &[9i32, 9]).unwrap()
+            m.write_region(&b2nd::Region::new([3], [2]), &[9i32, 9])
+                .unwrap()
         }),
         ("resize", |m| m.resize(&[50]).unwrap()),
         ("append", |m| m.append(0, &[1i32; 8]).unwrap()),
@@ -251,7 +253,8 @@ fn every_published_change_advances_python_blosc2s_lock_counter_once() {
     assert_eq!(reader.read::<i32>().unwrap()[..3], [-1, -1, -1]);
     assert!(!reader.refresh().unwrap());
     let mut m = ArrayMut::open(&path).unwrap();
-    m.write_region(&[10], &[1], &[5i32]).unwrap();
+    m.write_region(&b2nd::Region::new([10], [1]), &[5i32])
+        .unwrap();
     assert_eq!(generation(&lock), g0 + 1);
     m.set_attr("a", &Value::Int(1)).unwrap();
     assert_eq!(generation(&lock), g0 + 2);

@@ -82,7 +82,7 @@ fn a_full_disk_keeps_arrays_changed_in_place() {
         // 2 MiB of noise does not fit in what is left of 512 KiB.
         let e = a.append(0, &big).unwrap_err();
         eprintln!("in-place append (sparse {sparse}): {e}");
-        let e = a.write_region(&[0], &[20_000], &big[1..20_001]);
+        let e = a.write_region(&b2nd::Region::new([0], [20_000]), &big[1..20_001]);
         let wrote = e.is_ok();
         drop(a);
         let got = b2nd::Array::open(&path).unwrap().read::<u8>().unwrap();

@@ -61,7 +61,7 @@ fn old_sparse(dir: &Path) -> PathBuf {
 fn old_file_with_dead_space(dir: &Path) -> PathBuf {
     let p = old_file(dir);
     let mut m = ArrayMut::open(&p).unwrap();
-    m.write_region(&[0], &[OLD as u64], &noise(OLD + 1)[1..])
+    m.write_region(&b2nd::Region::new([0], [OLD as u64]), &noise(OLD + 1)[1..])
         .unwrap();
     p
 }
@@ -69,7 +69,7 @@ fn old_file_with_dead_space(dir: &Path) -> PathBuf {
 fn old_sparse_with_dead_space(dir: &Path) -> PathBuf {
     let p = old_sparse(dir);
     let mut m = ArrayMut::open(&p).unwrap();
-    m.write_region(&[0], &[OLD as u64], &noise(OLD + 1)[1..])
+    m.write_region(&b2nd::Region::new([0], [OLD as u64]), &noise(OLD + 1)[1..])
         .unwrap();
     p
 }
@@ -167,7 +167,10 @@ fn cases() -> Vec<Case> {
         Case {
             name: "in place: write_region, file",
             prepare: old_file,
-            run: |p| ArrayMut::open(p)?.write_region(&[0], &[OLD as u64], &noise(OLD + 7)[7..]),
+            run: |p| {
+                ArrayMut::open(p)?
+                    .write_region(&b2nd::Region::new([0], [OLD as u64]), &noise(OLD + 7)[7..])
+            },
         },
         Case {
             name: "in place: resize (grow), file",
@@ -197,7 +200,10 @@ fn cases() -> Vec<Case> {
         Case {
             name: "in place: write_region, sparse",
             prepare: old_sparse,
-            run: |p| ArrayMut::open(p)?.write_region(&[0], &[OLD as u64], &noise(OLD + 7)[7..]),
+            run: |p| {
+                ArrayMut::open(p)?
+                    .write_region(&b2nd::Region::new([0], [OLD as u64]), &noise(OLD + 7)[7..])
+            },
         },
         Case {
             name: "in place: append, sparse",
@@ -218,11 +224,8 @@ fn cases() -> Vec<Case> {
             name: "in place: store member (.b2d) write_region",
             prepare: |d| store(d, "s.b2d", OLD, 1, false).unwrap(),
             run: |p| {
-                ArrayMut::open_in_store(p, "/x")?.write_region(
-                    &[0],
-                    &[OLD as u64],
-                    &noise(OLD + 3)[3..],
-                )
+                ArrayMut::open_in_store(p, "/x")?
+                    .write_region(&b2nd::Region::new([0], [OLD as u64]), &noise(OLD + 3)[3..])
             },
         },
     ]
@@ -611,7 +614,7 @@ fn inputs_that_vanish_shrink_or_change_while_open() {
     let a = b2nd::Array::open(&p).unwrap();
     ArrayMut::open(&p)
         .unwrap()
-        .write_region(&[0], &[3], &[7u32, 7, 7])
+        .write_region(&b2nd::Region::new([0], [3]), &[7u32, 7, 7])
         .unwrap();
     check("changed in place", a.read::<u32>());
     // Replaced by another file renamed over it.

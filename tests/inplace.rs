@@ -89,8 +89,10 @@ fn untouched_chunks_are_not_rewritten() {
     );
     let size = dir_size(&path);
     let mut a = ArrayMut::open(&path).unwrap();
-    a.write_region(&[15], &[1], &[7i32]).unwrap_err(); // wrong rank
-    a.write_region(&[15, 15], &[1, 1], &[7i32]).unwrap();
+    a.write_region(&b2nd::Region::new([15], [1]), &[7i32])
+        .unwrap_err(); // wrong rank
+    a.write_region(&b2nd::Region::new([15, 15], [1, 1]), &[7i32])
+        .unwrap();
     m.write(&[15, 15], &[1, 1], &[7]);
     let grown = dir_size(&path) - size;
     // One chunk (of 100), a new index and trailer: far less than the whole array again.
@@ -114,7 +116,8 @@ fn one_writer_and_old_readers_keep_their_view() {
     let old = Array::open(&path).unwrap();
     let mut a = ArrayMut::open(&path).unwrap();
     assert!(matches!(ArrayMut::open(&path), Err(Error::Locked { .. })));
-    a.write_region(&[0, 0], &[20, 6], &vec![5i32; 120]).unwrap();
+    a.write_region(&b2nd::Region::new([0, 0], [20, 6]), &vec![5i32; 120])
+        .unwrap();
     a.resize(&[30, 6]).unwrap();
     a.set_attr("unit", &Value::Str("m".into())).unwrap();
     // The reader opened before keeps its metadata, and its reads fail clearly rather than
@@ -180,7 +183,8 @@ fn store_members_of_directory_stores() {
     b.insert("/g/x", frame).unwrap();
     b.write(&store).unwrap();
     let mut a = ArrayMut::open_in_store(&store, "/g/x").unwrap();
-    a.write_region(&[5], &[1], &[60i32]).unwrap();
+    a.write_region(&b2nd::Region::new([5], [1]), &[60i32])
+        .unwrap();
     drop(a);
     assert_eq!(
         Array::open(store.join("g/x.b2nd"))
@@ -277,7 +281,8 @@ fn changed_arrays_for_python() {
             let w: Vec<u8> = (0..(rs[0] * rs[1]) as usize * isz)
                 .map(|_| rng.below(256) as u8)
                 .collect();
-            a.write_region_bytes(&start, &rs, &w).unwrap();
+            a.write_region_bytes(&b2nd::Region::new(start, rs), &w)
+                .unwrap();
             for r in 0..rs[0] as usize {
                 let at = ((start[0] as usize + r) * cur[1] as usize + start[1] as usize) * isz;
                 let len = rs[1] as usize * isz;
@@ -398,8 +403,11 @@ fn reads_and_continues_what_python_changed() {
         start[0] = shape[0];
         let mut rshape = shape.clone();
         rshape[0] = 1;
-        m.write_region_bytes(&start, &rshape, &vec![0x11; row as usize * isz])
-            .unwrap();
+        m.write_region_bytes(
+            &b2nd::Region::new(start.clone(), rshape.clone()),
+            &vec![0x11; row as usize * isz],
+        )
+        .unwrap();
         drop(m);
         let got = Array::open(&copy).unwrap().read_bytes().unwrap();
         assert_eq!(&got[..want.len()], want, "{name}: continued");
@@ -433,7 +441,8 @@ fn waits_for_python_blosc2s_lock() {
     let p = path.clone();
     let t = std::thread::spawn(move || {
         let mut a = ArrayMut::open(&p).unwrap();
-        a.write_region(&[0], &[1], &[5i32]).unwrap();
+        a.write_region(&b2nd::Region::new([0], [1]), &[5i32])
+            .unwrap();
         tx.send(()).unwrap();
     });
     assert!(
@@ -463,7 +472,8 @@ fn caterva_zero_dim_and_ndarray_views() {
         .unwrap();
     let mut a = ArrayMut::open(&p).unwrap();
     a.resize(&[6, 4]).unwrap();
-    a.write_region_bytes(&[5, 3], &[1, 1], &[9, 9]).unwrap();
+    a.write_region_bytes(&b2nd::Region::new([5, 3], [1, 1]), &[9, 9])
+        .unwrap();
     drop(a);
     let a = Array::open(&p).unwrap();
     assert_eq!(
@@ -479,7 +489,8 @@ fn caterva_zero_dim_and_ndarray_views() {
         .write(b2nd::Target::File(p0.clone()), &[1.5])
         .unwrap();
     let mut a = ArrayMut::open(&p0).unwrap();
-    a.write_region(&[], &[], &[2.5f64]).unwrap();
+    a.write_region(&b2nd::Region::new([], []), &[2.5f64])
+        .unwrap();
     assert!(a.append(0, &[1.0f64]).is_err());
     a.resize(&[]).unwrap();
     drop(a);
@@ -579,13 +590,16 @@ fn lossy_arrays_refuse_re_encoding_old_values() {
     let before = std::fs::read(&p).unwrap();
     let values = Array::open(&p).unwrap().read::<f32>().unwrap();
     let mut a = ArrayMut::open(&p).unwrap();
-    let e = a.write_region(&[3, 0], &[2, 6], &[1f32; 12]).unwrap_err();
+    let e = a
+        .write_region(&b2nd::Region::new([3, 0], [2, 6]), &[1f32; 12])
+        .unwrap_err();
     assert!(e.to_string().contains("lossy"), "{e}");
     let e = a.resize(&[60, 6]).unwrap_err(); // re-cuts the last chunk row
     assert!(e.to_string().contains("lossy"), "{e}");
     assert_eq!(std::fs::read(&p).unwrap(), before);
     // Whole chunks of new data, growth along chunk boundaries, attributes: fine.
-    a.write_region(&[16, 0], &[16, 6], &[2f32; 96]).unwrap();
+    a.write_region(&b2nd::Region::new([16, 0], [16, 6]), &[2f32; 96])
+        .unwrap();
     a.append(0, &[3f32; 96]).unwrap();
     a.set_attr("k", &Value::Int(1)).unwrap();
     let got = a.array().read::<f32>().unwrap();
@@ -650,6 +664,7 @@ fn a_foreign_journal_is_never_applied() {
 fn journal_child_entry() {
     if let Ok(p) = std::env::var("B2ND_JOURNAL_CHILD") {
         let mut a = ArrayMut::open(&p).unwrap();
-        a.write_region(&[0, 0], &[1, 1], &[42i32]).unwrap();
+        a.write_region(&b2nd::Region::new([0, 0], [1, 1]), &[42i32])
+            .unwrap();
     }
 }

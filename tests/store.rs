@@ -64,6 +64,7 @@ fn check(name: &str, kind: StoreKind) -> usize {
             }
             MemberKind::SChunk => {
                 let s = store.open_schunk(key).unwrap();
+                chunks_tile_the_stream(&s, &format!("{name} {key}"));
                 assert_eq!(
                     hex(&s.read_bytes().unwrap()),
                     m["hex"],
@@ -79,7 +80,11 @@ fn check(name: &str, kind: StoreKind) -> usize {
                 }
             }
             MemberKind::ObjectArray | MemberKind::BatchArray | MemberKind::ListArray => {
-                let items = store.open_schunk(key).unwrap().read_objects().unwrap();
+                let s = store.open_schunk(key).unwrap();
+                if s.nchunks().is_some() {
+                    chunks_tile_the_stream(&s, &format!("{name} {key}"));
+                }
+                let items = s.read_objects().unwrap();
                 let got: Vec<J> = items.iter().map(to_json).collect();
                 assert_eq!(&J::Array(got), &m["items"], "{name} {key}: items");
             }
@@ -208,4 +213,23 @@ fn directory_stores_refuse_links_and_deep_nesting() {
     std::fs::create_dir_all(&deep).unwrap();
     let e = Store::open(&copy).unwrap_err().to_string();
     assert!(e.contains("nested deeper"), "{e}");
+}
+
+/// `read_chunk` of every chunk, in order, tiles the stream `read_bytes` returns: each chunk's
+/// origin is where the previous one ended, in items of the typesize.
+fn chunks_tile_the_stream(s: &b2nd::SChunk, what: &str) {
+    let all = s.read_bytes().unwrap();
+    let mut at = 0u64;
+    let mut joined = Vec::new();
+    for n in 0..s.nchunks().unwrap() {
+        let c = s
+            .read_chunk(n)
+            .unwrap_or_else(|e| panic!("{what}: chunk {n}: {e}"));
+        assert_eq!(c.index(), n, "{what}");
+        assert_eq!(c.origin(), &[at], "{what}: chunk {n}");
+        at += c.nitems();
+        joined.extend_from_slice(c.data());
+    }
+    assert_eq!(joined, all, "{what}: chunks joined");
+    assert_eq!(at * s.typesize() as u64, all.len() as u64, "{what}: items");
 }

@@ -129,7 +129,10 @@ fn tables_read_as_python_reads_them() {
 #[test]
 fn a_table_inside_a_tree_store() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stores/tree_objects.b2z");
-    let t = Table::open_key(&path, "/tables/t1").unwrap();
+    let t = b2nd::Store::open(&path)
+        .unwrap()
+        .open_table("/tables/t1")
+        .unwrap();
     assert_eq!(t.n_rows(), 2);
     assert_eq!(t.read_column::<i64>("x").unwrap(), [1, 3]);
     assert_eq!(t.read_column::<f64>("y").unwrap(), [2.5, 4.5]);

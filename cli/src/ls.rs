@@ -36,7 +36,7 @@ fn entries(store: &Store) -> b2nd::Result<Vec<Entry>> {
 /// List a table: its live rows and columns (a dtype for fixed-width columns, else the
 /// schema kind).
 fn table(path: &Path, store: Store, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
-    let t = b2nd::Table::from_store(store, "/")?;
+    let t = store.open_table("/")?;
     let mut cols = Vec::new();
     for c in t.columns() {
         let mut j = json!({"name": c.name()});

@@ -275,7 +275,7 @@ fn member_info(
 fn store_info(path: &Path, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
     let store = b2nd::Store::open(path)?;
     if store.kind() == b2nd::StoreKind::TreeStore && store.contains("/_meta") {
-        let t = b2nd::Table::from_store(store, "/")?;
+        let t = store.open_table("/")?;
         if as_json {
             let obj = serde_json::json!({
                 "source": path.display().to_string(),

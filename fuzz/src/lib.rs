@@ -435,7 +435,9 @@ pub fn inplace(data: &[u8]) {
                 .unzip();
             let n: u64 = len.iter().product();
             let bytes: Vec<u8> = (0..n as usize * isz).map(|i| op[i % 8] ^ i as u8).collect();
-            if m.write_region_bytes(&start, &len, &bytes).is_err() {
+            if m.write_region_bytes(&b2nd::Region::new(start.clone(), len.clone()), &bytes)
+                .is_err()
+            {
                 drop(m);
                 assert_unchanged(&path, frame);
                 return;

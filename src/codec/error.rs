@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+use crate::error::Error;
 use crate::ffi::CError;
 
 /// Why a chunk could not be decoded.
@@ -14,6 +15,33 @@ pub(crate) enum ChunkError {
     C(CError),
     /// Uses something this build cannot decode: (`what`, name).
     Unsupported(&'static str, String),
+}
+
+impl ChunkError {
+    /// The public error for chunk `chunk` of the frame named `source`: the one place a
+    /// chunk's failure (c-blosc2's included) becomes an [`Error`].
+    pub(crate) fn at(self, source: &str, chunk: u64) -> Error {
+        let source_name = source.to_string();
+        let chunk = chunk as i64;
+        match self {
+            ChunkError::Corrupt(reason) => Error::Chunk {
+                source_name,
+                chunk,
+                reason,
+            },
+            ChunkError::C(e) => Error::Chunk {
+                source_name,
+                chunk,
+                reason: format!("could not decompress it ({e})"),
+            },
+            ChunkError::Unsupported(what, name) => Error::Unsupported {
+                source_name,
+                chunk,
+                what,
+                name,
+            },
+        }
+    }
 }
 
 impl From<crate::format::Malformed> for ChunkError {

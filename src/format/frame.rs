@@ -864,6 +864,19 @@ impl Frame {
         self.parts.metalayers()
     }
 
+    /// Names of the fixed-size metalayers, in stored order.
+    pub(crate) fn metalayer_names(&self) -> Vec<String> {
+        self.metalayers().into_iter().map(|(n, _)| n).collect()
+    }
+
+    /// The content of fixed-size metalayer `name`, if present.
+    pub(crate) fn metalayer(&self, name: &str) -> Option<Vec<u8>> {
+        self.metalayers()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c)
+    }
+
     /// Names of the variable-length metalayers (user attributes), in stored order.
     pub(crate) fn vlmeta_names(&self) -> Vec<String> {
         self.parts.vlmeta.iter().map(|(n, _)| n.clone()).collect()

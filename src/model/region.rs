@@ -29,11 +29,17 @@ pub struct Region {
 }
 
 impl Region {
-    /// The region `[start, start + shape)`.
+    /// The region `[start, start + shape)` (vectors, arrays or slices of `u64`).
+    ///
+    /// ```
+    /// let r = b2nd::Region::new([2, 1], [2, 3]);
+    /// assert_eq!((r.start(), r.shape()), (&[2, 1][..], &[2, 3][..]));
+    /// ```
     ///
     /// # Panics
     /// When `start` and `shape` have different lengths.
-    pub fn new(start: Vec<u64>, shape: Vec<u64>) -> Region {
+    pub fn new(start: impl Into<Vec<u64>>, shape: impl Into<Vec<u64>>) -> Region {
+        let (start, shape) = (start.into(), shape.into());
         assert_eq!(
             start.len(),
             shape.len(),

@@ -91,7 +91,7 @@ impl Array {
     }
 
     pub(crate) fn chunk_error(&self, chunk: u64, e: ChunkError) -> Error {
-        crate::schunk::chunk_error(&self.frame.source, chunk, e)
+        e.at(&self.frame.source, chunk)
     }
 
     /// A chunk whose decoded layout disagrees with the geometry.

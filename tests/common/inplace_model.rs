@@ -189,7 +189,9 @@ impl Op {
 
     pub fn apply(&self, a: &mut ArrayMut) -> b2nd::Result<()> {
         match self {
-            Op::Write(start, shape, v) => a.write_region(start, shape, v),
+            Op::Write(start, shape, v) => {
+                a.write_region(&b2nd::Region::new(start.as_slice(), shape.as_slice()), v)
+            }
             Op::Resize(shape) => a.resize(shape),
             Op::Append(axis, _, v) => a.append(*axis, v),
             Op::Attr(x) => a.set_attr("n", &Value::Int(*x)),

@@ -54,7 +54,7 @@ use plan::Lanes;
 /// b2nd::ArrayBuilder::for_type::<i32>(&[4, 4]).chunks(&[2, 2]).blocks(&[1, 2])
 ///     .write(b2nd::Target::File(path.clone()), &[0i32; 16])?;
 /// let mut a = b2nd::ArrayMut::open(&path)?;
-/// a.write_region(&[1, 1], &[2, 2], &[1i32, 2, 3, 4])?;
+/// a.write_region(&b2nd::Region::new([1, 1], [2, 2]), &[1i32, 2, 3, 4])?;
 /// a.append(0, &[7i32; 4])?; // one more row
 /// assert_eq!(a.array().shape(), &[5, 4]);
 /// drop(a);
@@ -197,12 +197,12 @@ impl ArrayMut {
         &self.path
     }
 
-    /// Write `data` (raw bytes in the dtype's byte order, C order of the region) into the
-    /// region `[start, start + shape)`, which must lie inside the array.
-    pub fn write_region_bytes(&mut self, start: &[u64], shape: &[u64], data: &[u8]) -> Result<()> {
-        let region = self.check_region(start, shape, data.len())?;
+    /// Write `data` (raw bytes in the dtype's byte order, C order of the region) into
+    /// `region`, which must lie inside the array.
+    pub fn write_region_bytes(&mut self, region: &Region, data: &[u8]) -> Result<()> {
+        self.check_region(region, data.len())?;
         let new_shape = self.array.shape().to_vec();
-        self.change(&new_shape, Some((&region, data)), None)
+        self.change(&new_shape, Some((region, data)), None)
     }
 
     /// Write `data` (raw bytes in the dtype's byte order, in the C order of the slice's shape,
@@ -240,19 +240,13 @@ impl ArrayMut {
                 }),
             };
         }
-        self.write_region_bytes(region.start(), region.shape(), data)
+        self.write_region_bytes(&region, data)
     }
 
-    /// Write typed items into the region `[start, start + shape)` (`T` must be the array's
-    /// dtype).
-    pub fn write_region<T: Element>(
-        &mut self,
-        start: &[u64],
-        shape: &[u64],
-        data: &[T],
-    ) -> Result<()> {
+    /// Write typed items into `region` (`T` must be the array's dtype).
+    pub fn write_region<T: Element>(&mut self, region: &Region, data: &[T]) -> Result<()> {
         self.check_type::<T>()?;
-        self.write_region_bytes(start, shape, &T::as_bytes(data))
+        self.write_region_bytes(region, &T::as_bytes(data))
     }
 
     /// Write an ndarray view at `start` (its shape is the region's).
@@ -264,7 +258,7 @@ impl ArrayMut {
     ) -> Result<()> {
         let shape: Vec<u64> = view.shape().iter().map(|&s| s as u64).collect();
         let items: Vec<T> = view.iter().cloned().collect();
-        self.write_region(start, &shape, &items)
+        self.write_region(&Region::new(start, shape), &items)
     }
 
     /// Change the shape (same number of dimensions). Grown positions read as zeros, as
@@ -390,19 +384,19 @@ impl ArrayMut {
         Ok(())
     }
 
-    fn check_region(&self, start: &[u64], shape: &[u64], len: usize) -> Result<Region> {
+    fn check_region(&self, region: &Region, len: usize) -> Result<()> {
         let nd = self.array.ndim();
-        if start.len() != nd || shape.len() != nd {
+        if region.ndim() != nd {
             return Err(Error::InvalidArgument(format!(
-                "region of {} / {} dimensions in a {nd}-dimensional array",
-                start.len(),
-                shape.len()
+                "region of {} dimensions in a {nd}-dimensional array",
+                region.ndim()
             )));
         }
-        let region = Region::new(start.to_vec(), shape.to_vec());
         if !region.fits_in(self.array.shape()) {
             return Err(Error::InvalidArgument(format!(
-                "region {start:?} + {shape:?} exceeds the array's shape {:?}",
+                "region {:?} + {:?} exceeds the array's shape {:?}",
+                region.start(),
+                region.shape(),
                 self.array.shape()
             )));
         }
@@ -415,7 +409,7 @@ impl ArrayMut {
                 got: len,
             });
         }
-        Ok(region)
+        Ok(())
     }
 
     /// The frame as it is on disk now.
