@@ -193,41 +193,7 @@ impl Array {
 
     pub(crate) fn from_frame(frame: Frame) -> Result<Array> {
         let src = frame.source.clone();
-        let layers = frame.metalayers();
-        let find = |name: &str| {
-            layers
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, c)| c.as_slice())
-        };
-        let (format, bytes) = match (find("b2nd"), find("caterva")) {
-            (Some(b), _) => (Format::B2nd, b),
-            (None, Some(c)) => (Format::Caterva, c),
-            (None, None) => {
-                let names: Vec<&str> = layers.iter().map(|(n, _)| n.as_str()).collect();
-                return Err(Error::NotNdArray {
-                    source_name: src,
-                    found: if names.is_empty() {
-                        "none".into()
-                    } else {
-                        names.join(", ")
-                    },
-                });
-            }
-        };
-        let vl = frame.vlmeta_names();
-        if let Some(reason) = derived_container(&|n| find(n).is_some(), &vl) {
-            return Err(Error::NoData {
-                source_name: src,
-                reason: reason.into(),
-            });
-        }
-        let meta = meta::parse(format, bytes).map_err(|e| Error::Metalayer {
-            source_name: src.clone(),
-            layer: format.name().into(),
-            field: e.field,
-            reason: e.reason,
-        })?;
+        let (format, meta) = nd_metalayer(&frame)?;
         let p = &frame.params;
         let typesize = usize::try_from(p.typesize)
             .ok()
@@ -276,40 +242,7 @@ impl Array {
                 reason: e.reason,
             }
         })?;
-        if frame.version >= 3 && geom.nitems() > 0 {
-            return Err(Error::Frame {
-                source_name: src,
-                reason:
-                    "frame format version 3 (variable-size chunks, written by c-blosc2 3.x for \
-                         VL-block containers) is not supported"
-                        .into(),
-            });
-        }
-        let nchunks = u64::try_from(p.nchunks).unwrap_or(u64::MAX);
-        let want = if geom.nitems() == 0 {
-            0
-        } else {
-            geom.nchunks()
-        };
-        if nchunks != want {
-            return Err(Error::Geometry {
-                source_name: src,
-                reason: format!("the metalayer implies {want} chunks, the frame holds {nchunks}"),
-            });
-        }
-        if nchunks > 0
-            && geom.nitems() > 0
-            && usize::try_from(p.chunksize).ok() != Some(geom.chunk_bytes())
-        {
-            return Err(Error::Geometry {
-                source_name: src,
-                reason: format!(
-                    "the metalayer implies chunks of {} bytes, the frame's chunksize is {}",
-                    geom.chunk_bytes(),
-                    p.chunksize
-                ),
-            });
-        }
+        check_chunks(&frame, &geom)?;
         Ok(Array {
             frame,
             meta,
@@ -353,11 +286,7 @@ impl Array {
     /// Names of the frame's fixed metalayers (`b2nd` or `caterva`, and any others), in
     /// stored order (as [`SChunk::metalayer_names`](crate::SChunk::metalayer_names)).
     pub fn metalayer_names(&self) -> Vec<String> {
-        self.frame
-            .metalayers()
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect()
+        self.frame.metalayer_names()
     }
 
     /// The raw (msgpack) content of metalayer `name` as stored, `None` if absent (as
@@ -370,11 +299,7 @@ impl Array {
     /// # Ok::<(), b2nd::Error>(())
     /// ```
     pub fn metalayer(&self, name: &str) -> Option<Vec<u8>> {
-        self.frame
-            .metalayers()
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, c)| c)
+        self.frame.metalayer(name)
     }
 
     /// The metalayer format version.
@@ -552,4 +477,86 @@ impl Array {
     pub fn attrs(&self) -> Result<Vec<(String, Value)>> {
         crate::schunk::attrs(&self.frame)
     }
+}
+
+/// The frame's `b2nd` (or else `caterva`) metalayer, parsed; refused when there is none or
+/// the frame carries a derived container (lazy expressions) rather than data.
+fn nd_metalayer(frame: &Frame) -> Result<(Format, NdMeta)> {
+    let src = frame.source.clone();
+    let layers = frame.metalayers();
+    let find = |name: &str| {
+        layers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c.as_slice())
+    };
+    let (format, bytes) = match (find("b2nd"), find("caterva")) {
+        (Some(b), _) => (Format::B2nd, b),
+        (None, Some(c)) => (Format::Caterva, c),
+        (None, None) => {
+            let names: Vec<&str> = layers.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(Error::NotNdArray {
+                source_name: src,
+                found: if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                },
+            });
+        }
+    };
+    let vl = frame.vlmeta_names();
+    if let Some(reason) = derived_container(&|n| find(n).is_some(), &vl) {
+        return Err(Error::NoData {
+            source_name: src,
+            reason: reason.into(),
+        });
+    }
+    let meta = meta::parse(format, bytes).map_err(|e| Error::Metalayer {
+        source_name: src.clone(),
+        layer: format.name().into(),
+        field: e.field,
+        reason: e.reason,
+    })?;
+    Ok((format, meta))
+}
+
+/// The frame's chunk count and size agree with the geometry its metalayer gives.
+fn check_chunks(frame: &Frame, geom: &Geometry) -> Result<()> {
+    let src = frame.source.clone();
+    let p = &frame.params;
+    if frame.version >= 3 && geom.nitems() > 0 {
+        return Err(Error::Frame {
+            source_name: src,
+            reason: "frame format version 3 (variable-size chunks, written by c-blosc2 3.x for \
+                         VL-block containers) is not supported"
+                .into(),
+        });
+    }
+    let nchunks = u64::try_from(p.nchunks).unwrap_or(u64::MAX);
+    let want = if geom.nitems() == 0 {
+        0
+    } else {
+        geom.nchunks()
+    };
+    if nchunks != want {
+        return Err(Error::Geometry {
+            source_name: src,
+            reason: format!("the metalayer implies {want} chunks, the frame holds {nchunks}"),
+        });
+    }
+    if nchunks > 0
+        && geom.nitems() > 0
+        && usize::try_from(p.chunksize).ok() != Some(geom.chunk_bytes())
+    {
+        return Err(Error::Geometry {
+            source_name: src,
+            reason: format!(
+                "the metalayer implies chunks of {} bytes, the frame's chunksize is {}",
+                geom.chunk_bytes(),
+                p.chunksize
+            ),
+        });
+    }
+    Ok(())
 }

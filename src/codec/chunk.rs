@@ -79,6 +79,65 @@ fn plan_path(
     len: usize,
 ) -> Result<Path, ChunkError> {
     let corrupt = |s: String| Err(ChunkError::Corrupt(s));
+    check_sizes(h, expected_nbytes, len)?;
+    if let Some(path) = special_path(h, typesize, len)? {
+        return Ok(path);
+    }
+    if h.nbytes > 0 && (h.blocksize == 0 || h.blocksize > h.nbytes) {
+        return corrupt(format!(
+            "block size {} for a chunk of {} bytes",
+            h.blocksize, h.nbytes
+        ));
+    }
+    let header_typesize = filters::c_typesize(typesize.max(1));
+    if h.extended && usize::from(h.typesize) != header_typesize {
+        return corrupt(format!(
+            "header typesize {} for items of {typesize} bytes (c-blosc2 records {header_typesize})",
+            h.typesize
+        ));
+    }
+    if h.memcpyed() {
+        if len
+            < h.nbytes
+                + if h.extended {
+                    EXTENDED_HEADER_LEN
+                } else {
+                    MIN_HEADER_LEN
+                }
+        {
+            return corrupt("uncompressed chunk shorter than its data".into());
+        }
+        return Ok(Path::C);
+    }
+    let rust = rust_codec(h)?;
+    if let Some(codec) = rust {
+        return match filters::rust_can_undo(&h.filters, &h.filters_meta) {
+            Ok(()) => Ok(Path::Rust(codec)),
+            Err(e) => Err(unfilter_error(e)),
+        };
+    }
+    if h.has_dict() && h.codec_format() == 0 {
+        return Err(ChunkError::Unsupported(
+            "codec",
+            "blosclz with a dictionary".into(),
+        ));
+    }
+    if filters::c_can_undo(&h.filters, &h.filters_meta, typesize) {
+        if rust_filters_faster(h, typesize) {
+            return Ok(Path::RustFilters);
+        }
+        return Ok(Path::C);
+    }
+    match filters::rust_can_undo(&h.filters, &h.filters_meta) {
+        Ok(()) => Ok(Path::RustFilters),
+        Err(e) => Err(unfilter_error(e)),
+    }
+}
+
+/// The header's version, sizes and flags fit a chunk of `len` bytes holding
+/// `expected_nbytes` decoded.
+fn check_sizes(h: &ChunkHeader, expected_nbytes: usize, len: usize) -> Result<(), ChunkError> {
+    let corrupt = |s: String| Err(ChunkError::Corrupt(s));
     if h.version > 5 {
         return Err(ChunkError::Unsupported(
             "chunk format",
@@ -109,13 +168,20 @@ fn plan_path(
             "variable-length blocks".into(),
         ));
     }
+    Ok(())
+}
+
+/// The path of a special chunk (zeros, NaNs, a repeated value), checked; `None` for a chunk
+/// holding data.
+fn special_path(h: &ChunkHeader, typesize: usize, len: usize) -> Result<Option<Path>, ChunkError> {
+    let corrupt = |s: String| Err(ChunkError::Corrupt(s));
     match h.special() {
-        Special::Zeros | Special::Uninit => return Ok(Path::Zeros),
+        Special::Zeros | Special::Uninit => Ok(Some(Path::Zeros)),
         Special::Nan => {
             if typesize != 4 && typesize != 8 {
                 return corrupt(format!("NaN special chunk for items of {typesize} bytes"));
             }
-            return Ok(Path::C);
+            Ok(Some(Path::C))
         }
         Special::Value => {
             // The payload is one whole item: c-blosc2 derives the item size from cbytes (the
@@ -132,36 +198,15 @@ fn plan_path(
                     h.nbytes
                 ));
             }
-            return Ok(Path::Repeat);
+            Ok(Some(Path::Repeat))
         }
-        Special::None => {}
+        Special::None => Ok(None),
     }
-    if h.nbytes > 0 && (h.blocksize == 0 || h.blocksize > h.nbytes) {
-        return corrupt(format!(
-            "block size {} for a chunk of {} bytes",
-            h.blocksize, h.nbytes
-        ));
-    }
-    let header_typesize = filters::c_typesize(typesize.max(1));
-    if h.extended && usize::from(h.typesize) != header_typesize {
-        return corrupt(format!(
-            "header typesize {} for items of {typesize} bytes (c-blosc2 records {header_typesize})",
-            h.typesize
-        ));
-    }
-    if h.memcpyed() {
-        if len
-            < h.nbytes
-                + if h.extended {
-                    EXTENDED_HEADER_LEN
-                } else {
-                    MIN_HEADER_LEN
-                }
-        {
-            return corrupt("uncompressed chunk shorter than its data".into());
-        }
-        return Ok(Path::C);
-    }
+}
+
+/// The codec Rust runs for this chunk's streams (`None`: c-blosc2's), or why neither can.
+fn rust_codec(h: &ChunkHeader) -> Result<Option<RustCodec>, ChunkError> {
+    let corrupt = |s: String| Err(ChunkError::Corrupt(s));
     // c-blosc2 2.15 decodes LZ4 dictionaries wrongly (error -3) and ZSTD dictionaries
     // unsafely (see `RustCodec::ZstdDict`), and has no ZLIB: Rust decodes those streams.
     let rust = match h.codec_format() {
@@ -201,28 +246,7 @@ fn plan_path(
             ));
         }
     }
-    if let Some(codec) = rust {
-        return match filters::rust_can_undo(&h.filters, &h.filters_meta) {
-            Ok(()) => Ok(Path::Rust(codec)),
-            Err(e) => Err(unfilter_error(e)),
-        };
-    }
-    if h.has_dict() && h.codec_format() == 0 {
-        return Err(ChunkError::Unsupported(
-            "codec",
-            "blosclz with a dictionary".into(),
-        ));
-    }
-    if filters::c_can_undo(&h.filters, &h.filters_meta, typesize) {
-        if rust_filters_faster(h, typesize) {
-            return Ok(Path::RustFilters);
-        }
-        return Ok(Path::C);
-    }
-    match filters::rust_can_undo(&h.filters, &h.filters_meta) {
-        Ok(()) => Ok(Path::RustFilters),
-        Err(e) => Err(unfilter_error(e)),
-    }
+    Ok(rust)
 }
 
 /// Whether Rust should undo this chunk's filters although c-blosc2 can: when this CPU has

@@ -32,43 +32,7 @@ fn le32(b: &[u8], at: usize) -> Option<usize> {
 /// blocks together hold at most `max_nbytes` bytes (checked before anything is allocated).
 pub(crate) fn decode_blocks(chunk: &[u8], max_nbytes: usize) -> Result<Vec<Vec<u8>>, ChunkError> {
     let h = ChunkHeader::parse(chunk)?;
-    if !is_vl(&h) {
-        return Err(ChunkError::Corrupt(
-            "not a variable-length-block chunk".into(),
-        ));
-    }
-    if h.cbytes != chunk.len() {
-        return Err(ChunkError::Corrupt(format!(
-            "header says {} compressed bytes, the chunk holds {}",
-            h.cbytes,
-            chunk.len()
-        )));
-    }
-    if h.nbytes > max_nbytes {
-        return Err(ChunkError::Corrupt(format!(
-            "declares {} decoded bytes, more than the {max_nbytes} allowed",
-            h.nbytes
-        )));
-    }
-    if h.special() != crate::format::chunk::Special::None {
-        return Err(ChunkError::Unsupported(
-            "chunk format",
-            "a special value in a variable-length-block chunk".into(),
-        ));
-    }
-    for (slot, (&f, &m)) in h.filters.iter().zip(&h.filters_meta).enumerate() {
-        // SHUFFLE of one-byte items (the stream's typesize) changes nothing.
-        let harmless = f == 0 || (f == crate::model::ids::SHUFFLE && (m == 0 || m == 1));
-        if !harmless {
-            return Err(ChunkError::Unsupported(
-                "filter",
-                format!(
-                    "{} (slot {slot}) on variable-length blocks",
-                    crate::model::ids::filter_name(f)
-                ),
-            ));
-        }
-    }
+    check_header(&h, chunk.len(), max_nbytes)?;
     let nblocks = h.blocksize;
     let bstarts_end = nblocks
         .checked_mul(4)
@@ -110,41 +74,7 @@ pub(crate) fn decode_blocks(chunk: &[u8], max_nbytes: usize) -> Result<Vec<Vec<u
                 ChunkError::Corrupt(format!("blocks exceed the {} bytes declared", h.nbytes))
             })?;
         let stream = &chunk[start + 4..end];
-        let mut block = vec![0u8; size];
-        if h.memcpyed() || stream.len() == size {
-            if stream.len() != size {
-                return Err(ChunkError::Corrupt(format!(
-                    "block {i}: {} bytes stored for {size}",
-                    stream.len()
-                )));
-            }
-            block.copy_from_slice(stream);
-        } else {
-            let dict_opt = (!dict.is_empty()).then_some(dict);
-            let got = match h.codec_format() {
-                0 => crate::ffi::blosclz_decompress_into(stream, &mut block),
-                1 => super::RustCodec::Lz4
-                    .decode_stream(stream, &mut block, dict_opt, &[], 1)
-                    .map(|()| size)
-                    .ok(),
-                3 => super::RustCodec::Zlib
-                    .decode_stream(stream, &mut block, dict_opt, &[], 1)
-                    .map(|()| size)
-                    .ok(),
-                4 => crate::ffi::zstd_decompress(stream, &mut block, dict),
-                other => {
-                    return Err(ChunkError::Unsupported(
-                        "codec",
-                        format!("codec format {other} on variable-length blocks"),
-                    ))
-                }
-            };
-            if got != Some(size) {
-                return Err(ChunkError::Corrupt(format!(
-                    "block {i}: its stream does not decode to {size} bytes"
-                )));
-            }
-        }
+        let block = decode_block(&h, i, stream, size, dict)?;
         out.push(block);
     }
     if total != h.nbytes {
@@ -154,6 +84,96 @@ pub(crate) fn decode_blocks(chunk: &[u8], max_nbytes: usize) -> Result<Vec<Vec<u
         )));
     }
     Ok(out)
+}
+
+/// The header of a variable-length-block chunk of `chunk_len` bytes is one this decoder
+/// reads: sizes within the chunk and `max_nbytes`, no special value, no filter but a
+/// harmless SHUFFLE.
+fn check_header(h: &ChunkHeader, chunk_len: usize, max_nbytes: usize) -> Result<(), ChunkError> {
+    if !is_vl(h) {
+        return Err(ChunkError::Corrupt(
+            "not a variable-length-block chunk".into(),
+        ));
+    }
+    if h.cbytes != chunk_len {
+        return Err(ChunkError::Corrupt(format!(
+            "header says {} compressed bytes, the chunk holds {}",
+            h.cbytes, chunk_len
+        )));
+    }
+    if h.nbytes > max_nbytes {
+        return Err(ChunkError::Corrupt(format!(
+            "declares {} decoded bytes, more than the {max_nbytes} allowed",
+            h.nbytes
+        )));
+    }
+    if h.special() != crate::format::chunk::Special::None {
+        return Err(ChunkError::Unsupported(
+            "chunk format",
+            "a special value in a variable-length-block chunk".into(),
+        ));
+    }
+    for (slot, (&f, &m)) in h.filters.iter().zip(&h.filters_meta).enumerate() {
+        // SHUFFLE of one-byte items (the stream's typesize) changes nothing.
+        let harmless = f == 0 || (f == crate::model::ids::SHUFFLE && (m == 0 || m == 1));
+        if !harmless {
+            return Err(ChunkError::Unsupported(
+                "filter",
+                format!(
+                    "{} (slot {slot}) on variable-length blocks",
+                    crate::model::ids::filter_name(f)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Block `i` of the chunk of header `h`: `stream` (its bytes after the size) decoded to its
+/// `size` bytes, with the chunk's dictionary `dict` (empty without one).
+fn decode_block(
+    h: &ChunkHeader,
+    i: usize,
+    stream: &[u8],
+    size: usize,
+    dict: &[u8],
+) -> Result<Vec<u8>, ChunkError> {
+    let mut block = vec![0u8; size];
+    if h.memcpyed() || stream.len() == size {
+        if stream.len() != size {
+            return Err(ChunkError::Corrupt(format!(
+                "block {i}: {} bytes stored for {size}",
+                stream.len()
+            )));
+        }
+        block.copy_from_slice(stream);
+    } else {
+        let dict_opt = (!dict.is_empty()).then_some(dict);
+        let got = match h.codec_format() {
+            0 => crate::ffi::blosclz_decompress_into(stream, &mut block),
+            1 => super::RustCodec::Lz4
+                .decode_stream(stream, &mut block, dict_opt, &[], 1)
+                .map(|()| size)
+                .ok(),
+            3 => super::RustCodec::Zlib
+                .decode_stream(stream, &mut block, dict_opt, &[], 1)
+                .map(|()| size)
+                .ok(),
+            4 => crate::ffi::zstd_decompress(stream, &mut block, dict),
+            other => {
+                return Err(ChunkError::Unsupported(
+                    "codec",
+                    format!("codec format {other} on variable-length blocks"),
+                ))
+            }
+        };
+        if got != Some(size) {
+            return Err(ChunkError::Corrupt(format!(
+                "block {i}: its stream does not decode to {size} bytes"
+            )));
+        }
+    }
+    Ok(block)
 }
 
 #[cfg(test)]

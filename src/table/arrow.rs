@@ -112,29 +112,7 @@ impl Table {
                     .collect();
                 Arc::new(a)
             }
-            "timestamp" => {
-                let (dtype, _, bytes) = self.read_column_bytes(name)?;
-                if !dtype.to_numpy_str().starts_with("<M8") {
-                    // Stored as anything but little-endian int64, its items are not the
-                    // unit counts read below.
-                    return Err(self.bad(
-                        name,
-                        format!("a timestamp column stored as {}", dtype.to_numpy_str()),
-                    ));
-                }
-                let raw: Vec<Option<i64>> = bytes
-                    .chunks_exact(8)
-                    .enumerate()
-                    .map(|(i, b)| ok(i).then(|| i64::from_le_bytes(b.try_into().expect("8"))))
-                    .collect();
-                match c.unit.as_deref() {
-                    Some("s") => Arc::new(PrimitiveArray::<TimestampSecondType>::from(raw)),
-                    Some("ms") => Arc::new(PrimitiveArray::<TimestampMillisecondType>::from(raw)),
-                    Some("us") => Arc::new(PrimitiveArray::<TimestampMicrosecondType>::from(raw)),
-                    Some("ns") => Arc::new(PrimitiveArray::<TimestampNanosecondType>::from(raw)),
-                    other => return Err(unsupported(&format!("timestamp[{other:?}]"))),
-                }
-            }
+            "timestamp" => self.timestamps_to_arrow(name, c.unit.as_deref(), &ok)?,
             "string" | "utf8" | "vlstring" => {
                 let v = values()?;
                 let a: StringArray = v
@@ -189,30 +167,78 @@ impl Table {
                 Arc::new(b.finish())
             }
             "list" => list_array(self, name, values()?)?,
-            "ndarray" => {
-                let (dtype, shape, bytes) = self.read_column_bytes(name)?;
-                let mut a = flat_array(&dtype, &bytes)
-                    .ok_or_else(|| unsupported(&format!("ndarray of {}", dtype.to_numpy_str())))?;
-                // Innermost dimension first; nulls only on the rows (the outermost list).
-                for (d, &side) in shape.iter().enumerate().skip(1).rev() {
-                    let size = i32::try_from(side)
-                        .map_err(|_| self.bad(name, format!("an item dimension of {side}")))?;
-                    let nulls = (d == 1)
-                        .then(|| valid.clone().map(arrow_buffer::NullBuffer::from))
-                        .flatten();
-                    let field = Arc::new(Field::new_list_field(
-                        a.data_type().clone(),
-                        d > 1 || a.null_count() > 0,
-                    ));
-                    a = Arc::new(
-                        FixedSizeListArray::try_new(field, size, a, nulls)
-                            .map_err(|e| self.bad(name, format!("arrow: {e}")))?,
-                    );
-                }
-                a
-            }
+            "ndarray" => self.ndarrays_to_arrow(name, valid)?,
             other => return Err(unsupported(other)),
         })
+    }
+}
+
+impl Table {
+    /// A timestamp column's live rows in `unit` (`s`, `ms`, `us` or `ns`).
+    fn timestamps_to_arrow(
+        &self,
+        name: &str,
+        unit: Option<&str>,
+        ok: &dyn Fn(usize) -> bool,
+    ) -> Result<ArrayRef> {
+        let (dtype, _, bytes) = self.read_column_bytes(name)?;
+        if !dtype.to_numpy_str().starts_with("<M8") {
+            // Stored as anything but little-endian int64, its items are not the
+            // unit counts read below.
+            return Err(self.bad(
+                name,
+                format!("a timestamp column stored as {}", dtype.to_numpy_str()),
+            ));
+        }
+        let raw: Vec<Option<i64>> = bytes
+            .chunks_exact(8)
+            .enumerate()
+            .map(|(i, b)| ok(i).then(|| i64::from_le_bytes(b.try_into().expect("8"))))
+            .collect();
+        let a: ArrayRef = match unit {
+            Some("s") => Arc::new(PrimitiveArray::<TimestampSecondType>::from(raw)),
+            Some("ms") => Arc::new(PrimitiveArray::<TimestampMillisecondType>::from(raw)),
+            Some("us") => Arc::new(PrimitiveArray::<TimestampMicrosecondType>::from(raw)),
+            Some("ns") => Arc::new(PrimitiveArray::<TimestampNanosecondType>::from(raw)),
+            other => {
+                return Err(self.bad(
+                    name,
+                    format!("a timestamp[{other:?}] column has no Arrow form here"),
+                ))
+            }
+        };
+        Ok(a)
+    }
+
+    /// An ndarray column's rows as nested fixed-size lists (nulls on the rows only).
+    fn ndarrays_to_arrow(&self, name: &str, valid: Option<Vec<bool>>) -> Result<ArrayRef> {
+        let (dtype, shape, bytes) = self.read_column_bytes(name)?;
+        let mut a = flat_array(&dtype, &bytes).ok_or_else(|| {
+            self.bad(
+                name,
+                format!(
+                    "a ndarray of {} column has no Arrow form here",
+                    dtype.to_numpy_str()
+                ),
+            )
+        })?;
+        // Innermost dimension first; nulls only on the rows (the outermost list).
+        for (d, &side) in shape.iter().enumerate().skip(1).rev() {
+            let size = i32::try_from(side)
+                .map_err(|_| self.bad(name, format!("an item dimension of {side}")))?;
+            let nulls = (d == 1)
+                .then(|| valid.clone().map(arrow_buffer::NullBuffer::from))
+                .flatten();
+            let field = Arc::new(Field::new_list_field(
+                a.data_type().clone(),
+                d > 1 || a.null_count() > 0,
+            ));
+            a = Arc::new(
+                FixedSizeListArray::try_new(field, size, a, nulls)
+                    .map_err(|e| self.bad(name, format!("arrow: {e}")))?,
+            );
+        }
+        Ok(a)
     }
 }
 

@@ -51,6 +51,15 @@ pub struct ArrayBuilder {
     pub(super) attrs: Vec<(String, Value)>,
 }
 
+/// A validated filter pipeline: the header's filter slots and metas, the filters Rust runs
+/// before c-blosc2's codec, and the codec Rust runs instead of c-blosc2's.
+struct Pipeline {
+    slots: [u8; 6],
+    metas: [u8; 6],
+    forward: Option<filters::ForwardPipeline>,
+    rust_codec: Option<(RustCodec, u8)>,
+}
+
 impl ArrayBuilder {
     /// A builder for an array like `a`: its shape, dtype, chunks, blocks, metalayer flavour,
     /// clevel, codec and filters (python-blosc2's defaults for a codec or a filter pipeline
@@ -218,6 +227,50 @@ impl ArrayBuilder {
         if itemsize == 0 {
             return bad("dtype has itemsize 0".into());
         }
+        let (chunks, blocks) = self.chunks_blocks(itemsize)?;
+        self.check_codec()?;
+        let pipeline = self.pipeline(&blocks)?;
+
+        let shape_i: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
+        let chunks_i: Vec<i32> = chunks.iter().map(|&s| s as i32).collect();
+        let blocks_i: Vec<i32> = blocks.iter().map(|&s| s as i32).collect();
+        let geom = Geometry::new(&shape_i, &chunks_i, &blocks_i, itemsize)
+            .map_err(|e| Error::InvalidArgument(format!("{}: {}", e.field, e.reason)))?;
+        let dtype_str = self.dtype.to_numpy_str();
+        let meta_bytes = meta::encode(
+            self.format,
+            &shape_i,
+            &chunks_i,
+            &blocks_i,
+            Some(&dtype_str),
+        );
+        let params = CompressParams {
+            compcode: self.codec.id(),
+            compcode_meta: self.codec.meta(),
+            clevel: self.clevel,
+            typesize: i32::try_from(itemsize)
+                .map_err(|_| Error::InvalidArgument("itemsize too large".into()))?,
+            blocksize: geom.block_bytes() as i32,
+            splitmode: crate::ffi::SPLIT_AUTO,
+            filters: pipeline.slots,
+            filters_meta: pipeline.metas,
+            nthreads: 1,
+        };
+        Ok(Plan {
+            dtype: self.dtype.clone(),
+            geom,
+            params,
+            meta_bytes,
+            format: self.format,
+            forward: pipeline.forward,
+            rust_codec: pipeline.rust_codec,
+        })
+    }
+
+    /// The chunk and block shapes (given, or python-blosc2's defaults), validated.
+    fn chunks_blocks(&self, itemsize: usize) -> Result<(Vec<u64>, Vec<u64>)> {
+        let bad = |s: String| Err(Error::InvalidArgument(s));
+        let nd = self.shape.len();
         let (dc, db) = default_chunks_blocks(&self.shape, itemsize);
         let chunks = self.chunks.clone().unwrap_or(dc);
         let blocks = match (&self.blocks, &self.chunks) {
@@ -245,6 +298,12 @@ impl ArrayBuilder {
                 return bad(format!("dimension {i} too large"));
             }
         }
+        Ok((chunks, blocks))
+    }
+
+    /// The compression level and codec are ones this writer writes.
+    fn check_codec(&self) -> Result<()> {
+        let bad = |s: String| Err(Error::InvalidArgument(s));
         if self.clevel > 9 {
             return bad(format!("clevel {} (0 to 9)", self.clevel));
         }
@@ -265,6 +324,15 @@ impl ArrayBuilder {
                 crate::model::ids::filter_name(*id)
             ));
         }
+        Ok(())
+    }
+
+    /// The filter pipeline (given, or python-blosc2's default for the dtype), validated, as
+    /// the header's six slots and what runs it: the Rust forward filters and, for ZLIB and
+    /// ZFP, the Rust codec.
+    fn pipeline(&self, blocks: &[u64]) -> Result<Pipeline> {
+        let bad = |s: String| Err(Error::InvalidArgument(s));
+        let itemsize = self.dtype.itemsize();
         let zfp = crate::codec::zfp::Mode::from_id(self.codec.id()).map(|m| (m, self.codec.meta()));
         let filters = self.filters.clone().unwrap_or(if zfp.is_some() {
             Vec::new() // ZFP works on the values themselves
@@ -272,7 +340,7 @@ impl ArrayBuilder {
             vec![default_filter(&self.dtype)]
         });
         if zfp.is_some() {
-            self.check_zfp(&filters, &blocks)?;
+            self.check_zfp(&filters, blocks)?;
         }
         if filters.len() > 6 {
             return bad(format!("{} filters, at most 6", filters.len()));
@@ -362,37 +430,9 @@ impl ArrayBuilder {
             (f, None)
         };
 
-        let shape_i: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
-        let chunks_i: Vec<i32> = chunks.iter().map(|&s| s as i32).collect();
-        let blocks_i: Vec<i32> = blocks.iter().map(|&s| s as i32).collect();
-        let geom = Geometry::new(&shape_i, &chunks_i, &blocks_i, itemsize)
-            .map_err(|e| Error::InvalidArgument(format!("{}: {}", e.field, e.reason)))?;
-        let dtype_str = self.dtype.to_numpy_str();
-        let meta_bytes = meta::encode(
-            self.format,
-            &shape_i,
-            &chunks_i,
-            &blocks_i,
-            Some(&dtype_str),
-        );
-        let params = CompressParams {
-            compcode: self.codec.id(),
-            compcode_meta: self.codec.meta(),
-            clevel: self.clevel,
-            typesize: i32::try_from(itemsize)
-                .map_err(|_| Error::InvalidArgument("itemsize too large".into()))?,
-            blocksize: geom.block_bytes() as i32,
-            splitmode: crate::ffi::SPLIT_AUTO,
-            filters: fslots,
-            filters_meta: fmeta,
-            nthreads: 1,
-        };
-        Ok(Plan {
-            dtype: self.dtype.clone(),
-            geom,
-            params,
-            meta_bytes,
-            format: self.format,
+        Ok(Pipeline {
+            slots: fslots,
+            metas: fmeta,
             forward,
             rust_codec,
         })

@@ -272,6 +272,62 @@ pub(super) fn as_int(v: &Lit, what: &str) -> R<i64> {
     }
 }
 
+/// A field's title in a dict dtype: a string, or none.
+fn field_title(t: Option<&Lit>) -> R<Option<String>> {
+    match t {
+        None | Some(Lit::None) => Ok(None),
+        Some(Lit::Str(t)) => Ok(Some(t.clone())),
+        Some(other) => Err(format!(
+            "field titles must be strings or None (found {}): non-string titles are not supported",
+            other.describe()
+        )),
+    }
+}
+
+/// A field's given offset, checked against `MAX_ITEMSIZE` and the alignment `align` (1 when
+/// unaligned), and where the field of `size` bytes ends: `(offset, end)`.
+fn explicit_offset(lit: &Lit, size: usize, align: usize) -> R<(usize, usize)> {
+    let off = as_int(lit, "a field offset")?;
+    if off < 0 {
+        return Err(format!("offset {off} cannot be negative"));
+    }
+    let off = usize::try_from(off)
+        .ok()
+        .filter(|&o| o <= MAX_ITEMSIZE)
+        .ok_or_else(|| format!("offset {off} exceeds {MAX_ITEMSIZE}"))?;
+    if off % align != 0 {
+        return Err(format!(
+            "offset {off} is not divisible by the field alignment {align} with align=True"
+        ));
+    }
+    let end = add_size(off, size)
+        .map_err(|_| format!("a field at offset {off} of {size} bytes ends past {MAX_ITEMSIZE}"))?;
+    Ok((off, end))
+}
+
+/// The `'itemsize'` given for a struct whose fields need `total` bytes, checked (at least
+/// `total`, at most `MAX_ITEMSIZE`, divisible by the alignment `align`, 1 when unaligned).
+fn requested_itemsize(v: &Lit, total: usize, align: usize) -> R<usize> {
+    let requested = as_int(v, "'itemsize'")?;
+    let isz = usize::try_from(requested).map_err(|_| {
+        format!("the fields need {total} bytes, more than the itemsize {requested}")
+    })?;
+    if isz < total {
+        return Err(format!(
+            "the fields need {total} bytes, more than the itemsize {isz}"
+        ));
+    }
+    if isz > MAX_ITEMSIZE {
+        return Err(format!("itemsize {isz} exceeds {MAX_ITEMSIZE}"));
+    }
+    if isz % align != 0 {
+        return Err(format!(
+            "an aligned struct needs an itemsize divisible by its alignment {align}, not {isz}"
+        ));
+    }
+    Ok(isz)
+}
+
 /// `{'names': [...], 'formats': [...], 'offsets': [...], 'titles': [...], 'itemsize': n,
 /// 'aligned': True}` (`_convert_from_dict`).
 pub(super) fn convert_dict(entries: &[(Lit, Lit)], align: bool, depth: usize) -> R<Dtype> {
@@ -326,16 +382,7 @@ pub(super) fn convert_dict(entries: &[(Lit, Lit)], align: bool, depth: usize) ->
     let mut total = 0usize;
     let mut max_align = 1usize;
     for i in 0..n {
-        let title = match titles.map(|t| &t[i]) {
-            None | Some(Lit::None) => None,
-            Some(Lit::Str(t)) => Some(t.clone()),
-            Some(other) => {
-                return Err(format!(
-                    "field titles must be strings or None (found {}): non-string titles are not supported",
-                    other.describe()
-                ))
-            }
-        };
+        let title = field_title(titles.map(|t| &t[i]))?;
         let dtype = convert(&formats[i], align, depth + 1)?;
         let a = dtype.alignment();
         if align {
@@ -344,22 +391,7 @@ pub(super) fn convert_dict(entries: &[(Lit, Lit)], align: bool, depth: usize) ->
         let size = dtype.itemsize();
         let offset = match offsets {
             Some(offs) => {
-                let off = as_int(&offs[i], "a field offset")?;
-                if off < 0 {
-                    return Err(format!("offset {off} cannot be negative"));
-                }
-                let off = usize::try_from(off)
-                    .ok()
-                    .filter(|&o| o <= MAX_ITEMSIZE)
-                    .ok_or_else(|| format!("offset {off} exceeds {MAX_ITEMSIZE}"))?;
-                if align && off % a != 0 {
-                    return Err(format!(
-                        "offset {off} is not divisible by the field alignment {a} with align=True"
-                    ));
-                }
-                let end = add_size(off, size).map_err(|_| {
-                    format!("a field at offset {off} of {size} bytes ends past {MAX_ITEMSIZE}")
-                })?;
+                let (off, end) = explicit_offset(&offs[i], size, if align { a } else { 1 })?;
                 total = total.max(end);
                 off
             }
@@ -393,24 +425,7 @@ pub(super) fn convert_dict(entries: &[(Lit, Lit)], align: bool, depth: usize) ->
         total = round_up(total, max_align)?;
     }
     if let Some(v) = get("itemsize") {
-        let requested = as_int(v, "'itemsize'")?;
-        let isz = usize::try_from(requested).map_err(|_| {
-            format!("the fields need {total} bytes, more than the itemsize {requested}")
-        })?;
-        if isz < total {
-            return Err(format!(
-                "the fields need {total} bytes, more than the itemsize {isz}"
-            ));
-        }
-        if isz > MAX_ITEMSIZE {
-            return Err(format!("itemsize {isz} exceeds {MAX_ITEMSIZE}"));
-        }
-        if align && isz % max_align != 0 {
-            return Err(format!(
-                "an aligned struct needs an itemsize divisible by its alignment {max_align}, not {isz}"
-            ));
-        }
-        total = isz;
+        total = requested_itemsize(v, total, if align { max_align } else { 1 })?;
     }
     Ok(Dtype::Struct(StructDtype {
         fields,
