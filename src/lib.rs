@@ -116,7 +116,7 @@
 //!
 //! | folder | layer |
 //! |---|---|
-//! | `ffi/` | c-blosc2: RAII handles for frames being written and (de)compression contexts, its return codes decoded once, the LZ4 / Zstandard / BloscLZ stream decoders it carries; the only `unsafe` code |
+//! | `ffi/` | c-blosc2: the empty frame (header and metalayers) a new frame starts from, (de)compression contexts, its return codes decoded once, the LZ4 / Zstandard / BloscLZ stream decoders it carries; the only `unsafe` code |
 //! | `storage/` | where the bytes live, read by ranges: local files (`pread`), a sparse frame's directory, memory, a frame at an offset inside another source; every read goes through it |
 //! | `model/` | what an array is, apart from bytes: [`dtype`], [`Geometry`], [`Region`], selections ([`Slice`]; all index arithmetic lives here), [`attrs`], [`Element`], the codec and filter ids with [`Codec`] and [`Filter`] |
 //! | `format/` | the bytes, one parser/writer per layout: the frame (header, chunk index, trailer; parsed from byte ranges, and one frame writer for changes), chunk headers, the `b2nd` / `caterva` metalayers, [`npy`] headers, the `.b2z` zip, MessagePack and JSON, the lock sidecar and the in-place journal |

@@ -1,8 +1,8 @@
-//! [`Schunk`]: a c-blosc2 super-chunk being written (a new frame). Reads and in-place
-//! changes never use it: frames are parsed and changed in Rust (`format::frame`,
-//! `format::frame_writer`).
+//! [`Schunk`]: a new, empty c-blosc2 super-chunk with its metalayers: the header layout of
+//! the frames b2nd writes. Nothing else goes through it: chunks, index, trailer and the final
+//! header are written in Rust (`format::frame_writer::NewFrame`), and frames are read and
+//! changed in Rust (`format::frame`, `format::frame_writer`).
 
-use std::ffi::CStr;
 use std::os::raw::c_void;
 use std::path::Path;
 use std::ptr::NonNull;
@@ -22,38 +22,6 @@ pub(crate) struct Schunk {
 // method that touches mutable C state takes `&mut self`, so Rust's borrow rules (and the
 // caller's Mutex) serialise them.
 unsafe impl Send for Schunk {}
-
-impl Schunk {
-    fn raw(&self) -> &sys::blosc2_schunk {
-        // SAFETY: `ptr` is a valid, live schunk for the lifetime of `self` (freed only in Drop).
-        unsafe { self.ptr.as_ref() }
-    }
-
-    /// Names of the variable-length metalayers (user attributes).
-    pub(crate) fn vlmeta_names(&self) -> Vec<String> {
-        let s = self.raw();
-        let n = usize::try_from(s.nvlmetalayers)
-            .unwrap_or(0)
-            .min(s.vlmetalayers.len());
-        let mut out = Vec::with_capacity(n);
-        for &m in &s.vlmetalayers[..n] {
-            if m.is_null() {
-                continue;
-            }
-            // SAFETY: non-null entries below `nvlmetalayers` point to vlmetalayers owned by the
-            // schunk, with NUL-terminated names.
-            let name = unsafe {
-                let m = &*m;
-                if m.name.is_null() {
-                    continue;
-                }
-                CStr::from_ptr(m.name).to_string_lossy().into_owned()
-            };
-            out.push(name);
-        }
-        out
-    }
-}
 
 impl Drop for Schunk {
     fn drop(&mut self) {
@@ -109,55 +77,6 @@ impl Schunk {
         // `len` content bytes (the pointer is non-const in the signature only).
         let rc =
             unsafe { sys::blosc2_meta_add(self.ptr.as_ptr(), c.as_ptr(), copy.as_mut_ptr(), len) };
-        if rc < 0 {
-            Err(CError::Code(i64::from(rc)).with_os_error())
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Append a compressed chunk (copied by C).
-    pub(crate) fn append_chunk(&mut self, chunk: &[u8]) -> Result<(), CError> {
-        // SAFETY: schunk valid and exclusively borrowed; `chunk` is a complete chunk whose
-        // header (cbytes) matches its length, produced by c-blosc2 itself; `copy = true`
-        // makes C copy it, so the buffer is only read during the call.
-        let rc = unsafe {
-            sys::blosc2_schunk_append_chunk(self.ptr.as_ptr(), chunk.as_ptr() as *mut u8, true)
-        };
-        if rc < 0 {
-            Err(CError::Code(rc).with_os_error())
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Set (add or replace) vlmeta entry `name` to `content` (msgpack bytes).
-    pub(crate) fn vlmeta_set(&mut self, name: &str, content: &[u8]) -> Result<(), CError> {
-        let c = c_name(name)?;
-        let len = c_size(content.len())?;
-        let mut copy = content.to_vec();
-        let exists = self.vlmeta_names().iter().any(|n| n == name);
-        // SAFETY: schunk valid and exclusively borrowed; name NUL-terminated; C compresses
-        // and copies the `len` content bytes; NULL cparams selects C's defaults.
-        let rc = unsafe {
-            if exists {
-                sys::blosc2_vlmeta_update(
-                    self.ptr.as_ptr(),
-                    c.as_ptr(),
-                    copy.as_mut_ptr(),
-                    len,
-                    std::ptr::null_mut(),
-                )
-            } else {
-                sys::blosc2_vlmeta_add(
-                    self.ptr.as_ptr(),
-                    c.as_ptr(),
-                    copy.as_mut_ptr(),
-                    len,
-                    std::ptr::null_mut(),
-                )
-            }
-        };
         if rc < 0 {
             Err(CError::Code(i64::from(rc)).with_os_error())
         } else {

@@ -315,6 +315,19 @@ pub(crate) fn read_on_disk(file: &Path, sparse: bool) -> Result<OnDisk> {
     })
 }
 
+/// Parse `bytes`, a whole contiguous frame in memory, as [`read_on_disk`] parses a file.
+pub(crate) fn read_in_memory(bytes: Vec<u8>, source: &str) -> Result<OnDisk> {
+    let parsed = Parsed::read(&crate::storage::Memory::new(bytes), false, source)?;
+    Ok(OnDisk {
+        header_len: parsed.layout.header_len,
+        frame_len: parsed.header.frame_len,
+        nchunks: parsed.header.nchunks,
+        source: source.to_string(),
+        parts: parsed.parts,
+        index: parsed.index,
+    })
+}
+
 /// The chunk index's entries: the compressed index of a frame of `nchunks` chunks decoded
 /// (at most 128 M entries).
 fn decode_index(index: &[u8], nchunks: i64) -> std::result::Result<Vec<i64>, String> {

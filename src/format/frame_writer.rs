@@ -2,7 +2,14 @@
 //! trailer of attributes, a header for the new shape) put down after everything the current
 //! header reaches, or in new files, made durable, and only then published.
 //!
-//! Three ways to publish, one for each situation, all atomic for readers and after a crash:
+//! New frames ([`NewFrame`]: arrays the builder writes, a store's frames) are written by
+//! the same code: the header and metalayers of an empty frame as c-blosc2 lays them out,
+//! then the chunks as they come, then the index, the trailer and the final header; a new
+//! frame is written where nobody reads it (a staging path, or memory) and published by its
+//! writer.
+//!
+//! Three ways to publish a change, one for each situation, all atomic for readers and after
+//! a crash:
 //! - a contiguous frame with chunks: the new chunks, index and trailer are appended past the
 //!   frame's end, then one header write guarded by a journal ([`journal::publish_header`])
 //!   publishes them (nothing a reader of the old contents reaches is overwritten);
@@ -19,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use super::frame::{chunk_file_id, chunk_file_name, OnDisk};
 use super::journal::{self, crash_point, journal_path};
-use super::parts::trailer_bytes;
+use super::parts::{special_offset, trailer_bytes, FrameParts};
 use crate::error::{Error, Result};
 use crate::ffi::{Cctx, CompressParams};
 use crate::storage::{parent_dir, sync_dir};
@@ -319,6 +326,204 @@ impl FrameEdit<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Where a [`NewFrame`] goes.
+enum Dest {
+    /// A contiguous frame file, written from the header's end on.
+    File {
+        path: PathBuf,
+        w: std::io::BufWriter<std::fs::File>,
+    },
+    /// A sparse frame's directory: one file per chunk, then `chunks.b2frame`.
+    Dir(PathBuf),
+    /// A contiguous frame in memory (the header's bytes first).
+    Memory(Vec<u8>),
+}
+
+/// A new frame being written: chunks appended in order after the header of an empty frame
+/// (`template`, with the metalayers), then [`NewFrame::finish`] writes the chunk index, the
+/// trailer and the final header. Special chunks (zeros, NaN, uninitialised) take no bytes:
+/// their index entry says what they are, as c-blosc2 records them.
+pub(crate) struct NewFrame {
+    parts: FrameParts,
+    header_len: u64,
+    dest: Dest,
+    offsets: Vec<i64>,
+    /// Frame position after the last chunk written (contiguous frames).
+    pos: u64,
+    /// Compressed bytes of the chunks written.
+    cbytes: u64,
+    /// Decoded bytes of all chunks (their headers' `nbytes`).
+    nbytes: u64,
+    /// Decoded bytes of each chunk (the first's), and whether every chunk but a shorter
+    /// last one has them (c-blosc2 records 0 otherwise).
+    chunksize: Option<(u64, bool)>,
+    last_nbytes: u64,
+}
+
+impl NewFrame {
+    /// A contiguous frame at `path`, whose first bytes are already the template's header
+    /// (c-blosc2 created it there).
+    pub(crate) fn file(template: OnDisk, path: &Path) -> Result<NewFrame> {
+        let io = io_err(path);
+        let mut f = OpenOptions::new().write(true).open(path).map_err(&io)?;
+        f.seek(SeekFrom::Start(template.header_len)).map_err(&io)?;
+        let w = std::io::BufWriter::with_capacity(1 << 20, f);
+        Ok(NewFrame::new(
+            template,
+            Dest::File {
+                path: path.to_path_buf(),
+                w,
+            },
+        ))
+    }
+
+    /// A sparse frame in directory `dir`, holding the template's `chunks.b2frame`.
+    pub(crate) fn sparse(template: OnDisk, dir: &Path) -> NewFrame {
+        NewFrame::new(template, Dest::Dir(dir.to_path_buf()))
+    }
+
+    /// A contiguous frame in memory, from `template`, the bytes of an empty frame.
+    pub(crate) fn memory(template: Vec<u8>) -> Result<NewFrame> {
+        let disk = super::frame::read_in_memory(template.clone(), "<memory>")?;
+        let head = template[..disk.header_len as usize].to_vec();
+        Ok(NewFrame::new(disk, Dest::Memory(head)))
+    }
+
+    fn new(template: OnDisk, dest: Dest) -> NewFrame {
+        NewFrame {
+            pos: template.header_len,
+            header_len: template.header_len,
+            parts: template.parts,
+            dest,
+            offsets: Vec::new(),
+            cbytes: 0,
+            nbytes: 0,
+            chunksize: None,
+            last_nbytes: 0,
+        }
+    }
+
+    fn bad(&self, reason: impl Into<String>) -> Error {
+        Error::Frame {
+            source_name: match &self.dest {
+                Dest::File { path, .. } | Dest::Dir(path) => path.display().to_string(),
+                Dest::Memory(_) => "<memory>".into(),
+            },
+            reason: reason.into(),
+        }
+    }
+
+    /// Append `chunk` (a whole compressed chunk) as the next one.
+    pub(crate) fn append(&mut self, chunk: &[u8]) -> Result<()> {
+        let h = super::chunk::ChunkHeader::parse(chunk)
+            .map_err(|e| self.bad(format!("chunk {}: {}", self.offsets.len(), e.0)))?;
+        let nbytes = h.nbytes as u64;
+        match self.chunksize {
+            None => self.chunksize = Some((nbytes, true)),
+            // Only the last chunk may hold fewer bytes than the first.
+            Some((first, ref mut regular)) => {
+                if self.last_nbytes != first || nbytes > first {
+                    *regular = false;
+                }
+            }
+        }
+        self.last_nbytes = nbytes;
+        self.nbytes += nbytes;
+        let entry = match special_offset(chunk) {
+            Some(code) => code,
+            None => {
+                let n = self.offsets.len() as u64;
+                match &mut self.dest {
+                    Dest::File { path, w } => {
+                        w.write_all(chunk).map_err(io_err(path))?;
+                    }
+                    Dest::Memory(v) => v.extend_from_slice(chunk),
+                    Dest::Dir(dir) => {
+                        let p = dir.join(chunk_file_name(n));
+                        std::fs::write(&p, chunk).map_err(io_err(&p))?;
+                    }
+                }
+                self.cbytes += chunk.len() as u64;
+                match self.dest {
+                    Dest::Dir(_) => n as i64,
+                    _ => {
+                        let at = (self.pos - self.header_len) as i64;
+                        self.pos += chunk.len() as u64;
+                        at
+                    }
+                }
+            }
+        };
+        self.offsets.push(entry);
+        Ok(())
+    }
+
+    /// Write the chunk index, a trailer holding `vlmeta` (name, msgpack value) and the final
+    /// header. Returns the frame's bytes for an in-memory frame. Nothing is synced: the
+    /// caller publishes the frame (and makes it durable first).
+    pub(crate) fn finish(self, vlmeta: &[(String, Vec<u8>)]) -> Result<Option<Vec<u8>>> {
+        let mut stored = Vec::with_capacity(vlmeta.len());
+        for (name, v) in vlmeta {
+            let c = attr_chunk(v).map_err(|e| Error::Attr {
+                source_name: self.bad("").to_string(),
+                name: name.clone(),
+                reason: format!("could not store it ({e})"),
+            })?;
+            stored.push((name.clone(), c));
+        }
+        let mut tail = Vec::new();
+        if !self.offsets.is_empty() {
+            tail = index_chunk(&self.offsets)
+                .map_err(|e| Error::blosc("compressing the chunk index", e))?;
+        }
+        tail.extend_from_slice(&trailer_bytes(&stored).map_err(|e| self.bad(e.0))?);
+        let body_start = match self.dest {
+            Dest::Dir(_) => self.header_len,
+            _ => self.pos,
+        };
+        let frame_len = body_start + tail.len() as u64;
+        let chunksize = match self.chunksize {
+            Some((first, true)) => Some(first as i32),
+            Some((_, false)) => Some(0),
+            None => None,
+        };
+        let header = self
+            .parts
+            .new_header(
+                frame_len,
+                self.nbytes as i64,
+                self.cbytes as i64,
+                None,
+                !stored.is_empty(),
+                chunksize,
+            )
+            .map_err(|e| self.bad(e.0))?;
+        match self.dest {
+            Dest::File { path, w } => {
+                let io = io_err(&path);
+                let mut f = w.into_inner().map_err(|e| io(e.into_error()))?;
+                f.write_all(&tail).map_err(&io)?;
+                f.set_len(frame_len).map_err(&io)?;
+                f.seek(SeekFrom::Start(0)).map_err(&io)?;
+                f.write_all(&header).map_err(&io)?;
+                Ok(None)
+            }
+            Dest::Dir(dir) => {
+                let p = dir.join("chunks.b2frame");
+                let mut bytes = header;
+                bytes.extend_from_slice(&tail);
+                std::fs::write(&p, bytes).map_err(io_err(&p))?;
+                Ok(None)
+            }
+            Dest::Memory(mut v) => {
+                v[..header.len()].copy_from_slice(&header);
+                v.extend_from_slice(&tail);
+                Ok(Some(v))
+            }
+        }
     }
 }
 

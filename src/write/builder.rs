@@ -13,6 +13,8 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::ffi::CompressParams;
 use crate::ffi::Schunk;
+use crate::format::frame::read_on_disk;
+use crate::format::frame_writer::NewFrame;
 use crate::format::meta;
 use crate::format::meta::Format;
 use crate::model::attrs::Value;
@@ -443,15 +445,7 @@ impl ArrayBuilder {
     pub fn create(self, target: Target) -> Result<Writer> {
         let plan = self.plan()?;
         let staging = Staging::new(&target, self.overwrite)?;
-        let mut schunk = Schunk::create(
-            staging.c_path(),
-            !matches!(target, Target::Sparse(_)),
-            &plan.params,
-        )
-        .map_err(|e| Error::blosc(format!("{}: creating the frame", staging.name()), e))?;
-        schunk
-            .meta_add(plan.format.name(), &plan.meta_bytes)
-            .map_err(|e| Error::blosc(format!("{}: adding the metalayer", staging.name()), e))?;
+        let frame = new_frame(&staging, matches!(target, Target::Sparse(_)), &plan)?;
         let g = &plan.geom;
         let row_bytes = if g.ndim() == 0 {
             g.itemsize()
@@ -460,7 +454,7 @@ impl ArrayBuilder {
         };
         Ok(Writer {
             plan,
-            schunk,
+            frame,
             staging,
             target,
             threads: self.threads.len(),
@@ -555,5 +549,33 @@ pub(super) fn default_filter(dtype: &Dtype) -> Filter {
     match dtype {
         Dtype::Unicode { .. } => Filter::ShuffleBytes(4),
         _ => Filter::Shuffle,
+    }
+}
+
+/// The frame a write starts: c-blosc2 lays out the header and metalayer of an empty frame
+/// at the staging path (or in memory); the chunks, index, trailer and final header are
+/// `NewFrame`'s.
+fn new_frame(staging: &Staging, sparse: bool, plan: &Plan) -> Result<NewFrame> {
+    let name = staging.name();
+    let mut schunk = Schunk::create(staging.c_path(), !sparse, &plan.params)
+        .map_err(|e| Error::blosc(format!("{name}: creating the frame"), e))?;
+    schunk
+        .meta_add(plan.format.name(), &plan.meta_bytes)
+        .map_err(|e| Error::blosc(format!("{name}: adding the metalayer"), e))?;
+    match staging.c_path() {
+        None => NewFrame::memory(
+            schunk
+                .serialize_cframe()
+                .map_err(|e| Error::blosc("serialising the in-memory frame", e))?,
+        ),
+        Some(path) => {
+            drop(schunk); // c-blosc2 has written the empty frame
+            if sparse {
+                let template = read_on_disk(&path.join("chunks.b2frame"), true)?;
+                Ok(NewFrame::sparse(template, path))
+            } else {
+                NewFrame::file(read_on_disk(path, false)?, path)
+            }
+        }
     }
 }

@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::ffi::Cctx;
 use crate::ffi::CompressParams;
 use crate::ffi::Schunk;
+use crate::format::frame_writer::NewFrame;
 use crate::format::zip::ZipWriter;
 use crate::model::attrs::Value;
 use crate::model::codec::Codec;
@@ -222,7 +223,8 @@ fn byte_params() -> CompressParams {
 }
 
 /// A new in-memory SChunk frame of bytes with metalayer `meta` (if any), `data` in chunks
-/// of [`EMBED_CHUNK`] bytes, and `vlmeta`.
+/// of [`EMBED_CHUNK`] bytes, and `vlmeta`: c-blosc2 lays out the empty frame's header,
+/// `NewFrame` writes the rest.
 fn bytes_frame(
     meta: Option<(&str, Value)>,
     data: &[u8],
@@ -235,18 +237,23 @@ fn bytes_frame(
         s.meta_add(name, &v.encode())
             .map_err(|e| fail("metalayer", e))?;
     }
+    let empty = s.serialize_cframe().map_err(|e| fail("frame", e))?;
+    drop(s);
+    let mut frame = NewFrame::memory(empty)?;
     let mut cctx = Cctx::new(&params).map_err(|e| fail("compressor", e))?;
     let mut out = Vec::new();
     for part in data.chunks(EMBED_CHUNK) {
         cctx.compress(part, &mut out)
             .map_err(|e| fail("chunks", e))?;
-        s.append_chunk(&out).map_err(|e| fail("chunks", e))?;
+        frame.append(&out)?;
     }
-    for (k, v) in vlmeta {
-        s.vlmeta_set(k, &v.encode())
-            .map_err(|e| fail("attributes", e))?;
-    }
-    s.serialize_cframe().map_err(|e| fail("frame", e))
+    let vlmeta: Vec<(String, Vec<u8>)> = vlmeta
+        .iter()
+        .map(|(k, v)| (k.clone(), v.encode()))
+        .collect();
+    frame
+        .finish(&vlmeta)?
+        .ok_or_else(|| Error::InvalidArgument("no in-memory frame".into()))
 }
 
 /// The `embed.b2e` of a store: the embedded frames one after the other, and the key map.

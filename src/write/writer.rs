@@ -9,7 +9,7 @@ use crate::codec::encode::{EncodeError, Encoder};
 use crate::error::Error;
 use crate::error::Result;
 use crate::ffi::CompressParams;
-use crate::ffi::Schunk;
+use crate::format::frame_writer::NewFrame;
 use crate::model::attrs::Value;
 use crate::model::element::Element;
 use crate::model::geometry::Geometry;
@@ -30,7 +30,8 @@ use crate::model::region::Region;
 /// ```
 pub struct Writer {
     pub(super) plan: Plan,
-    pub(super) schunk: Schunk,
+    /// The frame being written.
+    pub(super) frame: NewFrame,
     pub(super) staging: Staging,
     pub(super) target: Target,
     pub(super) threads: usize,
@@ -129,9 +130,7 @@ impl Writer {
         }
         let p = self.packer.as_mut().expect("set above");
         let out = pack_chunk(g, p, idx, data, &region)?;
-        self.schunk.append_chunk(&out).map_err(|e| {
-            Error::blosc(format!("{}: appending chunk {idx}", self.staging.name()), e)
-        })?;
+        self.frame.append(&out)?;
         self.next_chunk += 1;
         self.pushed += data.len() as u64;
         if self.next_chunk == total {
@@ -210,14 +209,8 @@ impl Writer {
                 pack_chunk_into(g, p, idx, slab, &region, slot)
             })?;
         self.out_bufs = compressed;
-        for (j, c) in self.out_bufs.iter().enumerate() {
-            self.schunk.append_chunk(c).map_err(|e| {
-                let chunk = first + j as u64;
-                Error::blosc(
-                    format!("{}: appending chunk {chunk}", self.staging.name()),
-                    e,
-                )
-            })?;
+        for c in &self.out_bufs {
+            self.frame.append(c)?;
         }
         self.pushed += slab.len() as u64;
         self.next_slab += 1;
@@ -266,25 +259,11 @@ impl Writer {
                 self.nbytes()
             )));
         }
-        for (name, v) in std::mem::take(&mut self.attrs) {
-            self.schunk
-                .vlmeta_set(&name, &v.encode())
-                .map_err(|e| Error::Attr {
-                    source_name: self.staging.name(),
-                    name: name.clone(),
-                    reason: format!("could not store it ({e})"),
-                })?;
-        }
-        let bytes = if matches!(self.target, Target::Memory) {
-            Some(
-                self.schunk
-                    .serialize_cframe()
-                    .map_err(|e| Error::blosc("serialising the in-memory frame", e))?,
-            )
-        } else {
-            None
-        };
-        drop(self.schunk); // flush and close before the rename
+        let vlmeta: Vec<(String, Vec<u8>)> = std::mem::take(&mut self.attrs)
+            .into_iter()
+            .map(|(name, v)| (name, v.encode()))
+            .collect();
+        let bytes = self.frame.finish(&vlmeta)?;
         self.staging.commit()?;
         Ok(bytes)
     }
