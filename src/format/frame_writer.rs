@@ -558,10 +558,12 @@ fn write_chunks(
     Ok((offsets, pos))
 }
 
-/// The chunk index: the offsets as a Blosc2 chunk of little-endian `int64`s.
+/// The chunk index: the offsets as a Blosc2 chunk of little-endian `int64`s, not split into
+/// byte streams, as c-blosc2 2.15 writes it (with it, new frames are byte-identical to the
+/// ones c-blosc2 wrote when it appended their chunks itself).
 fn index_chunk(offsets: &[i64]) -> std::result::Result<Vec<u8>, crate::ffi::CError> {
     let raw: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
-    small_chunk(&raw, 8, crate::ffi::SPLIT_ALWAYS)
+    small_chunk(&raw, 8, crate::ffi::SPLIT_NEVER)
 }
 
 /// An attribute's msgpack bytes as stored in the trailer: a Blosc2 chunk.
