@@ -69,7 +69,7 @@ impl ChunkData {
     }
 
     /// The region's items as `T`, checked against `dtype` (the array's, see
-    /// [`Array::dtype`]); big-endian data converted.
+    /// [`Array::dtype`](crate::Array::dtype)); big-endian data converted.
     ///
     /// ```no_run
     /// let a = b2nd::Array::open("data.b2nd")?; // <f8
