@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
-use crate::codec::chunk::{Decoded, Decoder};
+use crate::codec::chunk::{Decoded, Decoder, Target};
 use crate::codec::error::ChunkError;
+use crate::codec::worker::fetch_decode;
 use crate::error::{Error, Result};
 use crate::ffi::ChunkBytes;
 use crate::format::chunk::ChunkHeader;
@@ -453,13 +454,12 @@ impl SChunk {
         for c in start / cs..=(end - 1) / cs {
             let chunk_start = c * cs;
             let chunk_len = cs.min(self.nbytes() - chunk_start) as usize;
-            self.frame.chunk_into(c, &mut compressed)?;
             decoded.clear();
             decoded.resize(chunk_len, 0);
-            match decoder
-                .decode(&mut compressed, &mut decoded, self.typesize())
-                .map_err(|e| self.chunk_error(c, e))?
-            {
+            let (f, t) = (&self.frame, self.typesize());
+            match fetch_decode(f, c, &mut compressed, &mut decoder, t, None, |_| {
+                Target::Whole(&mut decoded)
+            })? {
                 Decoded::Data => {}
                 Decoded::Zeros => decoded.fill(0),
             }

@@ -5,9 +5,37 @@
 
 #![forbid(unsafe_code)]
 
-use crate::codec::chunk::Decoder;
+use crate::codec::chunk::{Decoded, Decoder, Target};
+use crate::error::Result;
+use crate::ffi::ChunkBytes;
+use crate::format::frame::Frame;
 
 /// Largest decoded chunk whose buffer is kept between reads (per worker).
+/// The one fetch-and-decode of every chunk read: fetch chunk `idx` of `frame` into
+/// `compressed` (with `wanted`, a block mask and the bytes per block, only the bytes those
+/// blocks need when that saves much) and decode it with `decoder` into the target `target`
+/// makes, told whether only the wanted blocks were fetched (such a chunk must be decoded
+/// with the same mask). A failure names the frame and the chunk.
+pub(crate) fn fetch_decode<'t>(
+    frame: &Frame,
+    idx: u64,
+    compressed: &mut ChunkBytes,
+    decoder: &mut Decoder,
+    typesize: usize,
+    wanted: Option<(&[bool], usize)>,
+    target: impl FnOnce(bool) -> Target<'t>,
+) -> Result<Decoded> {
+    let partial = wanted.is_some_and(|(mask, block_bytes)| {
+        frame.chunk_blocks_into(idx, mask, block_bytes, compressed)
+    });
+    if !partial {
+        frame.chunk_into(idx, compressed)?;
+    }
+    decoder
+        .decode_into(compressed, typesize, target(partial))
+        .map_err(|e| e.at(&frame.source, idx))
+}
+
 const KEPT_CHUNK_BUFFER_MAX: usize = 64 << 20;
 
 /// One reading thread's decoder and buffers.

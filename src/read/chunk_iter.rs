@@ -3,8 +3,8 @@
 #![forbid(unsafe_code)]
 
 use crate::array::Array;
-use crate::codec::chunk::Decoded;
-use crate::codec::worker::{workers_for, Worker};
+use crate::codec::chunk::{Decoded, Target};
+use crate::codec::worker::{fetch_decode, workers_for, Worker};
 use crate::error::{Error, Result};
 use crate::model::chunk_data::ChunkData;
 
@@ -131,12 +131,11 @@ impl Array {
         let region = g.chunk_region(idx);
         let bytes = region.shape().iter().product::<u64>() as usize * g.itemsize();
         let mut data = crate::alloc::zeroed(bytes, "a chunk")?;
-        self.frame.chunk_into(idx, &mut w.compressed)?;
         crate::alloc::fit(&mut w.decoded, g.chunk_bytes(), "a decoded chunk")?;
-        let kind = w
-            .decoder
-            .decode(&mut w.compressed, &mut w.decoded, g.itemsize())
-            .map_err(|e| self.chunk_error(idx, e))?;
+        let (c, d, decoded) = (&mut w.compressed, &mut w.decoder, &mut w.decoded);
+        let kind = fetch_decode(&self.frame, idx, c, d, g.itemsize(), None, |_| {
+            Target::Whole(decoded)
+        })?;
         if kind == Decoded::Data {
             g.copy_chunk_to_region(idx, &w.decoded, &mut data, &region)
                 .map_err(|e| self.layout_error(idx, e))?;

@@ -15,8 +15,7 @@ pub(crate) mod typed;
 
 use crate::array::Array;
 use crate::codec::chunk::{Decoded, Runs, Target};
-use crate::codec::error::ChunkError;
-use crate::codec::worker::{workers_for, Worker};
+use crate::codec::worker::{fetch_decode, workers_for, Worker};
 use crate::error::{Error, Result};
 use crate::model::element::{self, Element};
 use crate::model::geometry::GeometryError;
@@ -88,10 +87,6 @@ impl Array {
         let shape: Vec<usize> = self.shape().iter().map(|&s| s as usize).collect();
         ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v)
             .map_err(|e| Error::InvalidArgument(format!("ndarray shape: {e}")))
-    }
-
-    pub(crate) fn chunk_error(&self, chunk: u64, e: ChunkError) -> Error {
-        e.at(&self.frame.source, chunk)
     }
 
     /// A chunk whose decoded layout disagrees with the geometry.
@@ -198,13 +193,11 @@ impl Array {
         let g = &self.geom;
         if let Some(range) = g.direct_range(idx, region) {
             // The chunk's bytes are exactly this run of the output: decode in place.
-            self.frame.chunk_into(idx, &mut w.compressed)?;
             let dst = &mut out[range];
-            return match w
-                .decoder
-                .decode(&mut w.compressed, dst, g.itemsize())
-                .map_err(|e| self.chunk_error(idx, e))?
-            {
+            let (c, d) = (&mut w.compressed, &mut w.decoder);
+            return match fetch_decode(&self.frame, idx, c, d, g.itemsize(), None, |_| {
+                Target::Whole(&mut *dst)
+            })? {
                 Decoded::Data => Ok(()),
                 Decoded::Zeros => {
                     dst.fill(0);
@@ -226,27 +219,27 @@ impl Array {
             }
         }
         // Only the touched blocks' bytes are read when that saves much (a box or a thread's
-        // part of a chunk); every decode below then uses the same mask.
-        let partial = self
-            .frame
-            .chunk_blocks_into(idx, &w.touched, bb, &mut w.compressed);
-        if !partial {
-            self.frame.chunk_into(idx, &mut w.compressed)?;
-        }
-        w.decoder
-            .decode_into(
-                &mut w.compressed,
-                g.itemsize(),
+        // part of a chunk); every decode then uses the same mask.
+        let (c, d) = (&mut w.compressed, &mut w.decoder);
+        let (touched, runs, decoded) = (&w.touched, &w.runs, &mut w.decoded);
+        fetch_decode(
+            &self.frame,
+            idx,
+            c,
+            d,
+            g.itemsize(),
+            Some((touched, bb)),
+            |partial| {
                 Target::Runs(Runs {
-                    decoded: &mut w.decoded,
-                    runs: &w.runs,
+                    decoded,
+                    runs,
                     out,
-                    touched: &w.touched,
+                    touched,
                     block_bytes: bb,
                     partial,
-                }),
-            )
-            .map(drop)
-            .map_err(|e| self.chunk_error(idx, e))
+                })
+            },
+        )
+        .map(drop)
     }
 }

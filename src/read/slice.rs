@@ -15,7 +15,7 @@
 
 use crate::array::Array;
 use crate::codec::chunk::{BlockMask, Decoded, Target};
-use crate::codec::worker::{workers_for, Worker};
+use crate::codec::worker::{fetch_decode, workers_for, Worker};
 use crate::error::{Error, Result};
 use crate::model::element::{self, Element};
 use crate::model::region::{ravel, step, Region, ZEROS};
@@ -278,32 +278,34 @@ impl Array {
     /// flagged in `w.wanted` are sure to be decoded.
     fn decode_chunk(&self, w: &mut Worker, idx: u64, masked: bool) -> Result<Decoded> {
         let g = &self.geom;
-        // With a mask, read just the wanted blocks' bytes when that saves much.
-        let partial = masked
-            && self
-                .frame
-                .chunk_blocks_into(idx, &w.wanted, g.block_bytes(), &mut w.compressed);
-        if !partial {
-            self.frame.chunk_into(idx, &mut w.compressed)?;
-        }
         if w.decoded.len() != g.chunk_bytes() {
             // Zeroed by the allocator: the pages of blocks a mask skips are never touched.
             w.decoded = Vec::new();
             w.decoded = crate::alloc::zeroed(g.chunk_bytes(), "a decoded chunk")?;
         }
-        let target = match masked {
-            true => Target::Blocks(
-                &mut w.decoded,
-                BlockMask {
-                    wanted: &w.wanted,
-                    block_bytes: g.block_bytes(),
-                },
-            ),
-            false => Target::Whole(&mut w.decoded),
-        };
-        w.decoder
-            .decode_into(&mut w.compressed, g.itemsize(), target)
-            .map_err(|e| self.chunk_error(idx, e))
+        let bb = g.block_bytes();
+        let (c, d) = (&mut w.compressed, &mut w.decoder);
+        let (wanted, decoded) = (&w.wanted, &mut w.decoded);
+        // With a mask, read just the wanted blocks' bytes when that saves much.
+        let mask = masked.then_some((wanted.as_slice(), bb));
+        fetch_decode(
+            &self.frame,
+            idx,
+            c,
+            d,
+            g.itemsize(),
+            mask,
+            |_| match masked {
+                true => Target::Blocks(
+                    decoded,
+                    BlockMask {
+                        wanted,
+                        block_bytes: bb,
+                    },
+                ),
+                false => Target::Whole(decoded),
+            },
+        )
     }
 
     /// Copy the selected items of one chunk into the part. `chunk[i]` is the chunk's grid
