@@ -336,6 +336,31 @@ impl Geometry {
         self.for_each_run(idx, region, region_bytes, |s, d, n| runs.push((s, d, n)))
     }
 
+    /// Number of slabs (chunk rows along the first dimension) a C-order write is cut into:
+    /// none for an empty array, one for a 0-d array.
+    pub(crate) fn nslabs(&self) -> u64 {
+        if self.nitems == 0 {
+            0
+        } else if self.ndim() == 0 {
+            1
+        } else {
+            self.grid[0]
+        }
+    }
+
+    /// Slab `k`: its first chunk, its number of chunks and the region it covers (chunk row
+    /// `k` along the first dimension, clipped to the shape).
+    pub(crate) fn slab(&self, k: u64) -> (u64, u64, Region) {
+        if self.ndim() == 0 {
+            return (0, 1, Region::whole(&[]));
+        }
+        let per_row: u64 = self.grid[1..].iter().product();
+        let c0 = self.chunks[0];
+        let rows = c0.min(self.shape[0] - k * c0);
+        let region = Region::whole(&self.shape).with_dim(0, k * c0, rows);
+        (k * per_row, per_row, region)
+    }
+
     /// `region` cut into pieces for `threads` workers along its first dimension `d` longer
     /// than 1: one piece per chunk row along `d`; with fewer chunk rows than threads, rows
     /// are also cut at block boundaries so that every thread has a piece (a piece decodes

@@ -446,12 +446,6 @@ impl ArrayBuilder {
         let plan = self.plan()?;
         let staging = Staging::new(&target, self.overwrite)?;
         let frame = new_frame(&staging, matches!(target, Target::Sparse(_)), &plan)?;
-        let g = &plan.geom;
-        let row_bytes = if g.ndim() == 0 {
-            g.itemsize()
-        } else {
-            g.shape()[1..].iter().product::<u64>() as usize * g.itemsize()
-        };
         Ok(Writer {
             plan,
             frame,
@@ -460,7 +454,6 @@ impl ArrayBuilder {
             threads: self.threads.len(),
             exec: self.threads.clone(),
             attrs: self.attrs,
-            row_bytes,
             slab: Vec::new(),
             next_slab: 0,
             pushed: 0,

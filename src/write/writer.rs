@@ -38,7 +38,6 @@ pub struct Writer {
     /// Where compression runs.
     pub(super) exec: crate::parallel::Threads,
     pub(super) attrs: Vec<(String, Value)>,
-    pub(super) row_bytes: usize,
     pub(super) slab: Vec<u8>,
     pub(super) next_slab: u64,
     pub(super) pushed: u64,
@@ -80,23 +79,11 @@ impl Writer {
     /// Bytes of slab `k` (chunk row `k` along dim 0, clipped to the shape).
     pub(super) fn slab_bytes(&self, k: u64) -> usize {
         let g = &self.plan.geom;
-        if g.ndim() == 0 {
-            return g.itemsize();
-        }
-        let c0 = g.chunks()[0];
-        let rows = c0.min(g.shape()[0] - k * c0);
-        rows as usize * self.row_bytes
+        g.slab(k).2.nitems().unwrap_or(0) as usize * g.itemsize()
     }
 
     pub(super) fn nslabs(&self) -> u64 {
-        let g = &self.plan.geom;
-        if g.nitems() == 0 {
-            0
-        } else if g.ndim() == 0 {
-            1
-        } else {
-            g.chunk_grid()[0]
-        }
+        self.plan.geom.nslabs()
     }
 
     /// Push the next whole chunk, in chunk order (C order over the chunk grid): the data of
@@ -180,15 +167,7 @@ impl Writer {
     pub(super) fn write_slab(&mut self, slab: &[u8]) -> Result<()> {
         let k = self.next_slab;
         let g = &self.plan.geom;
-        let nd = g.ndim();
-        let (first, count, region) = if nd == 0 {
-            (0u64, 1u64, Region::whole(&[]))
-        } else {
-            let per_row: u64 = g.chunk_grid()[1..].iter().product();
-            let rows = (slab.len() / self.row_bytes) as u64;
-            let region = Region::whole(g.shape()).with_dim(0, k * g.chunks()[0], rows);
-            (k * per_row, per_row, region)
-        };
+        let (first, count, region) = g.slab(k);
         let outer = (count as usize).min(self.threads).max(1);
         let params = self.plan.cctx_params((self.threads / outer).max(1));
         if self.spare_threads != params.nthreads {
