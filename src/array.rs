@@ -191,6 +191,30 @@ impl Array {
         Array::from_frame(Frame::from_bytes(bytes.into())?)
     }
 
+    /// Open the array (a contiguous frame) at `url` (feature `remote`): `http://` or
+    /// `https://` (the server must answer range requests), or `s3://bucket/key` with
+    /// credentials, region and endpoint from the environment as `object_store` reads them
+    /// (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL`,
+    /// `AWS_ALLOW_HTTP`, ...). Header, chunk index and trailer are fetched once; reads then
+    /// fetch only the chunks, and where a mask saves much only the blocks, they need. Calls
+    /// block the calling thread (b2nd runs its own I/O runtime); from async code, call from
+    /// a blocking task.
+    ///
+    /// ```no_run
+    /// let a = b2nd::Array::open_url("http://127.0.0.1:8080/data/big.b2nd")?;
+    /// let s: b2nd::Slice = "100:110".parse()?;
+    /// let v: Vec<f64> = a.read_slice(&s)?;
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    #[cfg(feature = "remote")]
+    pub fn open_url(url: &str) -> Result<Array> {
+        let src = crate::storage::Remote::open_url(url)?;
+        Array::from_frame(Frame::from_source(
+            url.to_string(),
+            std::sync::Arc::new(src),
+        )?)
+    }
+
     pub(crate) fn from_frame(frame: Frame) -> Result<Array> {
         let src = frame.source.clone();
         let (format, meta) = nd_metalayer(&frame)?;

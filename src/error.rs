@@ -23,6 +23,16 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A remote object (HTTP, S3) could not be read: not found, refused, cut short, or the
+    /// request failed.
+    #[error("{url}: {reason}")]
+    Remote {
+        /// The object's URL.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+
     /// The bytes are not a Blosc2 frame c-blosc2 can open.
     #[error("{source_name}: not a readable Blosc2 frame: {reason}")]
     Frame {

@@ -185,7 +185,21 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
+    /// The source as a URL (`http://`, `https://`, `s3://`): an array read by ranges.
+    pub(crate) fn url(&self) -> Option<&str> {
+        let s = self.path.to_str()?;
+        (self.key.is_none()
+            && self.offset == 0
+            && ["http://", "https://", "s3://"]
+                .iter()
+                .any(|p| s.starts_with(p)))
+        .then_some(s)
+    }
+
     pub(crate) fn open(&self) -> b2nd::Result<Array> {
+        if let Some(url) = self.url() {
+            return Array::open_url(url);
+        }
         match self.key {
             Some(key) => b2nd::Store::open(self.path)?.open_array(key),
             None if self.offset == 0 => Array::open(self.path),
@@ -330,7 +344,7 @@ pub(crate) fn emit(s: &str) -> Result<(), Box<dyn std::error::Error>> {
 
 fn info(src: &Source, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
     use std::fmt::Write as _;
-    if src.key.is_none() && src.offset == 0 && b2nd::Store::probe(src.path) {
+    if src.url().is_none() && src.key.is_none() && src.offset == 0 && b2nd::Store::probe(src.path) {
         return store_info(src.path, as_json);
     }
     if let Some(key) = src.key {

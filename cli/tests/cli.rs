@@ -938,3 +938,49 @@ fn fortran_order_inputs_are_read_in_c_order() {
     let a = b2nd::Array::open(&arr).unwrap();
     assert_eq!(a.read::<i32>().unwrap(), vec![0, -1, -2, 3, -3, -4]);
 }
+
+#[test]
+fn info_and_to_npy_read_urls() {
+    let root = data_dir();
+    let Some(server) = common::http::Nginx::start(&root) else {
+        cannot_run("info_and_to_npy_read_urls", "no nginx on PATH");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let rel = "ref_7x5_i4.b2nd";
+    let url = server.url(rel);
+    let out = run_ok(b2nd().args(["info", "--json"]).arg(&url));
+    let remote: J = serde_json::from_slice(&out.stdout).unwrap();
+    let out = run_ok(b2nd().args(["info", "--json"]).arg(root.join(rel)));
+    let local: J = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(remote["shape"], local["shape"]);
+    assert_eq!(remote["dtype"], local["dtype"]);
+    let (a, b) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
+    run_ok(
+        b2nd()
+            .arg("to-npy")
+            .arg(&url)
+            .arg(&a)
+            .args(["--slice", "1:5, 2:"]),
+    );
+    run_ok(
+        b2nd()
+            .arg("to-npy")
+            .arg(root.join(rel))
+            .arg(&b)
+            .args(["--slice", "1:5, 2:"]),
+    );
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    // A missing object: one line, exit 1, nothing written.
+    let c = dir.path().join("c.npy");
+    let out = run_fail(
+        b2nd().arg("to-npy").arg(server.url("missing.b2nd")).arg(&c),
+        1,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not found") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!c.exists());
+}

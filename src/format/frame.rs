@@ -817,6 +817,12 @@ impl Frame {
         Frame::parse(source.to_string(), bytes)
     }
 
+    /// Open the contiguous frame `src` holds (a remote object), named `source` in errors.
+    #[cfg(feature = "remote")]
+    pub(crate) fn from_source(source: String, src: Arc<dyn RangeRead>) -> Result<Frame> {
+        Frame::parse(source, FrameBytes::Contiguous(src))
+    }
+
     /// Open an in-memory CFrame.
     pub(crate) fn from_bytes(bytes: Vec<u8>) -> Result<Frame> {
         Frame::parse(

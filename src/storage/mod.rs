@@ -11,6 +11,8 @@
 
 mod local;
 mod memory;
+#[cfg(feature = "remote")]
+mod remote;
 
 use std::sync::Arc;
 
@@ -18,6 +20,8 @@ use crate::error::Result;
 
 pub(crate) use local::{parent_dir, read_at, sync_dir, LocalDir, LocalFile};
 pub(crate) use memory::{Memory, Window};
+#[cfg(feature = "remote")]
+pub(crate) use remote::Remote;
 
 /// Bytes read by ranges: the one thing a read needs from where the data lives.
 pub(crate) trait RangeRead: Send + Sync {

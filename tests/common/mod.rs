@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 #[allow(dead_code)]
+pub mod http;
+#[allow(dead_code)]
 pub mod inplace_model;
 #[allow(dead_code)]
 pub mod slice_fixtures;
