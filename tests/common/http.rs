@@ -77,3 +77,68 @@ impl Drop for Nginx {
         let _ = self.child.wait();
     }
 }
+
+/// moto's S3 server (`moto_server` from PyPI: `B2ND_MOTO_SERVER` names the binary, as
+/// `.ci/run` installs it) on 127.0.0.1, stopped when dropped.
+pub struct Moto {
+    child: Child,
+    pub port: u16,
+}
+
+impl Moto {
+    /// `None` when `B2ND_MOTO_SERVER` is not set.
+    pub fn start() -> Option<Moto> {
+        let bin = std::env::var_os("B2ND_MOTO_SERVER")?;
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(bin)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let t0 = Instant::now();
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "moto did not listen on {addr}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(Moto { child, port })
+    }
+
+    /// An unsigned `PUT` of `body` at `path` (moto does not check signatures): creates a
+    /// bucket (`/bucket`) or an object (`/bucket/key`).
+    pub fn put(&self, path: &str, body: &[u8]) {
+        use std::io::{Read, Write};
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.port,
+            body.len()
+        )
+        .unwrap();
+        s.write_all(body).unwrap();
+        let mut reply = String::new();
+        let _ = s.read_to_string(&mut reply);
+        assert!(
+            reply.starts_with("HTTP/1.1 200"),
+            "PUT {path}: {}",
+            reply.lines().next().unwrap_or("")
+        );
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

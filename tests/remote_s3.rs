@@ -1,0 +1,58 @@
+//! Arrays read from S3 by byte ranges (feature `remote`), from moto's S3 server started here
+//! on 127.0.0.1 (`B2ND_MOTO_SERVER`, which `.ci/run` installs from PyPI): a third of the
+//! readable contiguous fixtures, uploaded, read the same as from their files; a missing key
+//! says "not found". The only test of its binary: it sets the AWS variables of the process.
+
+#![cfg(feature = "remote")]
+
+use b2nd::Array;
+
+mod common;
+
+#[test]
+fn fixtures_read_from_s3_as_from_their_files() {
+    let Some(moto) = common::http::Moto::start() else {
+        common::cannot_run(
+            "fixtures_read_from_s3_as_from_their_files",
+            "no S3 server: set B2ND_MOTO_SERVER to moto's moto_server (pip install 'moto[server]')",
+        );
+        return;
+    };
+    // object_store's AmazonS3Builder::from_env reads these, as a user's environment would
+    // hold them; set before any other thread runs (the only test of its binary).
+    std::env::set_var(
+        "AWS_ENDPOINT_URL",
+        format!("http://127.0.0.1:{}", moto.port),
+    );
+    std::env::set_var("AWS_ALLOW_HTTP", "true");
+    std::env::set_var("AWS_ACCESS_KEY_ID", "b2nd-test");
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "b2nd-test");
+    std::env::set_var("AWS_REGION", "us-east-1");
+    moto.put("/fixtures", b"");
+    let root = common::data_dir();
+    let mut n = 0;
+    for f in common::good_contiguous().into_iter().step_by(3) {
+        let rel = f["path"].as_str().unwrap();
+        let local = Array::open(root.join(rel)).unwrap();
+        let Ok(want) = local.read_bytes() else {
+            continue;
+        };
+        moto.put(
+            &format!("/fixtures/{rel}"),
+            &std::fs::read(root.join(rel)).unwrap(),
+        );
+        let url = format!("s3://fixtures/{rel}");
+        let remote = Array::open_url(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(remote.read_bytes().unwrap(), want, "{url}");
+        assert_eq!(
+            remote.attrs().unwrap(),
+            local.attrs().unwrap(),
+            "{url}: attributes"
+        );
+        n += 1;
+    }
+    assert!(n >= 40, "only {n} fixtures read from S3");
+    eprintln!("remote: {n} fixtures read from S3 (moto) equal to their files");
+    let missing = Array::open_url("s3://fixtures/no/such.b2nd").unwrap_err();
+    assert!(missing.to_string().contains("not found"), "{missing}");
+}
