@@ -6,6 +6,28 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A free port on 127.0.0.1: bound, read and released (the server binds it right after).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Whether something listens on 127.0.0.1:`port` within `timeout`.
+fn listening(port: u16, timeout: Duration) -> bool {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let t0 = Instant::now();
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {
+        if t0.elapsed() > timeout {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
 /// nginx serving `root` on 127.0.0.1 (a free port), stopped when dropped.
 pub struct Nginx {
     child: Child,
@@ -20,12 +42,7 @@ impl Nginx {
             .into_iter()
             .find(|p| Path::new(p).exists())?;
         let dir = tempfile::tempdir().unwrap();
-        // A free port: bind, read it, release it (nginx binds it right after).
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let d = dir.path().display();
         let conf = format!(
             "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
@@ -48,15 +65,11 @@ impl Nginx {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let t0 = Instant::now();
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "nginx did not listen on {addr}: {}",
+        if !listening(port, Duration::from_secs(10)) {
+            panic!(
+                "nginx did not listen on port {port}: {}",
                 std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default()
             );
-            std::thread::sleep(Duration::from_millis(20));
         }
         Some(Nginx {
             child,
@@ -89,11 +102,7 @@ impl Moto {
     /// `None` when `B2ND_MOTO_SERVER` is not set.
     pub fn start() -> Option<Moto> {
         let bin = std::env::var_os("B2ND_MOTO_SERVER")?;
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let child = Command::new(bin)
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
             .stdin(Stdio::null())
@@ -101,15 +110,10 @@ impl Moto {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let t0 = Instant::now();
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(30),
-                "moto did not listen on {addr}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        assert!(
+            listening(port, Duration::from_secs(30)),
+            "moto did not listen on port {port}"
+        );
         Some(Moto { child, port })
     }
 
