@@ -767,6 +767,29 @@ def gen_zfp():
                 Z[0], -2, filters=[F.SHUFFLE], splitmode=blosc2.SplitMode.NEVER_SPLIT)
     zfp_fixture("zfp_prec_i8", (np.arange(256, dtype="<i8") * 12345).reshape(16, 16), (16, 16),
                 (8, 8), Z[1], 20)
+    # ZFP after a DELTA codes XORed bit patterns as floats: the far fixture's values read
+    # back nowhere near the data written, which is what c-blosc2 decodes its chunks to. Split
+    # into byte streams, the same array's blocks are stored as is or as runs of zeros (ZFP
+    # codes no stream), so DELTA alone decides and it reads back exactly (diff_test SEED=2852203083 case 962,
+    # once refused by b2nd).
+    x = np.random.default_rng(0).standard_normal((2, 8, 9))
+    zfp_fixture("zfp_rate_after_delta_far_f8", x * 1000, (4, 10, 10), (4, 4, 5), Z[2], 30,
+                filters=[F.DELTA])
+    err = np.abs(blosc2.open("zfp_rate_after_delta_far_f8.b2nd")[...] - x * 1000).max()
+    assert err > 1e6, err
+    name = "zfp_rate_after_delta_split_f8"
+    asarray(name, x, (4, 10, 10), (4, 4, 5),
+            cp(codec=Z[2], codec_meta=45, filters=[F.DELTA, 0, 0, 0, 0, 0], filters_meta=[0] * 6,
+               splitmode=blosc2.SplitMode.ALWAYS_SPLIT))  # check=True: reads back exactly
+    for c in chunk_bytes(None, f"{name}.b2nd"):
+        assert c[22] == int(Z[2].value) and c[16] == int(F.DELTA.value), (name, c[16:24])
+        assert not c[2] & 0x10, (name, "not split")
+        nbytes, blocksize = struct.unpack_from("<ii", c, 4)
+        for st in struct.unpack_from(f"<{-(-nbytes // blocksize)}i", c, 32):
+            for k in range(8):  # 8 byte streams, each stored as is or a run of zeros
+                size = struct.unpack_from("<i", c, st)[0]
+                assert size in (0, blocksize // 8), (name, "a ZFP stream", size)
+                st += 4 + size
 
 
 def gen_ndmean_old():
