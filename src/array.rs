@@ -191,14 +191,16 @@ impl Array {
         Array::from_frame(Frame::from_bytes(bytes.into())?)
     }
 
-    /// Open the array (a contiguous frame) at `url` (feature `remote`): `http://` or
-    /// `https://` (the server must answer range requests), or `s3://bucket/key` with
-    /// credentials, region and endpoint from the environment as `object_store` reads them
-    /// (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL`,
-    /// `AWS_ALLOW_HTTP`, ...). Header, chunk index and trailer are fetched once; reads then
-    /// fetch only the chunks, and where a mask saves much only the blocks, they need. Calls
-    /// block the calling thread (b2nd runs its own I/O runtime); from async code, call from
-    /// a blocking task.
+    /// Open the array at `url` (feature `remote`) with the default [`crate::RemoteOptions`]:
+    /// `http://` or `https://` (the server must answer range requests), or
+    /// `s3://bucket/key` with credentials, region and endpoint from the environment as
+    /// `object_store` reads them (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+    /// `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...). The URL names a contiguous
+    /// frame, or the prefix of a sparse frame (its `chunks.b2frame` and chunk files).
+    /// Header, chunk index and trailer are fetched once; reads then fetch only the chunks,
+    /// and where a mask saves much only the blocks, they need, each request conditional on
+    /// the object being the version opened. Calls block the calling thread (b2nd runs its
+    /// own I/O runtime); from async code, call from a blocking task.
     ///
     /// ```no_run
     /// let a = b2nd::Array::open_url("http://127.0.0.1:8080/data/big.b2nd")?;
@@ -208,11 +210,38 @@ impl Array {
     /// ```
     #[cfg(feature = "remote")]
     pub fn open_url(url: &str) -> Result<Array> {
-        let src = crate::storage::Remote::open_url(url)?;
-        Array::from_frame(Frame::from_source(
-            url.to_string(),
-            std::sync::Arc::new(src),
-        )?)
+        Array::open_url_with(url, &crate::RemoteOptions::new())
+    }
+
+    /// [`Array::open_url`] with explicit timeouts, retries, requests in flight and store
+    /// settings.
+    #[cfg(feature = "remote")]
+    pub fn open_url_with(url: &str, options: &crate::RemoteOptions) -> Result<Array> {
+        Array::from_frame(Frame::open_url(url, options)?)
+    }
+
+    /// Open the array at `path` of a store the caller built (any `object_store` backend:
+    /// S3, GCS, Azure, HTTP, local, in memory).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use b2nd::object_store::{memory::InMemory, path::Path, ObjectStoreExt};
+    ///
+    /// let store = Arc::new(InMemory::new());
+    /// let bytes = std::fs::read("tests/data/f8_2d_ragged.b2nd")?;
+    /// let rt = tokio::runtime::Runtime::new()?;
+    /// rt.block_on(store.put(&Path::from("a/f8_2d_ragged.b2nd"), bytes.into()))?;
+    /// let a = b2nd::Array::open_object(store, "a/f8_2d_ragged.b2nd", &b2nd::RemoteOptions::new())?;
+    /// assert_eq!(a.shape(), &[10, 7]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "remote")]
+    pub fn open_object(
+        store: std::sync::Arc<dyn object_store::ObjectStore>,
+        path: &str,
+        options: &crate::RemoteOptions,
+    ) -> Result<Array> {
+        Array::from_frame(Frame::open_object(store, path, options)?)
     }
 
     pub(crate) fn from_frame(frame: Frame) -> Result<Array> {

@@ -165,10 +165,14 @@ pub use model::element::Element;
 pub use model::geometry::{Geometry, GeometryError};
 pub use model::region::Region;
 pub use model::selection::{Slice, SliceItem};
+#[cfg(feature = "remote")]
+pub use object_store;
 pub use parallel::Threads;
 pub use read::chunk_iter::ChunkIter;
 pub use read::slice::SliceSlabs;
 pub use schunk::{SChunk, MAX_ATTR_BYTES};
+#[cfg(feature = "remote")]
+pub use storage::RemoteOptions;
 pub use store::{MemberKind, Store, StoreKind};
 pub use table::{Column, Table};
 pub use write::ArrayMut;

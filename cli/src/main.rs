@@ -31,6 +31,30 @@ macro_rules! outln {
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// For URLs: the longest one request may take, its body included (default 30).
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = seconds)]
+    timeout: Option<std::time::Duration>,
+    /// For URLs: how many times a transient failure (5xx, a reset) is retried (default 3).
+    #[arg(long, global = true, value_name = "N")]
+    retries: Option<usize>,
+}
+
+/// A positive number of seconds.
+fn seconds(s: &str) -> Result<std::time::Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v < 1e9)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("{s:?} is not a positive number of seconds"))
+}
+
+/// How URLs are read, from the global options (and `--threads`, which also bounds the
+/// requests in flight): set once in `main`.
+static REMOTE: std::sync::OnceLock<b2nd::RemoteOptions> = std::sync::OnceLock::new();
+
+/// The options for reading URLs.
+pub(crate) fn remote_options() -> b2nd::RemoteOptions {
+    REMOTE.get().cloned().unwrap_or_default()
 }
 
 #[derive(Subcommand)]
@@ -198,7 +222,7 @@ impl Source<'_> {
 
     pub(crate) fn open(&self) -> b2nd::Result<Array> {
         if let Some(url) = self.url() {
-            return Array::open_url(url);
+            return Array::open_url_with(url, &remote_options());
         }
         match self.key {
             Some(key) => b2nd::Store::open(self.path)?.open_array(key),
@@ -602,6 +626,20 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let mut remote = b2nd::RemoteOptions::new();
+    if let Some(t) = cli.timeout {
+        remote = remote.timeout(t);
+    }
+    if let Some(n) = cli.retries {
+        remote = remote.retries(n);
+    }
+    if let Cmd::ToNpy {
+        threads: Some(t), ..
+    } = &cli.cmd
+    {
+        remote = remote.max_in_flight(*t);
+    }
+    let _ = REMOTE.set(remote);
     let r = match cli.cmd {
         Cmd::FromNpy {
             input,

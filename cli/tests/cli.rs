@@ -984,3 +984,55 @@ fn info_and_to_npy_read_urls() {
     );
     assert!(!c.exists());
 }
+
+#[test]
+fn url_reads_end_with_one_line_when_the_server_fails() {
+    let root = data_dir();
+    let Some(server) = common::http::Nginx::start(&root) else {
+        cannot_run(
+            "url_reads_end_with_one_line_when_the_server_fails",
+            "no nginx on PATH",
+        );
+        return;
+    };
+    let proxy = common::proxy::Proxy::start(server.port());
+    let dir = tempfile::tempdir().unwrap();
+    let url = proxy.url("f8_2d_ragged.b2nd");
+    let out = dir.path().join("out.npy");
+    let quick = ["--timeout", "1", "--retries", "1", "--threads", "2"];
+    // The whole read through the proxy: works, in at most 2 requests in flight.
+    run_ok(b2nd().arg("to-npy").arg(&url).arg(&out).args(quick));
+    assert!(out.is_file());
+    std::fs::remove_file(&out).unwrap();
+    for (fault, what) in [
+        (common::proxy::Fault::Hang, "a server that never answers"),
+        (common::proxy::Fault::Truncate, "bodies cut short"),
+        (common::proxy::Fault::AlwaysUnavailable, "503 for good"),
+    ] {
+        proxy.set(fault);
+        let t0 = std::time::Instant::now();
+        let o = run_fail(b2nd().arg("to-npy").arg(&url).arg(&out).args(quick), 1);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.lines().count() == 1 && err.contains(&url),
+            "{what}: {err}"
+        );
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "{what}: {:?}",
+            t0.elapsed()
+        );
+        assert!(!out.exists(), "{what}: output left behind");
+    }
+    proxy.kill();
+    let o = run_fail(
+        b2nd()
+            .arg("info")
+            .arg(&url)
+            .args(["--timeout", "1", "--retries", "0"]),
+        1,
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stderr).lines().count(), 1);
+    // A bad --timeout is a usage error.
+    run_fail(b2nd().arg("info").arg(&url).args(["--timeout", "-1"]), 2);
+}

@@ -817,10 +817,46 @@ impl Frame {
         Frame::parse(source.to_string(), bytes)
     }
 
-    /// Open the contiguous frame `src` holds (a remote object), named `source` in errors.
+    /// Open the frame at `url` (see [`crate::storage::store_for`]).
     #[cfg(feature = "remote")]
-    pub(crate) fn from_source(source: String, src: Arc<dyn RangeRead>) -> Result<Frame> {
-        Frame::parse(source, FrameBytes::Contiguous(src))
+    pub(crate) fn open_url(url: &str, options: &crate::storage::RemoteOptions) -> Result<Frame> {
+        let (store, path) = crate::storage::store_for(url, options)?;
+        Frame::from_remote(
+            url,
+            crate::storage::RemoteFrame::open(store, path, url, options)?,
+        )
+    }
+
+    /// Open the frame at `path` of a caller's `store`.
+    #[cfg(feature = "remote")]
+    pub(crate) fn open_object(
+        store: Arc<dyn object_store::ObjectStore>,
+        path: &str,
+        options: &crate::storage::RemoteOptions,
+    ) -> Result<Frame> {
+        let name = format!("{store}/{path}");
+        let p = object_store::path::Path::parse(path).map_err(|e| Error::Remote {
+            url: name.clone(),
+            reason: e.to_string(),
+        })?;
+        Frame::from_remote(
+            &name,
+            crate::storage::RemoteFrame::open(store, p, &name, options)?,
+        )
+    }
+
+    /// Open the frame at `url` (a contiguous frame's object, or a sparse frame's prefix),
+    /// named `url` in errors.
+    #[cfg(feature = "remote")]
+    pub(crate) fn from_remote(url: &str, remote: crate::storage::RemoteFrame) -> Result<Frame> {
+        let bytes = match remote {
+            crate::storage::RemoteFrame::Object(o) => FrameBytes::Contiguous(Arc::new(o)),
+            crate::storage::RemoteFrame::Sparse { index, dir } => FrameBytes::Sparse {
+                index: Arc::new(index),
+                dir: Arc::new(dir),
+            },
+        };
+        Frame::parse(url.to_string(), bytes)
     }
 
     /// Open an in-memory CFrame.

@@ -21,7 +21,9 @@ use crate::error::Result;
 pub(crate) use local::{parent_dir, read_at, sync_dir, LocalDir, LocalFile};
 pub(crate) use memory::{Memory, Window};
 #[cfg(feature = "remote")]
-pub(crate) use remote::Remote;
+pub use remote::RemoteOptions;
+#[cfg(feature = "remote")]
+pub(crate) use remote::{store_for, RemoteFrame};
 
 /// Bytes read by ranges: the one thing a read needs from where the data lives.
 pub(crate) trait RangeRead: Send + Sync {

@@ -1,17 +1,144 @@
 //! Objects behind HTTP or in S3, read by byte ranges through the `object_store` crate
-//! (feature `remote`). Each vectored read is one `get_ranges` call (object_store coalesces
-//! nearby ranges and runs the requests concurrently) driven by a Tokio runtime b2nd owns, so
-//! callers need no runtime of their own; an async caller must call from a blocking task.
+//! (feature `remote`). A vectored read coalesces nearby ranges and runs the requests with a
+//! bounded number in flight, each one conditional on the object being the version opened,
+//! on a Tokio runtime b2nd owns, so callers need no runtime of their own; an async caller
+//! must call from a blocking task.
 
 #![forbid(unsafe_code)]
 
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
+use futures_util::stream::{self, StreamExt, TryStreamExt};
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{
+    ClientConfigKey, GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt, RetryConfig,
+};
 
-use super::RangeRead;
+use super::{Directory, RangeRead};
 use crate::error::{Error, Result};
+
+/// How remote objects are reached: timeouts, retries, requests in flight, how far apart
+/// two ranges may be and still be fetched by one request, and settings passed to
+/// `object_store`'s builders (for S3 any key `AmazonS3ConfigKey` parses: `aws_endpoint`,
+/// `aws_region`, `aws_access_key_id`, ...; for HTTP any `ClientConfigKey`), which override
+/// the environment.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let options = b2nd::RemoteOptions::new()
+///     .timeout(Duration::from_secs(10))
+///     .retries(2)
+///     .max_in_flight(4)
+///     .setting("aws_region", "eu-west-1");
+/// assert_eq!(options.in_flight(), 4);
+/// ```
+#[derive(Debug, Clone)]
+pub struct RemoteOptions {
+    timeout: Duration,
+    connect_timeout: Duration,
+    retries: usize,
+    retry_timeout: Duration,
+    in_flight: usize,
+    coalesce: u64,
+    settings: Vec<(String, String)>,
+}
+
+impl Default for RemoteOptions {
+    fn default() -> RemoteOptions {
+        RemoteOptions {
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(5),
+            retries: 3,
+            retry_timeout: Duration::from_secs(60),
+            in_flight: 8,
+            coalesce: 256 * 1024,
+            settings: Vec::new(),
+        }
+    }
+}
+
+impl RemoteOptions {
+    /// The defaults: 30 s per request (body included), 5 s to connect, 3 retries of a
+    /// transient error (5xx, a reset) with exponential backoff within 60 s, 8 requests in
+    /// flight, ranges less than 256 KiB apart fetched together.
+    pub fn new() -> RemoteOptions {
+        RemoteOptions::default()
+    }
+
+    /// The longest one request may take, its body included.
+    pub fn timeout(mut self, timeout: Duration) -> RemoteOptions {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The longest connecting may take.
+    pub fn connect_timeout(mut self, timeout: Duration) -> RemoteOptions {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How many times a transient failure is retried (0: never).
+    pub fn retries(mut self, retries: usize) -> RemoteOptions {
+        self.retries = retries;
+        self
+    }
+
+    /// No retry starts later than this after a request's first try.
+    pub fn retry_timeout(mut self, timeout: Duration) -> RemoteOptions {
+        self.retry_timeout = timeout;
+        self
+    }
+
+    /// At most this many requests in flight per read (at least 1).
+    pub fn max_in_flight(mut self, n: usize) -> RemoteOptions {
+        self.in_flight = n.max(1);
+        self
+    }
+
+    /// Ranges less than `bytes` apart are fetched by one request.
+    pub fn coalesce_gap(mut self, bytes: u64) -> RemoteOptions {
+        self.coalesce = bytes;
+        self
+    }
+
+    /// A setting for `object_store`'s builder (e.g. `aws_endpoint`, `aws_region`,
+    /// `aws_allow_http`); later settings of a key win.
+    pub fn setting(mut self, key: impl Into<String>, value: impl Into<String>) -> RemoteOptions {
+        self.settings.push((key.into(), value.into()));
+        self
+    }
+
+    /// Requests in flight per read.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// The retry policy for object_store's client.
+    fn retry(&self) -> RetryConfig {
+        RetryConfig {
+            max_retries: self.retries,
+            retry_timeout: self.retry_timeout,
+            ..RetryConfig::default()
+        }
+    }
+
+    /// The client settings every store gets: timeouts (as object_store parses durations).
+    fn client_settings(&self) -> [(ClientConfigKey, String); 2] {
+        [
+            (
+                ClientConfigKey::Timeout,
+                format!("{}ms", self.timeout.as_millis()),
+            ),
+            (
+                ClientConfigKey::ConnectTimeout,
+                format!("{}ms", self.connect_timeout.as_millis()),
+            ),
+        ]
+    }
+}
 
 /// Install ring as the process's TLS crypto provider unless one is installed already: the
 /// HTTP client refuses to be built without one, even for plain HTTP.
@@ -38,88 +165,218 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
     })
 }
 
-/// One remote object: its store, path and size (asked once, when opened).
+/// Run `f` to completion on b2nd's runtime.
+fn block_on<F: std::future::Future>(f: F) -> Result<F::Output> {
+    Ok(runtime()?.block_on(f))
+}
+
+/// The store serving `url` and the object's path in it: `http://` and `https://` (the
+/// server must answer range requests) or `s3://bucket/key` (credentials, region and
+/// endpoint from the environment as `AmazonS3Builder::from_env` reads them, then `options`'
+/// settings).
+pub(crate) fn store_for(
+    url: &str,
+    options: &RemoteOptions,
+) -> Result<(Arc<dyn ObjectStore>, ObjectPath)> {
+    tls_provider();
+    let bad = |reason: String| Error::Remote {
+        url: url.to_string(),
+        reason,
+    };
+    let parsed = url::Url::parse(url).map_err(|e| bad(format!("not a URL ({e})")))?;
+    let path = ObjectPath::from_url_path(parsed.path()).map_err(|e| bad(e.to_string()))?;
+    let store: Arc<dyn ObjectStore> = match parsed.scheme() {
+        "http" | "https" => {
+            let root = format!(
+                "{}://{}",
+                parsed.scheme(),
+                &parsed[url::Position::BeforeHost..url::Position::BeforePath]
+            );
+            let mut b = object_store::http::HttpBuilder::new()
+                .with_url(root)
+                .with_retry(options.retry())
+                // An http:// URL asks for plain HTTP (object_store refuses it by default).
+                .with_config(
+                    ClientConfigKey::AllowHttp,
+                    (parsed.scheme() == "http").to_string(),
+                );
+            for (k, v) in options.client_settings() {
+                b = b.with_config(k, v);
+            }
+            for (k, v) in &options.settings {
+                let key = k.parse().map_err(|e| bad(format!("setting {k:?}: {e}")))?;
+                b = b.with_config(key, v);
+            }
+            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
+        }
+        "s3" => {
+            let bucket = parsed
+                .host_str()
+                .ok_or_else(|| bad("no bucket in the URL".into()))?;
+            let mut b = object_store::aws::AmazonS3Builder::from_env()
+                .with_bucket_name(bucket)
+                .with_retry(options.retry());
+            for (k, v) in options.client_settings() {
+                b = b.with_config(object_store::aws::AmazonS3ConfigKey::Client(k), v);
+            }
+            for (k, v) in &options.settings {
+                let key = k.parse().map_err(|e| bad(format!("setting {k:?}: {e}")))?;
+                b = b.with_config(key, v);
+            }
+            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
+        }
+        other => return Err(bad(format!("the scheme {other}:// is not read here"))),
+    };
+    Ok((store, path))
+}
+
+/// One remote object: its store, path, and the version opened (size, ETag, modification
+/// time, asked once when opened); every read is conditional on that version.
 pub(crate) struct Remote {
     store: Arc<dyn ObjectStore>,
     path: ObjectPath,
     url: String,
-    size: u64,
+    meta: ObjectMeta,
+    in_flight: usize,
+    coalesce: u64,
 }
 
 impl Remote {
-    /// The object at `path` of `store`, named `url` in errors: its size is asked now (a
+    /// The object at `path` of `store`, named `url` in errors: its version is asked now (a
     /// missing object is an error here).
-    pub(crate) fn open(store: Arc<dyn ObjectStore>, path: ObjectPath, url: &str) -> Result<Remote> {
-        tls_provider();
-        let meta = runtime()?
-            .block_on(store.head(&path))
-            .map_err(|e| remote_error(url, e))?;
-        Ok(Remote {
+    pub(crate) fn open(
+        store: Arc<dyn ObjectStore>,
+        path: ObjectPath,
+        url: &str,
+        options: &RemoteOptions,
+    ) -> Result<Remote> {
+        let meta = head(&store, &path)?.map_err(|e| remote_error(url, e))?;
+        Ok(Remote::opened(store, path, url, meta, options))
+    }
+
+    /// The object `meta` describes.
+    fn opened(
+        store: Arc<dyn ObjectStore>,
+        path: ObjectPath,
+        url: &str,
+        meta: ObjectMeta,
+        options: &RemoteOptions,
+    ) -> Remote {
+        Remote {
             store,
             path,
             url: url.to_string(),
-            size: meta.size,
-        })
+            meta,
+            in_flight: options.in_flight,
+            coalesce: options.coalesce,
+        }
     }
 
-    /// The object at `url`: `http://` and `https://` (the server must answer range requests)
-    /// or `s3://bucket/key` (credentials, region and endpoint from the environment as
-    /// `object_store`'s `AmazonS3Builder::from_env` reads them: `AWS_ACCESS_KEY_ID`,
-    /// `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...).
-    pub(crate) fn open_url(url: &str) -> Result<Remote> {
-        tls_provider();
-        let bad = |reason: String| Error::Remote {
-            url: url.to_string(),
-            reason,
-        };
-        let parsed = url::Url::parse(url).map_err(|e| bad(format!("not a URL ({e})")))?;
-        let (store, path): (Arc<dyn ObjectStore>, ObjectPath) = match parsed.scheme() {
-            "http" | "https" => {
-                let root = format!(
-                    "{}://{}",
-                    parsed.scheme(),
-                    &parsed[url::Position::BeforeHost..url::Position::BeforePath]
-                );
-                // An http:// URL asks for plain HTTP (object_store refuses it by default).
-                let options =
-                    object_store::ClientOptions::new().with_allow_http(parsed.scheme() == "http");
-                let store = object_store::http::HttpBuilder::new()
-                    .with_url(root)
-                    .with_client_options(options)
-                    .build()
-                    .map_err(|e| bad(e.to_string()))?;
-                let path =
-                    ObjectPath::from_url_path(parsed.path()).map_err(|e| bad(e.to_string()))?;
-                (Arc::new(store), path)
+    /// Fetch `ranges` (sorted, disjoint, inside the object) with at most `in_flight`
+    /// requests at a time, each conditional on the opened version.
+    async fn fetch(&self, ranges: Vec<Range<u64>>) -> Result<Vec<bytes::Bytes>> {
+        let opened = &self.meta;
+        let get = |r: Range<u64>| async move {
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(r.clone())),
+                // The version opened, by ETag where the server gives one, else by date.
+                if_match: opened.e_tag.clone(),
+                if_unmodified_since: opened.e_tag.is_none().then_some(opened.last_modified),
+                ..GetOptions::default()
+            };
+            let got = self
+                .store
+                .get_opts(&self.path, options)
+                .await
+                .map_err(|e| remote_error(&self.url, e))?;
+            let changed = got.meta.size != opened.size
+                || matches!((&got.meta.e_tag, &opened.e_tag), (Some(a), Some(b)) if a != b);
+            if changed {
+                return Err(self.changed());
             }
-            "s3" => {
-                let bucket = parsed
-                    .host_str()
-                    .ok_or_else(|| bad("no bucket in the URL".into()))?;
-                let store = object_store::aws::AmazonS3Builder::from_env()
-                    .with_bucket_name(bucket)
-                    .build()
-                    .map_err(|e| bad(e.to_string()))?;
-                let path =
-                    ObjectPath::from_url_path(parsed.path()).map_err(|e| bad(e.to_string()))?;
-                (Arc::new(store), path)
+            let bytes = got.bytes().await.map_err(|e| remote_error(&self.url, e))?;
+            if bytes.len() as u64 != r.end - r.start {
+                // A short body is an error, never short data.
+                return Err(Error::Remote {
+                    url: self.url.clone(),
+                    reason: format!(
+                        "bytes {}..{}: the server sent {} bytes",
+                        r.start,
+                        r.end,
+                        bytes.len()
+                    ),
+                });
             }
-            other => return Err(bad(format!("the scheme {other}:// is not read here"))),
+            Ok(bytes)
         };
-        Remote::open(store, path, url)
+        stream::iter(ranges)
+            .map(get)
+            .buffered(self.in_flight)
+            .try_collect()
+            .await
+    }
+
+    /// The error for an object replaced since it was opened.
+    fn changed(&self) -> Error {
+        Error::Remote {
+            url: self.url.clone(),
+            reason: "the object changed while it was read (its size or ETag is not the one \
+                     opened)"
+                .into(),
+        }
     }
 }
 
-/// `object_store`'s error for `url`, with "not found" said as such.
+/// What the store says of the object at `path` (its version), or its error.
+fn head(
+    store: &Arc<dyn ObjectStore>,
+    path: &ObjectPath,
+) -> Result<std::result::Result<ObjectMeta, object_store::Error>> {
+    tls_provider();
+    block_on(store.head(path))
+}
+
+/// `object_store`'s error for `url`, with "not found" and a changed object said as such.
 fn remote_error(url: &str, e: object_store::Error) -> Error {
     let reason = match e {
         object_store::Error::NotFound { .. } => "not found".to_string(),
-        other => other.to_string(),
+        object_store::Error::Precondition { .. } | object_store::Error::NotModified { .. } => {
+            "the object changed while it was read (the server says it is not the version \
+             opened)"
+                .to_string()
+        }
+        other => other.to_string().replace('\n', " "),
     };
     Error::Remote {
         url: url.to_string(),
         reason,
     }
+}
+
+/// Group the requests `reads` (positions and lengths, any order, disjoint) into ranges no
+/// more than `gap` bytes apart: the ranges in order, and for each request its range's index
+/// and its offset inside it.
+fn coalesce(reads: &[(u64, usize)], gap: u64) -> (Vec<Range<u64>>, Vec<(usize, usize)>) {
+    let mut order: Vec<usize> = (0..reads.len()).filter(|&i| reads[i].1 > 0).collect();
+    order.sort_by_key(|&i| reads[i].0);
+    let mut ranges: Vec<Range<u64>> = Vec::new();
+    let mut place = vec![(0, 0); reads.len()];
+    for i in order {
+        let (pos, len) = reads[i];
+        let end = pos + len as u64;
+        let n = ranges.len();
+        match ranges.last_mut() {
+            Some(last) if pos <= last.end.saturating_add(gap) => {
+                place[i] = (n - 1, (pos - last.start) as usize);
+                last.end = last.end.max(end);
+            }
+            _ => {
+                place[i] = (ranges.len(), 0);
+                ranges.push(pos..end);
+            }
+        }
+    }
+    (ranges, place)
 }
 
 impl RangeRead for Remote {
@@ -128,51 +385,148 @@ impl RangeRead for Remote {
     }
 
     fn size(&self) -> Result<u64> {
-        Ok(self.size)
+        Ok(self.meta.size)
     }
 
     fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
-        let mut ranges = Vec::with_capacity(reads.len());
+        let mut asked = Vec::with_capacity(reads.len());
         for (pos, buf) in reads.iter() {
-            let end = pos
-                .checked_add(buf.len() as u64)
-                .filter(|&e| e <= self.size)
+            pos.checked_add(buf.len() as u64)
+                .filter(|&e| e <= self.meta.size)
                 .ok_or_else(|| Error::Remote {
                     url: self.url.clone(),
                     reason: format!(
                         "bytes {pos}..+{} lie past the object's {} bytes",
                         buf.len(),
-                        self.size
+                        self.meta.size
                     ),
                 })?;
-            ranges.push(*pos..end);
+            asked.push((*pos, buf.len()));
         }
-        if ranges.iter().all(|r| r.is_empty()) {
+        let (ranges, place) = coalesce(&asked, self.coalesce);
+        if ranges.is_empty() {
             return Ok(());
         }
-        let got = runtime()?
-            .block_on(self.store.get_ranges(&self.path, &ranges))
-            .map_err(|e| remote_error(&self.url, e))?;
-        if got.len() != reads.len() {
-            return Err(Error::Remote {
-                url: self.url.clone(),
-                reason: format!("{} ranges asked, {} answered", reads.len(), got.len()),
-            });
-        }
-        for ((pos, buf), bytes) in reads.iter_mut().zip(got) {
-            if bytes.len() != buf.len() {
-                // A short body is an error, never short data.
-                return Err(Error::Remote {
-                    url: self.url.clone(),
-                    reason: format!(
-                        "bytes {pos}..+{}: the server sent {}",
-                        buf.len(),
-                        bytes.len()
-                    ),
-                });
+        let got = block_on(self.fetch(ranges))??;
+        for ((_, buf), (k, at)) in reads.iter_mut().zip(place) {
+            if !buf.is_empty() {
+                buf.copy_from_slice(&got[k][at..at + buf.len()]);
             }
-            buf.copy_from_slice(&bytes);
         }
         Ok(())
+    }
+}
+
+/// A prefix of a store read as a directory (a sparse frame's chunk files): each file is a
+/// [`Remote`] opened on first use.
+pub(crate) struct RemoteDir {
+    store: Arc<dyn ObjectStore>,
+    prefix: ObjectPath,
+    url: String,
+    options: RemoteOptions,
+}
+
+impl RemoteDir {
+    /// The directory `prefix` of `store`, named `url` in errors.
+    pub(crate) fn new(
+        store: Arc<dyn ObjectStore>,
+        prefix: ObjectPath,
+        url: &str,
+        options: &RemoteOptions,
+    ) -> RemoteDir {
+        RemoteDir {
+            store,
+            prefix,
+            url: url.trim_end_matches('/').to_string(),
+            options: options.clone(),
+        }
+    }
+}
+
+impl Directory for RemoteDir {
+    fn file(&self, name: &str) -> Result<Arc<dyn RangeRead>> {
+        let path = self.prefix.clone().join(name);
+        let url = format!("{}/{name}", self.url);
+        Ok(Arc::new(Remote::open(
+            self.store.clone(),
+            path,
+            &url,
+            &self.options,
+        )?))
+    }
+}
+
+/// A frame at a URL: one object (a contiguous frame), or a prefix holding a sparse frame's
+/// `chunks.b2frame` and chunk files.
+pub(crate) enum RemoteFrame {
+    /// A contiguous frame.
+    Object(Remote),
+    /// A sparse frame: its index object and its directory.
+    Sparse { index: Remote, dir: RemoteDir },
+}
+
+impl RemoteFrame {
+    /// The frame at `path` of `store` (named `url`): the object there, else the sparse frame
+    /// whose `chunks.b2frame` is under that prefix; "not found" when neither is.
+    pub(crate) fn open(
+        store: Arc<dyn ObjectStore>,
+        path: ObjectPath,
+        url: &str,
+        options: &RemoteOptions,
+    ) -> Result<RemoteFrame> {
+        // The object at the URL; a missing object, or a directory the server will not show
+        // (403 from nginx), may be the prefix of a sparse frame.
+        let first = if url.ends_with('/') {
+            None
+        } else {
+            match head(&store, &path)? {
+                Ok(meta) => {
+                    return Ok(RemoteFrame::Object(Remote::opened(
+                        store, path, url, meta, options,
+                    )))
+                }
+                Err(
+                    e @ (object_store::Error::NotFound { .. }
+                    | object_store::Error::PermissionDenied { .. }),
+                ) => Some(e),
+                Err(e) => return Err(remote_error(url, e)),
+            }
+        };
+        let dir = RemoteDir::new(store.clone(), path.clone(), url, options);
+        let index_path = path.clone().join("chunks.b2frame");
+        match head(&store, &index_path)? {
+            Ok(meta) => {
+                let index_url = format!("{}/chunks.b2frame", dir.url);
+                let index = Remote::opened(store, index_path, &index_url, meta, options);
+                Ok(RemoteFrame::Sparse { index, dir })
+            }
+            Err(object_store::Error::NotFound { .. }) => Err(match first {
+                Some(e) => remote_error(url, e),
+                None => Error::Remote {
+                    url: url.to_string(),
+                    reason: "not found".into(),
+                },
+            }),
+            Err(e) => Err(remote_error(url, e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coalesce_merges_near_ranges_and_keeps_each_request_place() {
+        // Out of order, one empty, two within the gap, one far.
+        let reads = [(100, 10), (0, 10), (5000, 4), (20, 0), (30, 5)];
+        let (ranges, place) = coalesce(&reads, 64);
+        assert_eq!(ranges, vec![0..110, 5000..5004]);
+        assert_eq!(place[0], (0, 100));
+        assert_eq!(place[1], (0, 0));
+        assert_eq!(place[2], (1, 0));
+        assert_eq!(place[4], (0, 30));
+        let (ranges, _) = coalesce(&reads, 0);
+        assert_eq!(ranges, vec![0..10, 30..35, 100..110, 5000..5004]);
     }
 }

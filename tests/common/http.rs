@@ -82,6 +82,11 @@ impl Nginx {
     pub fn url(&self, rel: &str) -> String {
         format!("http://127.0.0.1:{}/{rel}", self.port)
     }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
 }
 
 impl Drop for Nginx {

@@ -6,6 +6,8 @@ pub mod http;
 #[allow(dead_code)]
 pub mod inplace_model;
 #[allow(dead_code)]
+pub mod proxy;
+#[allow(dead_code)]
 pub mod slice_fixtures;
 #[allow(dead_code)]
 pub mod tmpfs;

@@ -1,0 +1,174 @@
+//! Remote reads when the server misbehaves (feature `remote`): a fault-injecting proxy of
+//! this crate's tests (tests/common/proxy.rs) in front of a real nginx on 127.0.0.1. 503s
+//! are retried; a server that keeps failing, hangs or dies ends the read with one error
+//! within the configured time; a body cut short is an error, never short data; an object
+//! replaced after it was opened is an error, never a mix of two versions; sparse frames are
+//! read by their prefix URL. Without nginx the test says SKIPPED (and fails under CI=true
+//! or B2ND_REQUIRE_ALL).
+
+#![cfg(feature = "remote")]
+
+use std::time::{Duration, Instant};
+
+use b2nd::{Array, RemoteOptions};
+
+mod common;
+use common::http::Nginx;
+use common::proxy::{Fault, Proxy};
+
+/// nginx serving a copy of some fixtures (the test replaces files in it), or `None`.
+fn server(test: &str) -> Option<(Nginx, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().unwrap();
+    let data = common::data_dir();
+    for f in common::fixtures() {
+        let rel = f["path"].as_str().unwrap();
+        let src = data.join(rel);
+        if src.is_file() && !rel.contains('/') {
+            std::fs::copy(&src, dir.path().join(rel)).unwrap();
+        }
+    }
+    match Nginx::start(dir.path()) {
+        Some(n) => Some((n, dir)),
+        None => {
+            common::cannot_run(test, "no nginx on PATH");
+            None
+        }
+    }
+}
+
+/// Quick options for fault tests: 1 s per request, 2 retries within 3 s.
+fn quick() -> RemoteOptions {
+    RemoteOptions::new()
+        .timeout(Duration::from_secs(1))
+        .connect_timeout(Duration::from_secs(1))
+        .retries(2)
+        .retry_timeout(Duration::from_secs(3))
+}
+
+const NAME: &str = "f8_2d_ragged.b2nd";
+
+#[test]
+fn transient_errors_are_retried_and_lasting_ones_end_the_read() {
+    let Some((nginx, _dir)) = server("transient_errors_are_retried") else {
+        return;
+    };
+    let proxy = Proxy::start(nginx.port());
+    let want = Array::open(common::data_dir().join(NAME))
+        .unwrap()
+        .read_bytes()
+        .unwrap();
+
+    // Two 503s, then the server recovers: the open and the read succeed.
+    proxy.set(Fault::Unavailable(2));
+    let a = Array::open_url_with(&proxy.url(NAME), &quick()).unwrap();
+    assert_eq!(a.read_bytes().unwrap(), want);
+    let (requests, _) = proxy.counts();
+    assert!(
+        requests >= 4,
+        "{requests} requests: the 503s were not retried"
+    );
+
+    // 503 for good: an error naming the URL and the status, after the retries.
+    proxy.set(Fault::AlwaysUnavailable);
+    proxy.reset();
+    let t0 = Instant::now();
+    let e = a.read_bytes().unwrap_err().to_string();
+    assert!(e.contains(&proxy.url(NAME)) && e.contains("503"), "{e}");
+    assert!(!e.contains('\n'), "one line: {e}");
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    // Opening asks once (HEAD): one try and two retries.
+    proxy.reset();
+    let e = Array::open_url_with(&proxy.url(NAME), &quick()).unwrap_err();
+    assert!(e.to_string().contains("503"), "{e}");
+    assert_eq!(proxy.counts().0, 3, "one try and two retries");
+
+    // No retries asked: one request.
+    proxy.reset();
+    let none = Array::open_url_with(&proxy.url(NAME), &quick().retries(0)).unwrap_err();
+    assert!(none.to_string().contains("503"), "{none}");
+    assert_eq!(proxy.counts().0, 1);
+}
+
+#[test]
+fn short_bodies_hangs_and_dead_servers_are_errors_in_bounded_time() {
+    let Some((nginx, _dir)) = server("short_bodies_hangs_and_dead_servers") else {
+        return;
+    };
+    let proxy = Proxy::start(nginx.port());
+    let a = Array::open_url_with(&proxy.url(NAME), &quick()).unwrap();
+
+    // Every ranged body cut in half: an error, never short data.
+    proxy.set(Fault::Truncate);
+    let e = a.read_bytes().unwrap_err().to_string();
+    assert!(e.contains(&proxy.url(NAME)), "{e}");
+    eprintln!("remote_faults: short body: {e}");
+
+    // A server that accepts and never answers: the timeout ends it.
+    proxy.set(Fault::Hang);
+    let t0 = Instant::now();
+    let e = a.read_bytes().unwrap_err().to_string();
+    assert!(e.contains(&proxy.url(NAME)), "{e}");
+    assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
+    eprintln!("remote_faults: hung server after {:?}: {e}", t0.elapsed());
+
+    // A server that dies: connections closed, then refused.
+    proxy.kill();
+    let t0 = Instant::now();
+    let e = a.read_bytes().unwrap_err().to_string();
+    assert!(e.contains(&proxy.url(NAME)), "{e}");
+    assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
+    eprintln!("remote_faults: dead server after {:?}: {e}", t0.elapsed());
+}
+
+#[test]
+fn an_object_replaced_after_opening_is_an_error() {
+    let Some((nginx, dir)) = server("an_object_replaced_after_opening") else {
+        return;
+    };
+    let path = dir.path().join(NAME);
+    let a = Array::open_url_with(&nginx.url(NAME), &quick()).unwrap();
+    let want = a.read_bytes().unwrap();
+    // Same size, other bytes, a later modification time (nginx's ETag is size and mtime).
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::thread::sleep(Duration::from_millis(1100));
+    let tmp = dir.path().join("replacement");
+    std::fs::write(&tmp, &bytes).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    let e = a.read_bytes().unwrap_err().to_string();
+    assert!(e.contains("changed"), "{e}");
+    eprintln!("remote_faults: replaced object: {e}");
+    // Opened again, it is the new version.
+    let b = Array::open_url_with(&nginx.url(NAME), &quick()).unwrap();
+    assert_eq!(
+        b.read_bytes().unwrap(),
+        want,
+        "the data chunks were not touched"
+    );
+}
+
+#[test]
+fn sparse_frames_read_by_their_prefix_url() {
+    let Some(nginx) = Nginx::start(&common::data_dir()) else {
+        common::cannot_run("sparse_frames_read_by_their_prefix_url", "no nginx on PATH");
+        return;
+    };
+    let mut n = 0;
+    for f in common::fixtures() {
+        if f["ok"] != true || f["storage"] != "sparse" || f["offset"].as_u64().unwrap_or(0) != 0 {
+            continue;
+        }
+        let rel = f["path"].as_str().unwrap();
+        let local = Array::open(common::data_dir().join(rel)).unwrap();
+        let remote = Array::open_url(&nginx.url(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        assert_eq!(remote.shape(), local.shape(), "{rel}");
+        match local.read_bytes() {
+            Ok(want) => assert_eq!(remote.read_bytes().unwrap(), want, "{rel}"),
+            Err(e) => assert!(remote.read_bytes().is_err(), "{rel}: refused locally: {e}"),
+        }
+        n += 1;
+    }
+    assert!(n >= 5, "only {n} sparse fixtures");
+    eprintln!("remote_faults: {n} sparse frames read over HTTP equal to their directories");
+}
