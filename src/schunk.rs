@@ -121,6 +121,19 @@ impl SChunk {
         SChunk::from_frame(Frame::open(path.as_ref(), offset)?)
     }
 
+    /// Open the super-chunk at `url` (feature `remote`; URLs as [`crate::Array::open_url`]
+    /// takes them: a contiguous frame, or a sparse frame's prefix).
+    #[cfg(feature = "remote")]
+    pub fn open_url(url: &str) -> Result<SChunk> {
+        SChunk::open_url_with(url, &crate::RemoteOptions::new())
+    }
+
+    /// [`SChunk::open_url`] with explicit options.
+    #[cfg(feature = "remote")]
+    pub fn open_url_with(url: &str, options: &crate::RemoteOptions) -> Result<SChunk> {
+        SChunk::from_frame(Frame::open_url(url, options)?)
+    }
+
     /// Open an in-memory CFrame.
     pub fn from_bytes(bytes: impl Into<Vec<u8>>) -> Result<SChunk> {
         SChunk::from_frame(Frame::from_bytes(bytes.into())?)

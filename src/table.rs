@@ -162,7 +162,7 @@ impl Store {
     /// # Ok::<(), b2nd::Error>(())
     /// ```
     pub fn open_table(&self, key: &str) -> Result<Table> {
-        Table::from_store(Store::open(self.path())?, key)
+        Table::from_store(self.reopen()?, key)
     }
 }
 
@@ -171,6 +171,19 @@ impl Table {
     /// table inside a TreeStore is opened with [`Store::open_table`].
     pub fn open(path: impl AsRef<Path>) -> Result<Table> {
         Table::from_store(Store::open(path)?, "/")
+    }
+
+    /// Open the table stored as one object (a `.b2z`) at `url` (feature `remote`; URLs as
+    /// [`Array::open_url`] takes them): its columns are read by ranges, column by column.
+    #[cfg(feature = "remote")]
+    pub fn open_url(url: &str) -> Result<Table> {
+        Table::open_url_with(url, &crate::RemoteOptions::new())
+    }
+
+    /// [`Table::open_url`] with explicit options.
+    #[cfg(feature = "remote")]
+    pub fn open_url_with(url: &str, options: &crate::RemoteOptions) -> Result<Table> {
+        Table::from_store(Store::open_url_with(url, options)?, "/")
     }
 
     /// The table under `key` (`/`: the store itself) of `store`, which the table keeps

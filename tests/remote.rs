@@ -66,3 +66,35 @@ fn fixtures_read_over_http_as_from_their_files() {
     let bad = Array::open_url("ftp://127.0.0.1/x.b2nd").unwrap_err();
     assert!(bad.to_string().contains("ftp"), "{bad}");
 }
+
+#[test]
+fn stores_and_tables_read_over_http_as_from_their_files() {
+    let root = common::data_dir();
+    let Some(server) = Nginx::start(&root) else {
+        common::cannot_run(
+            "stores_and_tables_read_over_http_as_from_their_files",
+            "no nginx on PATH",
+        );
+        return;
+    };
+    let (mut stores, mut members) = (0, 0);
+    for rel in common::same::one_object_stores() {
+        let local = b2nd::Store::open(root.join(&rel)).unwrap();
+        let remote =
+            b2nd::Store::open_url(&server.url(&rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        members += common::same::stores(&local, &remote, &rel);
+        if local.kind() == b2nd::StoreKind::TreeStore && local.contains("/_meta") {
+            let t = b2nd::Table::open_url(&server.url(&rel)).unwrap();
+            common::same::tables(&b2nd::Table::open(root.join(&rel)).unwrap(), &t, &rel);
+        }
+        stores += 1;
+    }
+    assert!(
+        stores >= 7 && members >= 50,
+        "{stores} stores, {members} members"
+    );
+    eprintln!("remote: {stores} stores and tables read over HTTP, {members} members equal");
+    // A sparse super-chunk by its prefix, a .b2d refused with a reason.
+    let e = b2nd::Store::open_url(&server.url("stores/dict_ext.b2d")).unwrap_err();
+    assert!(e.to_string().contains("stores/dict_ext.b2d"), "{e}");
+}

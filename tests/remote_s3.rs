@@ -55,4 +55,52 @@ fn fixtures_read_from_s3_as_from_their_files() {
     eprintln!("remote: {n} fixtures read from S3 (moto) equal to their files");
     let missing = Array::open_url("s3://fixtures/no/such.b2nd").unwrap_err();
     assert!(missing.to_string().contains("not found"), "{missing}");
+
+    // Sparse frames, by their prefix.
+    let mut sparse = 0;
+    for f in common::fixtures() {
+        if f["ok"] != true || f["storage"] != "sparse" || f["offset"].as_u64().unwrap_or(0) != 0 {
+            continue;
+        }
+        let rel = f["path"].as_str().unwrap();
+        for e in std::fs::read_dir(root.join(rel)).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            moto.put(
+                &format!("/fixtures/{rel}/{name}"),
+                &std::fs::read(e.path()).unwrap(),
+            );
+        }
+        let local = Array::open(root.join(rel)).unwrap();
+        let url = format!("s3://fixtures/{rel}");
+        let remote = Array::open_url(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
+        match local.read_bytes() {
+            Ok(want) => assert_eq!(remote.read_bytes().unwrap(), want, "{url}"),
+            Err(_) => assert!(remote.read_bytes().is_err(), "{url}"),
+        }
+        sparse += 1;
+    }
+    assert!(sparse >= 5, "only {sparse} sparse frames");
+
+    // Stores and tables in one object each.
+    let (mut stores, mut members) = (0, 0);
+    for rel in common::same::one_object_stores() {
+        moto.put(
+            &format!("/fixtures/{rel}"),
+            &std::fs::read(root.join(&rel)).unwrap(),
+        );
+        let url = format!("s3://fixtures/{rel}");
+        let local = b2nd::Store::open(root.join(&rel)).unwrap();
+        let remote = b2nd::Store::open_url(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
+        members += common::same::stores(&local, &remote, &url);
+        stores += 1;
+    }
+    assert!(
+        stores >= 7 && members >= 50,
+        "{stores} stores, {members} members"
+    );
+    eprintln!(
+        "remote: {sparse} sparse frames, {stores} stores ({members} members) read from S3 equal \
+         to their files"
+    );
 }

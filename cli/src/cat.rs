@@ -3,13 +3,13 @@
 use std::io::Write as _;
 use std::path::Path;
 
-use b2nd::{MemberKind, Store};
+use b2nd::MemberKind;
 
 /// Write member `key` of the store at `path` to standard output: a plain SChunk's bytes as
 /// they are, the items of an ObjectArray, BatchArray or ListArray as one JSON array (values
 /// as `b2nd info --json` shows attributes).
 pub fn run(path: &Path, key: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let store = Store::open(path)?;
+    let store = crate::open_store(path)?;
     let kind = store.member_kind(key)?;
     let s = match kind {
         MemberKind::SChunk

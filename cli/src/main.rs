@@ -209,26 +209,52 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
-    /// The source as a URL (`http://`, `https://`, `s3://`): an array read by ranges.
+    /// The source as a URL (`http://`, `https://`, `s3://`): read by ranges.
     pub(crate) fn url(&self) -> Option<&str> {
-        let s = self.path.to_str()?;
-        (self.key.is_none()
-            && self.offset == 0
-            && ["http://", "https://", "s3://"]
-                .iter()
-                .any(|p| s.starts_with(p)))
-        .then_some(s)
+        url_of(self.path)
     }
 
     pub(crate) fn open(&self) -> b2nd::Result<Array> {
-        if let Some(url) = self.url() {
-            return Array::open_url_with(url, &remote_options());
-        }
         match self.key {
-            Some(key) => b2nd::Store::open(self.path)?.open_array(key),
+            Some(key) => open_store(self.path)?.open_array(key),
+            None if self.url().is_some() && self.offset == 0 => {
+                Array::open_url_with(self.url().expect("checked"), &remote_options())
+            }
+            None if self.url().is_some() => Err(b2nd::Error::InvalidArgument(
+                "--offset is not taken with a URL".into(),
+            )),
             None if self.offset == 0 => Array::open(self.path),
             None => Array::open_at(self.path, self.offset),
         }
+    }
+}
+
+/// `path` as a URL (`http://`, `https://`, `s3://`), if it is one.
+pub(crate) fn url_of(path: &Path) -> Option<&str> {
+    let s = path.to_str()?;
+    ["http://", "https://", "s3://"]
+        .iter()
+        .any(|p| s.starts_with(p))
+        .then_some(s)
+}
+
+/// Whether `path` names a store: a local one as [`b2nd::Store::probe`] finds it, a URL by
+/// its suffix (`.b2z`, `.b2e`).
+pub(crate) fn is_store(path: &Path) -> bool {
+    match url_of(path) {
+        Some(u) => {
+            let u = u.trim_end_matches('/');
+            u.ends_with(".b2z") || u.ends_with(".b2e")
+        }
+        None => b2nd::Store::probe(path),
+    }
+}
+
+/// Open the store at `path`, a local path or a URL.
+pub(crate) fn open_store(path: &Path) -> b2nd::Result<b2nd::Store> {
+    match url_of(path) {
+        Some(url) => b2nd::Store::open_url_with(url, &remote_options()),
+        None => b2nd::Store::open(path),
     }
 }
 
@@ -311,7 +337,7 @@ fn member_info(
 
 /// What `info` says of a store (without `--key`).
 fn store_info(path: &Path, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
-    let store = b2nd::Store::open(path)?;
+    let store = open_store(path)?;
     if store.kind() == b2nd::StoreKind::TreeStore && store.contains("/_meta") {
         let t = store.open_table("/")?;
         if as_json {
@@ -368,11 +394,11 @@ pub(crate) fn emit(s: &str) -> Result<(), Box<dyn std::error::Error>> {
 
 fn info(src: &Source, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
     use std::fmt::Write as _;
-    if src.url().is_none() && src.key.is_none() && src.offset == 0 && b2nd::Store::probe(src.path) {
+    if src.key.is_none() && src.offset == 0 && is_store(src.path) {
         return store_info(src.path, as_json);
     }
     if let Some(key) = src.key {
-        let store = b2nd::Store::open(src.path)?;
+        let store = open_store(src.path)?;
         let kind = store.member_kind(key)?;
         if kind != b2nd::MemberKind::NdArray {
             return member_info(&store, key, &kind, as_json);

@@ -53,7 +53,7 @@ pub(crate) fn run(
         if slice.is_some() {
             return Err("--slice applies to arrays, not to --column".into());
         }
-        let table = b2nd::Store::open(src.path)?.open_table(src.key.unwrap_or("/"))?;
+        let table = crate::open_store(src.path)?.open_table(src.key.unwrap_or("/"))?;
         let (dtype, shape, bytes) = table.read_column_bytes(name)?;
         let header = b2nd::npy::header(&dtype, &shape);
         let total = bytes.len() as u64;

@@ -817,6 +817,22 @@ impl Frame {
         Frame::parse(source.to_string(), bytes)
     }
 
+    /// Open the contiguous frame starting `offset` bytes into `src` (a remote store's
+    /// member), named `location@offset` in errors.
+    #[cfg(feature = "remote")]
+    pub(crate) fn in_source(src: Arc<dyn RangeRead>, offset: u64) -> Result<Frame> {
+        let name = src.location();
+        if offset == 0 {
+            return Frame::parse(name, FrameBytes::Contiguous(src));
+        }
+        let source = format!("{name}@{offset}");
+        let window = Window::new(src, offset).map_err(|_| Error::Frame {
+            source_name: source.clone(),
+            reason: format!("offset {offset} lies past the object's end"),
+        })?;
+        Frame::parse(source, FrameBytes::Contiguous(Arc::new(window)))
+    }
+
     /// Open the frame at `url` (see [`crate::storage::store_for`]).
     #[cfg(feature = "remote")]
     pub(crate) fn open_url(url: &str, options: &crate::storage::RemoteOptions) -> Result<Frame> {

@@ -230,6 +230,12 @@ pub(crate) fn store_for(
     Ok((store, path))
 }
 
+/// The object at `url` (see [`store_for`]) as a source of byte ranges.
+pub(crate) fn open_object(url: &str, options: &RemoteOptions) -> Result<Arc<dyn RangeRead>> {
+    let (store, path) = store_for(url, options)?;
+    Ok(Arc::new(Remote::open(store, path, url, options)?))
+}
+
 /// One remote object: its store, path, and the version opened (size, ETag, modification
 /// time, asked once when opened); every read is conditional on that version.
 pub(crate) struct Remote {

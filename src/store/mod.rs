@@ -169,6 +169,36 @@ enum Container {
     Embed,
 }
 
+/// Where a store's bytes are.
+#[derive(Clone)]
+enum Root {
+    /// A local file or directory.
+    Local(PathBuf),
+    /// One remote object (a `.b2z` or `.b2e`), read by ranges.
+    #[cfg(feature = "remote")]
+    Object(std::sync::Arc<dyn RangeRead>),
+}
+
+impl Root {
+    /// The store's file as a source of byte ranges.
+    fn source(&self) -> Result<std::sync::Arc<dyn RangeRead>> {
+        match self {
+            Root::Local(p) => Ok(std::sync::Arc::new(LocalFile::open(p)?)),
+            #[cfg(feature = "remote")]
+            Root::Object(src) => Ok(src.clone()),
+        }
+    }
+
+    /// The frame starting `offset` bytes into the store's file (a `.b2z` member, a `.b2e`).
+    fn frame_at(&self, offset: u64) -> Result<Frame> {
+        match self {
+            Root::Local(p) => Frame::open(p, offset),
+            #[cfg(feature = "remote")]
+            Root::Object(src) => Frame::in_source(src.clone(), offset),
+        }
+    }
+}
+
 /// A python-blosc2 store (DictStore, TreeStore or EmbedStore) opened for reading.
 ///
 /// ```
@@ -184,6 +214,7 @@ enum Container {
 /// ```
 pub struct Store {
     path: PathBuf,
+    root: Root,
     kind: StoreKind,
     container: Container,
     /// The embed store (the whole store for `.b2e`).
@@ -224,18 +255,39 @@ impl Store {
             return Err(bad(crate::format::frame::not_regular(&meta)));
         }
         let suffix = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let (container, embed, external) = if meta.is_dir() {
-            let embed_path = path.join(EMBED_FILE);
-            if !embed_path.is_file() {
-                return Err(bad(format!("no `{EMBED_FILE}`: not a store directory")));
-            }
-            let embed = SChunk::open(&embed_path)?;
-            (Container::Dir, embed, walk_dir(path).map_err(bad)?)
-        } else if suffix == "b2e" || !is_zip(path)? {
-            (Container::Embed, SChunk::open(path)?, Vec::new())
+        let root = Root::Local(path.to_path_buf());
+        if !meta.is_dir() {
+            return Store::open_file(root, path, suffix, meta.len());
+        }
+        let embed_path = path.join(EMBED_FILE);
+        if !embed_path.is_file() {
+            return Err(bad(format!("no `{EMBED_FILE}`: not a store directory")));
+        }
+        let embed = SChunk::open(&embed_path)?;
+        let external = walk_dir(path).map_err(bad)?;
+        Store::assemble(root, path, suffix, Container::Dir, embed, external)
+    }
+
+    /// Open the store in one file (`.b2z` zip or `.b2e` embed store) of `len` bytes at
+    /// `root`, named `path` in errors.
+    fn open_file(root: Root, path: &Path, suffix: &str, len: u64) -> Result<Store> {
+        let bad = |reason: String| Error::Store {
+            path: path.display().to_string(),
+            reason,
+        };
+        let src = root.source()?;
+        let zip = len >= 4
+            && src
+                .read_range(0, 4)
+                .is_ok_and(|magic| magic == *b"PK\x03\x04");
+        let (container, embed, external) = if suffix == "b2e" || !zip {
+            (
+                Container::Embed,
+                SChunk::from_frame(root.frame_at(0)?)?,
+                Vec::new(),
+            )
         } else {
-            let file = LocalFile::open(path)?;
-            let index = ZipIndex::read(&file, meta.len()).map_err(|m| bad(m.0))?;
+            let index = ZipIndex::read(src.as_ref(), len).map_err(|m| bad(m.0))?;
             if let Some(e) = index.entries.iter().find(|e| !e.stored) {
                 return Err(bad(format!(
                     "member {:?} is compressed: a .b2z is read in place, so its members must \
@@ -246,7 +298,7 @@ impl Store {
             let entry = index
                 .get(EMBED_FILE)
                 .ok_or_else(|| bad(format!("no `{EMBED_FILE}` member: not a store")))?;
-            let embed = SChunk::open_at(path, entry.data_offset)?;
+            let embed = SChunk::from_frame(root.frame_at(entry.data_offset)?)?;
             let mut external = Vec::new();
             for e in &index.entries {
                 if e.name == EMBED_FILE {
@@ -256,11 +308,28 @@ impl Store {
                     offset: e.data_offset,
                     length: e.size,
                 };
-                if has_external_suffix(&e.name) || SChunk::open_at(path, e.data_offset).is_ok() {
+                if has_external_suffix(&e.name) || root.frame_at(e.data_offset).is_ok() {
                     external.push((e.name.clone(), place));
                 }
             }
             (Container::Zip, embed, external)
+        };
+        Store::assemble(root, path, suffix, container, embed, external)
+    }
+
+    /// The store in `container` at `root` from its embed store and external members: its
+    /// kind, and its members by key.
+    fn assemble(
+        root: Root,
+        path: &Path,
+        suffix: &str,
+        container: Container,
+        embed: SChunk,
+        external: Vec<(String, Place)>,
+    ) -> Result<Store> {
+        let bad = |reason: String| Error::Store {
+            path: path.display().to_string(),
+            reason,
         };
         let layers = embed.metalayer_names();
         let kind = match StoreKind::from_metalayers(&layers) {
@@ -313,6 +382,7 @@ impl Store {
         }
         Ok(Store {
             path: path.to_path_buf(),
+            root,
             kind,
             container,
             embed,
@@ -339,7 +409,49 @@ impl Store {
         })
     }
 
-    /// The path the store was opened from.
+    /// Open the store in one object at `url` (feature `remote`): a `.b2z` (read in place,
+    /// each member by ranges) or a `.b2e`, with the default [`crate::RemoteOptions`]; URLs
+    /// as [`Array::open_url`] takes them. A `.b2d` directory is not read over URLs.
+    ///
+    /// ```no_run
+    /// let store = b2nd::Store::open_url("s3://bucket/data/tree.b2z")?;
+    /// let a = store.open_array("/dir1/big")?;
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    #[cfg(feature = "remote")]
+    pub fn open_url(url: &str) -> Result<Store> {
+        Store::open_url_with(url, &crate::RemoteOptions::new())
+    }
+
+    /// [`Store::open_url`] with explicit timeouts, retries, requests in flight and store
+    /// settings.
+    #[cfg(feature = "remote")]
+    pub fn open_url_with(url: &str, options: &crate::RemoteOptions) -> Result<Store> {
+        let src = crate::storage::open_object(url, options)?;
+        let len = src.size()?;
+        let path = PathBuf::from(url);
+        let suffix = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_string();
+        Store::open_file(Root::Object(src), &path, &suffix, len)
+    }
+
+    /// The same store opened again (for a table, which owns its store): a local store
+    /// from its path, a remote one on the object already opened.
+    pub(crate) fn reopen(&self) -> Result<Store> {
+        match &self.root {
+            Root::Local(p) => Store::open(p),
+            #[cfg(feature = "remote")]
+            Root::Object(src) => {
+                let suffix = self.path.extension().and_then(|e| e.to_str()).unwrap_or("");
+                Store::open_file(self.root.clone(), &self.path, suffix, src.size()?)
+            }
+        }
+    }
+
+    /// The path the store was opened from (for a store opened from a URL, the URL).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -478,7 +590,7 @@ impl Store {
                 source,
             }),
             Place::Zip { offset, length } => {
-                let file = LocalFile::open(&self.path)?;
+                let file = self.root.source()?;
                 let n = usize::try_from(*length).map_err(|_| {
                     Error::InvalidArgument(format!("member {key}: {length} bytes do not fit"))
                 })?;
@@ -505,7 +617,7 @@ impl Store {
         let place = self.place(key).ok_or_else(|| self.no_key(key))?;
         let frame = match place {
             Place::File(p) => Frame::open(p, 0)?,
-            Place::Zip { offset, .. } => Frame::open(&self.path, *offset)?,
+            Place::Zip { offset, .. } => self.root.frame_at(*offset)?,
             Place::Embedded(_) => Frame::from_bytes(self.member_bytes(key)?)
                 .map_err(|e| rename(e, &self.source_of(key)))?,
         };

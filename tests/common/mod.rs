@@ -8,6 +8,8 @@ pub mod inplace_model;
 #[allow(dead_code)]
 pub mod proxy;
 #[allow(dead_code)]
+pub mod same;
+#[allow(dead_code)]
 pub mod slice_fixtures;
 #[allow(dead_code)]
 pub mod tmpfs;
