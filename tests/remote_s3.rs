@@ -99,6 +99,26 @@ fn fixtures_read_from_s3_as_from_their_files() {
         stores >= 7 && members >= 50,
         "{stores} stores, {members} members"
     );
+
+    // .b2d directories, by their prefix (S3 lists them).
+    for rel in common::same::directory_stores() {
+        for f in common::same::files_under(&root.join(&rel)) {
+            moto.put(
+                &format!("/fixtures/{rel}/{f}"),
+                &std::fs::read(root.join(&rel).join(&f)).unwrap(),
+            );
+        }
+        let url = format!("s3://fixtures/{rel}");
+        let local = b2nd::Store::open(root.join(&rel)).unwrap();
+        let remote = b2nd::Store::open_url(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
+        members += common::same::stores(&local, &remote, &url);
+        if local.kind() == b2nd::StoreKind::TreeStore && local.contains("/_meta") {
+            let t = b2nd::Table::open_url(&url).unwrap();
+            common::same::tables(&b2nd::Table::open(root.join(&rel)).unwrap(), &t, &url);
+        }
+        stores += 1;
+    }
+    assert!(stores >= 10, "{stores} stores");
     eprintln!(
         "remote: {sparse} sparse frames, {stores} stores ({members} members) read from S3 equal \
          to their files"

@@ -239,12 +239,12 @@ pub(crate) fn url_of(path: &Path) -> Option<&str> {
 }
 
 /// Whether `path` names a store: a local one as [`b2nd::Store::probe`] finds it, a URL by
-/// its suffix (`.b2z`, `.b2e`).
+/// its suffix (`.b2z`, `.b2e`, `.b2d`).
 pub(crate) fn is_store(path: &Path) -> bool {
     match url_of(path) {
         Some(u) => {
             let u = u.trim_end_matches('/');
-            u.ends_with(".b2z") || u.ends_with(".b2e")
+            u.ends_with(".b2z") || u.ends_with(".b2e") || u.ends_with(".b2d")
         }
         None => b2nd::Store::probe(path),
     }

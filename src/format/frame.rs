@@ -833,14 +833,11 @@ impl Frame {
         Frame::parse(source, FrameBytes::Contiguous(Arc::new(window)))
     }
 
-    /// Open the frame at `url` (see [`crate::storage::store_for`]).
+    /// Open the frame at `url` (an object, or a sparse frame's prefix).
     #[cfg(feature = "remote")]
     pub(crate) fn open_url(url: &str, options: &crate::storage::RemoteOptions) -> Result<Frame> {
-        let (store, path) = crate::storage::store_for(url, options)?;
-        Frame::from_remote(
-            url,
-            crate::storage::RemoteFrame::open(store, path, url, options)?,
-        )
+        let entry = crate::storage::RemoteEntry::open_url(url, options)?;
+        Frame::from_remote(url, crate::storage::RemoteFrame::open(entry)?)
     }
 
     /// Open the frame at `path` of a caller's `store`.
@@ -855,10 +852,8 @@ impl Frame {
             url: name.clone(),
             reason: e.to_string(),
         })?;
-        Frame::from_remote(
-            &name,
-            crate::storage::RemoteFrame::open(store, p, &name, options)?,
-        )
+        let entry = crate::storage::RemoteEntry::open(store, p, &name, options)?;
+        Frame::from_remote(&name, crate::storage::RemoteFrame::open(entry)?)
     }
 
     /// Open the frame at `url` (a contiguous frame's object, or a sparse frame's prefix),

@@ -23,7 +23,7 @@ pub(crate) use memory::{Memory, Window};
 #[cfg(feature = "remote")]
 pub use remote::RemoteOptions;
 #[cfg(feature = "remote")]
-pub(crate) use remote::{open_object, store_for, RemoteFrame};
+pub(crate) use remote::{RemoteDir, RemoteEntry, RemoteFrame};
 
 /// Bytes read by ranges: the one thing a read needs from where the data lives.
 pub(crate) trait RangeRead: Send + Sync {

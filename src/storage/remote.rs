@@ -230,12 +230,6 @@ pub(crate) fn store_for(
     Ok((store, path))
 }
 
-/// The object at `url` (see [`store_for`]) as a source of byte ranges.
-pub(crate) fn open_object(url: &str, options: &RemoteOptions) -> Result<Arc<dyn RangeRead>> {
-    let (store, path) = store_for(url, options)?;
-    Ok(Arc::new(Remote::open(store, path, url, options)?))
-}
-
 /// One remote object: its store, path, and the version opened (size, ETag, modification
 /// time, asked once when opened); every read is conditional on that version.
 pub(crate) struct Remote {
@@ -342,20 +336,31 @@ fn head(
     block_on(store.head(path))
 }
 
-/// `object_store`'s error for `url`, with "not found" and a changed object said as such.
+/// `object_store`'s error for `url` (see [`reason`]).
 fn remote_error(url: &str, e: object_store::Error) -> Error {
-    let reason = match e {
+    Error::Remote {
+        url: url.to_string(),
+        reason: reason(e),
+    }
+}
+
+/// What went wrong, in one line: "not found" and a changed object said as such.
+fn reason(e: object_store::Error) -> String {
+    match e {
         object_store::Error::NotFound { .. } => "not found".to_string(),
         object_store::Error::Precondition { .. } | object_store::Error::NotModified { .. } => {
             "the object changed while it was read (the server says it is not the version \
              opened)"
                 .to_string()
         }
-        other => other.to_string().replace('\n', " "),
-    };
-    Error::Remote {
-        url: url.to_string(),
-        reason,
+        other => {
+            // One line, without the HTML page some servers send with an error status.
+            let text = other.to_string().replace('\n', " ");
+            match text.find(": <html") {
+                Some(at) => text[..at].to_string(),
+                None => text,
+            }
+        }
     }
 }
 
@@ -449,16 +454,113 @@ impl RemoteDir {
     }
 }
 
-impl Directory for RemoteDir {
-    fn file(&self, name: &str) -> Result<Arc<dyn RangeRead>> {
-        let path = self.prefix.clone().join(name);
-        let url = format!("{}/{name}", self.url);
-        Ok(Arc::new(Remote::open(
+impl RemoteDir {
+    /// The URL of the directory.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The object at `rel` (`/`-separated) under the directory.
+    pub(crate) fn open(&self, rel: &str) -> Result<Remote> {
+        let path = rel
+            .split('/')
+            .fold(self.prefix.clone(), |p, part| p.join(part));
+        Remote::open(
             self.store.clone(),
             path,
-            &url,
+            &format!("{}/{rel}", self.url),
             &self.options,
-        )?))
+        )
+    }
+
+    /// What `rel` (`/`-separated) under the directory is.
+    pub(crate) fn entry(&self, rel: &str) -> Result<RemoteEntry> {
+        let path = rel
+            .split('/')
+            .fold(self.prefix.clone(), |p, part| p.join(part));
+        RemoteEntry::open(
+            self.store.clone(),
+            path,
+            &format!("{}/{rel}", self.url),
+            &self.options,
+        )
+    }
+
+    /// Every object under the directory, as `/`-separated paths relative to it (the store
+    /// must list: S3 does, a plain HTTP server does not).
+    pub(crate) fn list(&self) -> Result<Vec<String>> {
+        let prefix = self.prefix.clone();
+        let listed: Vec<ObjectMeta> = block_on(self.store.list(Some(&prefix)).try_collect())?
+            .map_err(|e| Error::Remote {
+                url: self.url.clone(),
+                reason: format!(
+                    "cannot list the directory (a .b2d is read where the store lists \
+                     prefixes, as S3 does): {}",
+                    reason(e)
+                ),
+            })?;
+        Ok(listed
+            .iter()
+            .filter_map(|m| {
+                let parts: Vec<String> = m
+                    .location
+                    .prefix_match(&prefix)?
+                    .map(|p| p.as_ref().to_string())
+                    .collect();
+                (!parts.is_empty()).then(|| parts.join("/"))
+            })
+            .collect())
+    }
+}
+
+impl Directory for RemoteDir {
+    fn file(&self, name: &str) -> Result<Arc<dyn RangeRead>> {
+        Ok(Arc::new(self.open(name)?))
+    }
+}
+
+/// What a URL names: one object, or a prefix (a directory: a sparse frame, a `.b2d`).
+pub(crate) enum RemoteEntry {
+    /// An object, opened.
+    Object(Remote),
+    /// No object there (404, or nginx's 403 for a directory): a prefix, maybe a directory.
+    /// The object's error is kept for when the prefix holds nothing either.
+    Prefix(RemoteDir, Option<Error>),
+}
+
+impl RemoteEntry {
+    /// What `path` of `store` (named `url`) is; a URL ending in `/` is a prefix.
+    pub(crate) fn open(
+        store: Arc<dyn ObjectStore>,
+        path: ObjectPath,
+        url: &str,
+        options: &RemoteOptions,
+    ) -> Result<RemoteEntry> {
+        let dir =
+            |e| RemoteEntry::Prefix(RemoteDir::new(store.clone(), path.clone(), url, options), e);
+        if url.ends_with('/') {
+            return Ok(dir(None));
+        }
+        match head(&store, &path)? {
+            Ok(meta) => Ok(RemoteEntry::Object(Remote::opened(
+                store.clone(),
+                path.clone(),
+                url,
+                meta,
+                options,
+            ))),
+            Err(
+                e @ (object_store::Error::NotFound { .. }
+                | object_store::Error::PermissionDenied { .. }),
+            ) => Ok(dir(Some(remote_error(url, e)))),
+            Err(e) => Err(remote_error(url, e)),
+        }
+    }
+
+    /// What `url` (see [`store_for`]) is.
+    pub(crate) fn open_url(url: &str, options: &RemoteOptions) -> Result<RemoteEntry> {
+        let (store, path) = store_for(url, options)?;
+        RemoteEntry::open(store, path, url, options)
     }
 }
 
@@ -472,48 +574,21 @@ pub(crate) enum RemoteFrame {
 }
 
 impl RemoteFrame {
-    /// The frame at `path` of `store` (named `url`): the object there, else the sparse frame
-    /// whose `chunks.b2frame` is under that prefix; "not found" when neither is.
-    pub(crate) fn open(
-        store: Arc<dyn ObjectStore>,
-        path: ObjectPath,
-        url: &str,
-        options: &RemoteOptions,
-    ) -> Result<RemoteFrame> {
-        // The object at the URL; a missing object, or a directory the server will not show
-        // (403 from nginx), may be the prefix of a sparse frame.
-        let first = if url.ends_with('/') {
-            None
-        } else {
-            match head(&store, &path)? {
-                Ok(meta) => {
-                    return Ok(RemoteFrame::Object(Remote::opened(
-                        store, path, url, meta, options,
-                    )))
-                }
-                Err(
-                    e @ (object_store::Error::NotFound { .. }
-                    | object_store::Error::PermissionDenied { .. }),
-                ) => Some(e),
-                Err(e) => return Err(remote_error(url, e)),
-            }
+    /// The frame `entry` names: the object, else the sparse frame whose `chunks.b2frame` is
+    /// under the prefix; "not found" when neither is.
+    pub(crate) fn open(entry: RemoteEntry) -> Result<RemoteFrame> {
+        let (dir, first) = match entry {
+            RemoteEntry::Object(o) => return Ok(RemoteFrame::Object(o)),
+            RemoteEntry::Prefix(dir, first) => (dir, first),
         };
-        let dir = RemoteDir::new(store.clone(), path.clone(), url, options);
-        let index_path = path.clone().join("chunks.b2frame");
-        match head(&store, &index_path)? {
-            Ok(meta) => {
-                let index_url = format!("{}/chunks.b2frame", dir.url);
-                let index = Remote::opened(store, index_path, &index_url, meta, options);
-                Ok(RemoteFrame::Sparse { index, dir })
-            }
-            Err(object_store::Error::NotFound { .. }) => Err(match first {
-                Some(e) => remote_error(url, e),
-                None => Error::Remote {
-                    url: url.to_string(),
+        match dir.open("chunks.b2frame") {
+            Ok(index) => Ok(RemoteFrame::Sparse { index, dir }),
+            Err(Error::Remote { reason, .. }) if reason == "not found" => Err(first
+                .unwrap_or_else(|| Error::Remote {
+                    url: dir.url.clone(),
                     reason: "not found".into(),
-                },
-            }),
-            Err(e) => Err(remote_error(url, e)),
+                })),
+            Err(e) => Err(e),
         }
     }
 }

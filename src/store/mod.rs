@@ -155,8 +155,9 @@ impl std::fmt::Display for MemberKind {
 enum Place {
     /// Inside the embed store's decoded stream.
     Embedded(Embedded),
-    /// An external file of a `.b2d` directory.
-    File(PathBuf),
+    /// An external file (or sparse frame directory) of a `.b2d`, by its `/`-separated path
+    /// relative to the store's directory.
+    File(String),
     /// An external member of a `.b2z`: its bytes in the zip.
     Zip { offset: u64, length: u64 },
 }
@@ -177,6 +178,9 @@ enum Root {
     /// One remote object (a `.b2z` or `.b2e`), read by ranges.
     #[cfg(feature = "remote")]
     Object(std::sync::Arc<dyn RangeRead>),
+    /// A remote prefix (a `.b2d` directory), its members objects under it.
+    #[cfg(feature = "remote")]
+    Prefix(std::sync::Arc<crate::storage::RemoteDir>),
 }
 
 impl Root {
@@ -186,6 +190,11 @@ impl Root {
             Root::Local(p) => Ok(std::sync::Arc::new(LocalFile::open(p)?)),
             #[cfg(feature = "remote")]
             Root::Object(src) => Ok(src.clone()),
+            #[cfg(feature = "remote")]
+            Root::Prefix(d) => Err(Error::InvalidArgument(format!(
+                "{}: a directory, not one object",
+                d.url()
+            ))),
         }
     }
 
@@ -195,6 +204,48 @@ impl Root {
             Root::Local(p) => Frame::open(p, offset),
             #[cfg(feature = "remote")]
             Root::Object(src) => Frame::in_source(src.clone(), offset),
+            #[cfg(feature = "remote")]
+            Root::Prefix(_) => Frame::in_source(self.source()?, offset),
+        }
+    }
+
+    /// The frame in the file (or sparse frame directory) `rel` of a `.b2d`.
+    fn member_frame(&self, rel: &str) -> Result<Frame> {
+        match self {
+            #[cfg(feature = "remote")]
+            Root::Prefix(d) => {
+                let url = format!("{}/{rel}", d.url());
+                Frame::from_remote(&url, crate::storage::RemoteFrame::open(d.entry(rel)?)?)
+            }
+            _ => Frame::open(&self.local(rel)?, 0),
+        }
+    }
+
+    /// The bytes of the file `rel` of a `.b2d`.
+    fn member_bytes(&self, rel: &str) -> Result<Vec<u8>> {
+        match self {
+            #[cfg(feature = "remote")]
+            Root::Prefix(d) => {
+                let f = d.open(rel)?;
+                let n = usize::try_from(f.size()?)
+                    .map_err(|_| Error::InvalidArgument(format!("{}/{rel}: too large", d.url())))?;
+                f.read_range(0, n)
+            }
+            _ => {
+                let p = self.local(rel)?;
+                std::fs::read(&p).map_err(|source| Error::Io { path: p, source })
+            }
+        }
+    }
+
+    /// The local path of `rel` under a local directory.
+    fn local(&self, rel: &str) -> Result<PathBuf> {
+        match self {
+            Root::Local(p) => Ok(p.join(rel)),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::InvalidArgument(format!(
+                "{rel}: not in a local directory"
+            ))),
         }
     }
 }
@@ -427,15 +478,48 @@ impl Store {
     /// settings.
     #[cfg(feature = "remote")]
     pub fn open_url_with(url: &str, options: &crate::RemoteOptions) -> Result<Store> {
-        let src = crate::storage::open_object(url, options)?;
-        let len = src.size()?;
-        let path = PathBuf::from(url);
+        let path = PathBuf::from(url.trim_end_matches('/'));
         let suffix = path
             .extension()
             .and_then(|e| e.to_str())
             .unwrap_or("")
             .to_string();
-        Store::open_file(Root::Object(src), &path, &suffix, len)
+        match crate::storage::RemoteEntry::open_url(url, options)? {
+            crate::storage::RemoteEntry::Object(o) => {
+                let len = o.size()?;
+                Store::open_file(Root::Object(std::sync::Arc::new(o)), &path, &suffix, len)
+            }
+            crate::storage::RemoteEntry::Prefix(dir, first) => {
+                Store::open_prefix(std::sync::Arc::new(dir), &path, &suffix, first)
+            }
+        }
+    }
+
+    /// Open the `.b2d` store under the remote prefix `dir` (named `path`); `first` is the
+    /// error of the object at the URL, said when the prefix holds no store either.
+    #[cfg(feature = "remote")]
+    fn open_prefix(
+        dir: std::sync::Arc<crate::storage::RemoteDir>,
+        path: &Path,
+        suffix: &str,
+        first: Option<Error>,
+    ) -> Result<Store> {
+        let bad = |reason: String| Error::Store {
+            path: path.display().to_string(),
+            reason,
+        };
+        let embed = match dir.open(EMBED_FILE) {
+            Ok(o) => SChunk::from_frame(Frame::in_source(std::sync::Arc::new(o), 0)?)?,
+            Err(Error::Remote { reason, .. }) if reason == "not found" => {
+                return Err(first
+                    .unwrap_or_else(|| bad(format!("no `{EMBED_FILE}`: not a store directory"))))
+            }
+            Err(e) => return Err(e),
+        };
+        let root = Root::Prefix(dir.clone());
+        let external =
+            walk_listing(&dir.list()?, |rel| root.member_frame(rel).is_ok()).map_err(bad)?;
+        Store::assemble(root, path, suffix, Container::Dir, embed, external)
     }
 
     /// The same store opened again (for a table, which owns its store): a local store
@@ -447,6 +531,11 @@ impl Store {
             Root::Object(src) => {
                 let suffix = self.path.extension().and_then(|e| e.to_str()).unwrap_or("");
                 Store::open_file(self.root.clone(), &self.path, suffix, src.size()?)
+            }
+            #[cfg(feature = "remote")]
+            Root::Prefix(dir) => {
+                let suffix = self.path.extension().and_then(|e| e.to_str()).unwrap_or("");
+                Store::open_prefix(dir.clone(), &self.path, suffix, None)
             }
         }
     }
@@ -585,10 +674,7 @@ impl Store {
             Place::Embedded(Embedded::Remote { urlbase, path }) => {
                 Err(self.remote(key, urlbase, path))
             }
-            Place::File(p) => std::fs::read(p).map_err(|source| Error::Io {
-                path: p.clone(),
-                source,
-            }),
+            Place::File(rel) => self.root.member_bytes(rel),
             Place::Zip { offset, length } => {
                 let file = self.root.source()?;
                 let n = usize::try_from(*length).map_err(|_| {
@@ -616,7 +702,7 @@ impl Store {
     fn frame(&self, key: &str) -> Result<Frame> {
         let place = self.place(key).ok_or_else(|| self.no_key(key))?;
         let frame = match place {
-            Place::File(p) => Frame::open(p, 0)?,
+            Place::File(rel) => self.root.member_frame(rel)?,
             Place::Zip { offset, .. } => self.root.frame_at(*offset)?,
             Place::Embedded(_) => Frame::from_bytes(self.member_bytes(key)?)
                 .map_err(|e| rename(e, &self.source_of(key)))?,
@@ -711,7 +797,7 @@ fn walk_dir(root: &Path) -> std::result::Result<Vec<(String, Place)>, String> {
             if ft.is_dir() {
                 // A sparse frame (SFrame) member is a directory holding `chunks.b2frame`.
                 if has_external_suffix(&rel) && entry.path().join("chunks.b2frame").is_file() {
-                    out.push((rel, Place::File(entry.path())));
+                    out.push((rel.clone(), Place::File(rel)));
                 } else {
                     stack.push((entry.path(), rel, depth + 1));
                 }
@@ -721,8 +807,46 @@ fn walk_dir(root: &Path) -> std::result::Result<Vec<(String, Place)>, String> {
                 continue;
             }
             if has_external_suffix(&rel) || SChunk::open(entry.path()).is_ok() {
-                out.push((rel, Place::File(entry.path())));
+                out.push((rel.clone(), Place::File(rel)));
             }
+        }
+    }
+    Ok(out)
+}
+
+/// The external members of a `.b2d` directory from the listing of every object under it
+/// (`/`-separated relative paths), by the rules of [`walk_dir`]: a sparse frame member is a
+/// directory with an external suffix holding `chunks.b2frame` (its chunk files are not
+/// members); other files are members when they have an external suffix or `opens` says
+/// they open as frames; the root `embed.b2e` is not a member.
+#[cfg(feature = "remote")]
+fn walk_listing(
+    listed: &[String],
+    opens: impl Fn(&str) -> bool,
+) -> std::result::Result<Vec<(String, Place)>, String> {
+    let sparse: BTreeSet<&str> = listed
+        .iter()
+        .filter_map(|rel| rel.strip_suffix("/chunks.b2frame"))
+        .filter(|dir| has_external_suffix(dir))
+        .collect();
+    let inside_sparse = |rel: &str| {
+        sparse
+            .iter()
+            .any(|d| rel.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
+    };
+    let mut out: Vec<(String, Place)> = sparse
+        .iter()
+        .map(|d| (d.to_string(), Place::File(d.to_string())))
+        .collect();
+    for rel in listed {
+        if rel.split('/').count() > MAX_DEPTH + 1 {
+            return Err(format!("directories nested deeper than {MAX_DEPTH} levels"));
+        }
+        if rel == EMBED_FILE || inside_sparse(rel) {
+            continue;
+        }
+        if has_external_suffix(rel) || opens(rel) {
+            out.push((rel.clone(), Place::File(rel.clone())));
         }
     }
     Ok(out)

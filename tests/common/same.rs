@@ -93,3 +93,43 @@ pub fn one_object_stores() -> Vec<String> {
     out.sort();
     out
 }
+
+/// The committed `.b2d` stores and tables (directories under tests/data/stores and
+/// tests/data/tables), as paths relative to the data directory.
+pub fn directory_stores() -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["stores", "tables"] {
+        for e in std::fs::read_dir(super::data_dir().join(dir)).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".b2d") {
+                out.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every file under `dir`, as `/`-separated paths relative to it.
+pub fn files_under(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), String::new())];
+    while let Some((d, prefix)) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            let rel = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if e.file_type().unwrap().is_dir() {
+                stack.push((e.path(), rel));
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    out.sort();
+    out
+}
