@@ -192,10 +192,12 @@ impl Array {
     }
 
     /// Open the array at `url` (feature `remote`) with the default [`crate::RemoteOptions`]:
-    /// `http://` or `https://` (the server must answer range requests), or
-    /// `s3://bucket/key` with credentials, region and endpoint from the environment as
-    /// `object_store` reads them (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
-    /// `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...). The URL names a contiguous
+    /// `http://` or `https://` (the server must answer range requests), `s3://bucket/key`,
+    /// `gs://bucket/key` or `az://container/key` with credentials, region and endpoint from
+    /// the environment as `object_store`'s builders read them (`AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`,
+    /// `GOOGLE_SERVICE_ACCOUNT`, `AZURE_STORAGE_ACCOUNT_NAME`, ...), or
+    /// `file:///absolute/path`. The URL names a contiguous
     /// frame, or the prefix of a sparse frame (its `chunks.b2frame` and chunk files).
     /// Header, chunk index and trailer are fetched once; reads then fetch only the chunks,
     /// and where a mask saves much only the blocks, they need, each request conditional on

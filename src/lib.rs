@@ -108,9 +108,14 @@
 //! None by default. `ndarray`: `read_ndarray`, `read_slice_ndarray` and `write_ndarray`;
 //! `f16`: `half::f16` elements; `complex`: `num_complex::Complex<f32|f64>` elements;
 //! `arrow`: [`Table::to_record_batch`] (a CTable as an Arrow `RecordBatch`, nulls included);
-//! `remote`: `Array::open_url` (arrays over HTTP and from S3, read by byte ranges through
-//! `object_store`, with a Tokio runtime of b2nd's own). The `b2nd` command-line tool is the
-//! separate `b2nd-cli` package; it enables `remote`, so `info` and `to-npy` take URLs.
+//! `remote`: `Array`, `SChunk`, `Store` and `Table` `::open_url` (arrays, sparse frames,
+//! super-chunks, `.b2z`/`.b2e` stores and tables over HTTP(S), S3, GCS, Azure or `file://`,
+//! `.b2d` where the store lists prefixes; read by byte ranges through `object_store`, with
+//! timeouts, retries and requests in flight set by `RemoteOptions`, on a Tokio runtime of
+//! b2nd's own), and `Array::open_object` on a caller's `Arc<dyn ObjectStore>`. The `b2nd`
+//! command-line tool is the separate `b2nd-cli` package; it enables `remote`, so `info`,
+//! `ls`, `cat` and `to-npy` take URLs (`--timeout`, `--retries`; `--threads` bounds the
+//! requests in flight).
 //!
 //! ## Layers
 //!
@@ -119,7 +124,7 @@
 //! | folder | layer |
 //! |---|---|
 //! | `ffi/` | c-blosc2: the empty frame (header and metalayers) a new frame starts from, (de)compression contexts, its return codes decoded once, the LZ4 / Zstandard / BloscLZ stream decoders it carries; the only `unsafe` code |
-//! | `storage/` | where the bytes live, read by ranges: local files (`pread`), a sparse frame's directory, memory, a frame at an offset inside another source, and (feature `remote`) objects behind HTTP or in S3; every read goes through it |
+//! | `storage/` | where the bytes live, read by ranges: local files (`pread`), a sparse frame's directory, memory, a frame at an offset inside another source, and (feature `remote`) objects and prefixes in object storage or behind HTTP; every read goes through it |
 //! | `model/` | what an array is, apart from bytes: [`dtype`], [`Geometry`], [`Region`], selections ([`Slice`]; all index arithmetic lives here), [`attrs`], [`Element`], the codec and filter ids with [`Codec`] and [`Filter`] |
 //! | `format/` | the bytes, one parser/writer per layout: the frame (header, chunk index, trailer; parsed from byte ranges, and one frame writer for changes), chunk headers, the `b2nd` / `caterva` metalayers, [`npy`] headers, the `.b2z` zip, MessagePack and JSON, the lock sidecar and the in-place journal |
 //! | `codec/` | a chunk's decode and encode pipeline (variable-length-block chunks included), with the codecs and filters the linked c-blosc2 2.15 lacks or does differently from 3.x (ZLIB, LZ4 dictionaries, NDLZ, ZFP, byte-group SHUFFLE, BYTEDELTA, NDCELL, NDMEAN, ...) done in Rust, per block |

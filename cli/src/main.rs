@@ -209,7 +209,7 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
-    /// The source as a URL (`http://`, `https://`, `s3://`): read by ranges.
+    /// The source as a URL: read by ranges.
     pub(crate) fn url(&self) -> Option<&str> {
         url_of(self.path)
     }
@@ -229,10 +229,11 @@ impl Source<'_> {
     }
 }
 
-/// `path` as a URL (`http://`, `https://`, `s3://`), if it is one.
+/// `path` as a URL (`http://`, `https://`, `s3://`, `gs://`, `az://`, `file://`), if it is
+/// one.
 pub(crate) fn url_of(path: &Path) -> Option<&str> {
     let s = path.to_str()?;
-    ["http://", "https://", "s3://"]
+    ["http://", "https://", "s3://", "gs://", "az://", "azure://", "file://"]
         .iter()
         .any(|p| s.starts_with(p))
         .then_some(s)

@@ -171,9 +171,10 @@ fn block_on<F: std::future::Future>(f: F) -> Result<F::Output> {
 }
 
 /// The store serving `url` and the object's path in it: `http://` and `https://` (the
-/// server must answer range requests) or `s3://bucket/key` (credentials, region and
-/// endpoint from the environment as `AmazonS3Builder::from_env` reads them, then `options`'
-/// settings).
+/// server must answer range requests), `s3://bucket/key`, `gs://bucket/key`,
+/// `az://container/key` (credentials, region and endpoint from the environment as
+/// `object_store`'s builders' `from_env` read them, then `options`' settings), or
+/// `file:///absolute/path` (through `object_store`'s local file system store).
 pub(crate) fn store_for(
     url: &str,
     options: &RemoteOptions,
@@ -225,6 +226,39 @@ pub(crate) fn store_for(
             }
             Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
         }
+        "gs" => {
+            let bucket = parsed
+                .host_str()
+                .ok_or_else(|| bad("no bucket in the URL".into()))?;
+            let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                .with_bucket_name(bucket)
+                .with_retry(options.retry());
+            for (k, v) in options.client_settings() {
+                b = b.with_config(object_store::gcp::GoogleConfigKey::Client(k), v);
+            }
+            for (k, v) in &options.settings {
+                let key = k.parse().map_err(|e| bad(format!("setting {k:?}: {e}")))?;
+                b = b.with_config(key, v);
+            }
+            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
+        }
+        "az" | "azure" => {
+            let container = parsed
+                .host_str()
+                .ok_or_else(|| bad("no container in the URL".into()))?;
+            let mut b = object_store::azure::MicrosoftAzureBuilder::from_env()
+                .with_container_name(container)
+                .with_retry(options.retry());
+            for (k, v) in options.client_settings() {
+                b = b.with_config(object_store::azure::AzureConfigKey::Client(k), v);
+            }
+            for (k, v) in &options.settings {
+                let key = k.parse().map_err(|e| bad(format!("setting {k:?}: {e}")))?;
+                b = b.with_config(key, v);
+            }
+            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
+        }
+        "file" => Arc::new(object_store::local::LocalFileSystem::new()),
         other => return Err(bad(format!("the scheme {other}:// is not read here"))),
     };
     Ok((store, path))
