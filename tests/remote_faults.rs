@@ -172,3 +172,43 @@ fn sparse_frames_read_by_their_prefix_url() {
     assert!(n >= 5, "only {n} sparse fixtures");
     eprintln!("remote_faults: {n} sparse frames read over HTTP equal to their directories");
 }
+
+#[test]
+fn a_small_slice_costs_five_requests_and_about_one_block() {
+    let Some((nginx, dir)) = server("a_small_slice_costs_five_requests") else {
+        return;
+    };
+    // 4M u4 items: 4 chunks of 1M, blocks of 16 384 items (64 KiB before compression).
+    let n = 4u64 << 20;
+    let data: Vec<u8> = (0..n as u32)
+        .flat_map(|i| (i.wrapping_mul(2_654_435_761) >> 8).to_le_bytes())
+        .collect();
+    b2nd::ArrayBuilder::new(&[n], b2nd::dtype::Dtype::parse("<u4").unwrap())
+        .chunks(&[1 << 20])
+        .blocks(&[16_384])
+        .write_bytes(b2nd::Target::File(dir.path().join("big.b2nd")), &data)
+        .unwrap();
+    let file_len = std::fs::metadata(dir.path().join("big.b2nd"))
+        .unwrap()
+        .len();
+    let proxy = Proxy::start(nginx.port());
+    let a = Array::open_url(&proxy.url("big.b2nd")).unwrap();
+    let (open_requests, open_bytes) = proxy.counts();
+    proxy.reset();
+    let s: b2nd::Slice = "2500000:2500010".parse().unwrap();
+    let k = 2_500_000 * 4;
+    assert_eq!(a.read_slice_bytes(&s).unwrap(), data[k..k + 40]);
+    let (requests, bytes) = proxy.counts();
+    eprintln!(
+        "remote_faults: open {open_requests} requests {open_bytes} bytes; 10-item slice \
+         {requests} requests {bytes} bytes (file {file_len} bytes)"
+    );
+    // Open: HEAD, the first 8 KiB, index and trailer. Slice: the chunk's header and block
+    // offsets, then the block (python-blosc2's RemoteArray: 4 in all, scripts/bench_remote.py).
+    assert!(open_requests <= 3, "{open_requests} requests to open");
+    assert!(requests <= 2, "{requests} requests for a 10-item slice");
+    assert!(
+        bytes < 2 * 65_536 + 4096,
+        "{bytes} bytes for a 10-item slice"
+    );
+}

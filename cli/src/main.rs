@@ -233,10 +233,12 @@ impl Source<'_> {
 /// one.
 pub(crate) fn url_of(path: &Path) -> Option<&str> {
     let s = path.to_str()?;
-    ["http://", "https://", "s3://", "gs://", "az://", "azure://", "file://"]
-        .iter()
-        .any(|p| s.starts_with(p))
-        .then_some(s)
+    [
+        "http://", "https://", "s3://", "gs://", "az://", "azure://", "file://",
+    ]
+    .iter()
+    .any(|p| s.starts_with(p))
+    .then_some(s)
 }
 
 /// Whether `path` names a store: a local one as [`b2nd::Store::probe`] finds it, a URL by

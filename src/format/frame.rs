@@ -449,6 +449,12 @@ pub(crate) struct Layout {
 const FRAME_TYPE: usize = 26;
 /// The fewest header bytes c-blosc2 reads (`FRAME_HEADER_MINLEN`).
 const HEADER_MINLEN: u64 = 87;
+
+/// How many bytes from the frame's start are read first (the header of most frames).
+const HEADER_GUESS: u64 = 8192;
+
+/// The most bytes read at once for the index and trailer where the header says they start.
+const TAIL_GUESS: u64 = 4 << 20;
 /// The most fixed metalayers a frame holds (`BLOSC2_MAX_METALAYERS`).
 const MAX_METALAYERS: usize = 16;
 /// The largest chunk-offsets index decoded (128 M chunks, 1 GiB of offsets).
@@ -476,7 +482,9 @@ impl Parsed {
             reason: e.0,
         };
         let size = src.size()?;
-        let prefix = src.read_range(0, HEADER_MINLEN.min(size) as usize)?;
+        // The first 8 KiB hold the header of most frames (metalayers included): one request
+        // for a remote source, as python-blosc2's reader makes.
+        let prefix = src.read_range(0, HEADER_GUESS.min(size) as usize)?;
         let header = FrameHeader::parse(&prefix, size).map_err(bad)?;
         if prefix.len() < HEADER_MINLEN as usize {
             return Err(bad("frame header shorter than its fixed part".into()));
@@ -490,22 +498,48 @@ impl Parsed {
             )
             .into()));
         }
-        let tail = if header.frame_len >= TRAILER_TAIL as u64 {
-            src.read_range(header.frame_len - TRAILER_TAIL as u64, TRAILER_TAIL)?
+        // Where the header says the index starts (after the chunks of a contiguous frame):
+        // index and trailer are read in one request when they are no larger than
+        // TAIL_GUESS, and kept when the trailer confirms where the index is.
+        let guess = if sparse {
+            Some(u64::from(header.header_len))
         } else {
-            Vec::new()
+            u64::try_from(header.cbytes)
+                .ok()
+                .and_then(|c| c.checked_add(u64::from(header.header_len)))
+        }
+        .filter(|&at| at < header.frame_len && header.frame_len - at <= TAIL_GUESS);
+        let guessed = match guess {
+            Some(at) => Some((at, src.read_range(at, (header.frame_len - at) as usize)?)),
+            None => None,
+        };
+        let tail = match &guessed {
+            Some((_, b)) if b.len() >= TRAILER_TAIL => b[b.len() - TRAILER_TAIL..].to_vec(),
+            _ if header.frame_len >= TRAILER_TAIL as u64 => {
+                src.read_range(header.frame_len - TRAILER_TAIL as u64, TRAILER_TAIL)?
+            }
+            _ => Vec::new(),
         };
         let (index_at, index_len) = header.check_layout(&tail, sparse).map_err(bad)?;
         let trailer_at = index_at + index_len;
         // All three lie inside the frame, which lies inside `src` (checked above).
-        let mut head = vec![0u8; header.header_len as usize];
+        let head_len = header.header_len as usize;
+        let mut head = vec![0u8; head_len];
         let mut index = vec![0u8; index_len as usize];
         let mut trailer = vec![0u8; (header.frame_len - trailer_at) as usize];
-        src.read_vectored_at(&mut [
-            (0, &mut head[..]),
-            (index_at, &mut index[..]),
-            (trailer_at, &mut trailer[..]),
-        ])?;
+        match guessed {
+            Some((at, bytes)) if at == index_at && head_len <= prefix.len() => {
+                head.copy_from_slice(&prefix[..head_len]);
+                let (i, t) = bytes.split_at(index_len as usize);
+                index.copy_from_slice(i);
+                trailer.copy_from_slice(t);
+            }
+            _ => src.read_vectored_at(&mut [
+                (0, &mut head[..]),
+                (index_at, &mut index[..]),
+                (trailer_at, &mut trailer[..]),
+            ])?,
+        }
         if index_len > 0 {
             check_index_header(&index, header.nchunks, index_len).map_err(bad)?;
         }
@@ -1188,9 +1222,13 @@ impl Frame {
             }
             _ => return None,
         };
-        let header = src.read_range(base, EXTENDED_HEADER_LEN).ok()?;
-        let ch = ChunkHeader::parse(&header).ok()?;
+        // The chunk header and its block offsets, in one read (one request remotely).
         let bstarts_end = EXTENDED_HEADER_LEN.checked_add(nblocks.checked_mul(4)?)?;
+        if base.checked_add(bstarts_end as u64)? > end {
+            return Some(false);
+        }
+        let head = src.read_range(base, bstarts_end).ok()?;
+        let ch = ChunkHeader::parse(&head[..EXTENDED_HEADER_LEN]).ok()?;
         if !ch.maskable(nblocks, block_bytes)
             || ch.memcpyed()
             || ch.cbytes < bstarts_end
@@ -1198,9 +1236,7 @@ impl Frame {
         {
             return Some(false);
         }
-        let raw = src
-            .read_range(base + EXTENDED_HEADER_LEN as u64, nblocks * 4)
-            .ok()?;
+        let raw = &head[EXTENDED_HEADER_LEN..];
         let starts: Vec<usize> = raw
             .chunks_exact(4)
             .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -1221,20 +1257,20 @@ impl Frame {
             let i = sorted.partition_point(|&x| x <= start);
             sorted.get(i).copied().unwrap_or(ch.cbytes)
         };
-        // Byte ranges to read: the prefix up to the first block (header, offsets, dictionary),
-        // then each needed block.
-        let prefix = 0..sorted[0];
-        let mut ranges = vec![prefix];
+        // Byte ranges to read: what lies between the offsets and the first block (a
+        // dictionary), then each needed block; the header and offsets are already here.
+        let mut ranges = vec![bstarts_end..sorted[0]];
         for (j, &start) in starts.iter().enumerate() {
             if wanted[j] || (j == 0 && ch.has_delta()) {
                 ranges.push(start..end_of(start));
             }
         }
         ranges.sort_unstable_by_key(|r| r.start);
-        let total: usize = ranges.iter().map(|r| r.len()).sum();
+        let total: usize = bstarts_end + ranges.iter().map(|r| r.len()).sum::<usize>();
         if 2 * total > ch.cbytes {
             return Some(false);
         }
+        ranges.retain(|r| !r.is_empty());
         // Neighbouring ranges (gaps under 4 KiB) are read as one.
         let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(ranges.len());
         for r in ranges {
@@ -1244,6 +1280,7 @@ impl Frame {
             }
         }
         let buf = out.buffer(ch.cbytes);
+        buf[..bstarts_end].copy_from_slice(&head);
         let mut reads = split_ranges(buf, base, &merged);
         src.read_vectored_at(&mut reads).ok()?;
         Some(true)

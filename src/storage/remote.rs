@@ -635,12 +635,16 @@ mod tests {
     fn coalesce_merges_near_ranges_and_keeps_each_request_place() {
         // Out of order, one empty, two within the gap, one far.
         let reads = [(100, 10), (0, 10), (5000, 4), (20, 0), (30, 5)];
-        let (ranges, place) = coalesce(&reads, 64);
+        let (ranges, place) = coalesce(&reads, 70);
         assert_eq!(ranges, vec![0..110, 5000..5004]);
         assert_eq!(place[0], (0, 100));
         assert_eq!(place[1], (0, 0));
         assert_eq!(place[2], (1, 0));
         assert_eq!(place[4], (0, 30));
+        // 30..35 joins 0..10 (20 bytes apart), 100..110 is 65 bytes further: its own.
+        let (ranges, place) = coalesce(&reads, 64);
+        assert_eq!(ranges, vec![0..35, 100..110, 5000..5004]);
+        assert_eq!(place[0], (1, 0));
         let (ranges, _) = coalesce(&reads, 0);
         assert_eq!(ranges, vec![0..10, 30..35, 100..110, 5000..5004]);
     }
