@@ -1259,7 +1259,8 @@ impl Frame {
         };
         // Byte ranges to read: what lies between the offsets and the first block (a
         // dictionary), then each needed block; the header and offsets are already here.
-        let mut ranges = vec![bstarts_end..sorted[0]];
+        let mut ranges = Vec::with_capacity(starts.len() + 1);
+        ranges.push(bstarts_end..sorted[0]);
         for (j, &start) in starts.iter().enumerate() {
             if wanted[j] || (j == 0 && ch.has_delta()) {
                 ranges.push(start..end_of(start));
