@@ -211,4 +211,20 @@ fn a_small_slice_costs_five_requests_and_about_one_block() {
         bytes < 2 * 65_536 + 4096,
         "{bytes} bytes for a 10-item slice"
     );
+
+    // A whole read, two threads cutting each chunk in two: each chunk fetched once, in one
+    // request, ahead of the decoding.
+    for threads in [1, 2] {
+        let a = Array::open_url(&proxy.url("big.b2nd"))
+            .unwrap()
+            .with_threads(b2nd::Threads::count(threads).unwrap());
+        proxy.reset();
+        assert_eq!(a.read_bytes().unwrap(), data);
+        let (requests, bytes) = proxy.counts();
+        eprintln!(
+            "remote_faults: whole read, {threads} threads: {requests} requests {bytes} bytes"
+        );
+        assert!(requests <= 4, "{requests} requests for 4 chunks");
+        assert!(bytes <= file_len, "{bytes} bytes of a {file_len}-byte file");
+    }
 }

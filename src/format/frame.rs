@@ -669,6 +669,10 @@ pub(crate) struct Frame {
     offsets: OnceLock<std::result::Result<Vec<i64>, String>>,
     /// For frames in local files: what tells this version of the file from a later one.
     files: Option<ChunkFiles>,
+    /// Compressed chunks kept and fetched ahead (remote contiguous frames only).
+    cache: Option<Arc<super::chunk_cache::ChunkCache>>,
+    /// The chunks' offsets, sorted and distinct, on first use (where each chunk ends).
+    sorted_offsets: OnceLock<Vec<u64>>,
 }
 
 /// What a frame read from the local file system checks around every fetch.
@@ -919,6 +923,9 @@ impl Frame {
             FrameBytes::Sparse { index, .. } => (index, true),
         };
         let p = Parsed::read(src.as_ref(), sparse, &source)?;
+        let budget = src.chunk_cache_budget();
+        let cache =
+            (!sparse && budget > 0).then(|| Arc::new(super::chunk_cache::ChunkCache::new(budget)));
         Ok(Frame {
             source,
             params: p.params,
@@ -930,6 +937,8 @@ impl Frame {
             index: p.index,
             offsets: OnceLock::new(),
             files: None,
+            cache,
+            sorted_offsets: OnceLock::new(),
         })
     }
 
@@ -1007,6 +1016,58 @@ impl Frame {
         decoded.as_deref().map_err(Clone::clone)
     }
 
+    /// Whether this frame fetches chunks ahead of its readers (a remote contiguous frame
+    /// with a chunk cache).
+    pub(crate) fn fetches_ahead(&self) -> bool {
+        self.cache.is_some()
+    }
+
+    /// Fetch `chunks` ahead into the chunk cache (remote contiguous frames; nothing
+    /// otherwise): each chunk's bytes run from its offset to the next chunk's, or to the
+    /// index. Chunks whose place is odd (special, outside the frame) are left to their
+    /// readers.
+    pub(crate) fn prefetch(&self, chunks: impl IntoIterator<Item = u64>) {
+        let (Some(cache), FrameBytes::Contiguous(src), Some(layout)) =
+            (&self.cache, &self.bytes, &self.layout)
+        else {
+            return;
+        };
+        let Ok(offsets) = self.offsets() else {
+            return;
+        };
+        let sorted = self.sorted_offsets.get_or_init(|| {
+            let mut v: Vec<u64> = offsets
+                .iter()
+                .filter_map(|&o| u64::try_from(o).ok())
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        });
+        let header_len = layout.header_len;
+        let data_end = layout.index_at.saturating_sub(header_len);
+        let mut wanted = Vec::new();
+        let mut total = 0u64;
+        for n in chunks {
+            if total > cache.budget() as u64 {
+                break; // the rest is announced by later reads
+            }
+            let Some(&o) = offsets.get(n as usize) else {
+                continue;
+            };
+            let Ok(o) = u64::try_from(o) else {
+                continue; // special: nothing to fetch
+            };
+            let i = sorted.partition_point(|&x| x <= o);
+            let end = sorted.get(i).copied().unwrap_or(data_end).min(data_end);
+            if end > o {
+                wanted.push((n, header_len + o, end - o));
+                total += end - o;
+            }
+        }
+        cache.prefetch(src, &wanted);
+    }
+
     /// Where chunk `n` is, from the index: checked as c-blosc2 checks it (`get_coffset`).
     fn entry(&self, n: u64) -> Result<Entry> {
         if n >= u64::try_from(self.params.nchunks).unwrap_or(0) {
@@ -1082,6 +1143,16 @@ impl Frame {
                 let FrameBytes::Contiguous(src) = &self.bytes else {
                     unreachable!("offsets come from contiguous frames")
                 };
+                // Fetched ahead: the chunk is the start of its bytes, as its header says.
+                if let Some(b) = self.cache.as_ref().and_then(|c| c.get(n)) {
+                    let cbytes = b
+                        .get(12..16)
+                        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize);
+                    if let Some(cb) = cbytes.filter(|&c| c >= EXTENDED_HEADER_LEN && c <= b.len()) {
+                        out.buffer(cb).copy_from_slice(&b[..cb]);
+                        return Ok(());
+                    }
+                }
                 // The chunk lies between the header and the index chunk, inside the frame.
                 // c-blosc2 2.15 (`frame_get_chunk`) would allocate the compressed size the
                 // chunk's header declares (up to 2 GiB) before checking that the frame holds
@@ -1186,6 +1257,10 @@ impl Frame {
         block_bytes: usize,
         out: &mut ChunkBytes,
     ) -> bool {
+        // A chunk fetched ahead (or on its way) is taken whole from the cache.
+        if self.cache.as_ref().is_some_and(|c| c.has(n)) {
+            return false;
+        }
         // A changed file fails here; the caller's whole-chunk fetch then reports it.
         let Ok(_shared) = self.share() else {
             return false;

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod chunk;
+pub(crate) mod chunk_cache;
 pub mod frame;
 pub(crate) mod frame_writer;
 pub(crate) mod journal;

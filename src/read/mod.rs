@@ -160,11 +160,41 @@ impl Array {
                 region: region.with_dim(d, r_lo, r_hi - r_lo),
             });
         }
+        self.fetch_ahead(region);
         let outer = slabs.len().min(self.threads).max(1);
         let inner = (self.threads / outer).max(1);
         let lanes = workers_for(workers, outer, inner, g.blocks());
         self.exec
             .for_each_lane(lanes, slabs, |w, slab| self.fill_slab(w, slab))
+    }
+
+    /// For a remote frame, when `region` covers at least half of the chunks it touches:
+    /// fetch those chunks ahead, concurrently, then the chunks after them in index order (a
+    /// sequential reader's next ones; the frame's chunk cache bounds how far). Smaller
+    /// regions fetch only the blocks they need, when decoded.
+    pub(crate) fn fetch_ahead(&self, region: &Region) {
+        if !self.frame.fetches_ahead() {
+            return;
+        }
+        let g = &self.geom;
+        let nd = g.ndim();
+        let (lo, hi) = g.chunks_touched(region).bounds();
+        let mut touched = Vec::new();
+        let mut c = lo;
+        loop {
+            touched.push(ravel(&c[..nd], g.chunk_grid()));
+            if !step(&mut c[..nd], &lo[..nd], &hi[..nd]) {
+                break;
+            }
+        }
+        let covered = region.nitems().unwrap_or(0) as u128 * g.itemsize() as u128;
+        if 2 * covered < touched.len() as u128 * g.chunk_bytes() as u128 {
+            return;
+        }
+        let last = touched.iter().copied().max().unwrap_or(0);
+        let nchunks = g.chunk_grid().iter().product::<u64>();
+        self.frame
+            .prefetch(touched.into_iter().chain(last + 1..nchunks));
     }
 
     /// Decode every chunk intersecting the slab and copy its data into it.

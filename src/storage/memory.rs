@@ -81,4 +81,23 @@ impl RangeRead for Window {
         }
         self.inner.read_vectored_at(reads)
     }
+
+    fn read_each(&self, reads: &[(u64, usize)], done: &mut dyn FnMut(usize, Result<Vec<u8>>)) {
+        let moved: Option<Vec<(u64, usize)>> = reads
+            .iter()
+            .map(|&(p, l)| p.checked_add(self.offset).map(|p| (p, l)))
+            .collect();
+        match moved {
+            Some(m) => self.inner.read_each(&m, done),
+            None => {
+                for i in 0..reads.len() {
+                    done(i, Err(past_end(self.location())));
+                }
+            }
+        }
+    }
+
+    fn chunk_cache_budget(&self) -> usize {
+        self.inner.chunk_cache_budget()
+    }
 }

@@ -38,6 +38,21 @@ pub(crate) trait RangeRead: Send + Sync {
     /// concurrently; they do not overlap.
     fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()>;
 
+    /// Read each `(pos, len)` range into a buffer of its own and hand it to `done` with its
+    /// index as it arrives (a remote backend runs the requests concurrently and hands them
+    /// over in the order they complete; this default reads them in order).
+    fn read_each(&self, reads: &[(u64, usize)], done: &mut dyn FnMut(usize, Result<Vec<u8>>)) {
+        for (i, &(pos, len)) in reads.iter().enumerate() {
+            done(i, self.read_range(pos, len));
+        }
+    }
+
+    /// How many bytes of compressed chunks a frame on this source keeps in memory and
+    /// fetches ahead of its readers (0: none; local sources are read directly).
+    fn chunk_cache_budget(&self) -> usize {
+        0
+    }
+
     /// Read `len` bytes at `pos`.
     fn read_range(&self, pos: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len];

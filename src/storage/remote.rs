@@ -43,6 +43,7 @@ pub struct RemoteOptions {
     retry_timeout: Duration,
     in_flight: usize,
     coalesce: u64,
+    chunk_cache: usize,
     settings: Vec<(String, String)>,
 }
 
@@ -55,6 +56,7 @@ impl Default for RemoteOptions {
             retry_timeout: Duration::from_secs(60),
             in_flight: 8,
             coalesce: 256 * 1024,
+            chunk_cache: 256 << 20,
             settings: Vec::new(),
         }
     }
@@ -63,7 +65,8 @@ impl Default for RemoteOptions {
 impl RemoteOptions {
     /// The defaults: 30 s per request (body included), 5 s to connect, 3 retries of a
     /// transient error (5xx, a reset) with exponential backoff within 60 s, 8 requests in
-    /// flight, ranges less than 256 KiB apart fetched together.
+    /// flight, ranges less than 256 KiB apart fetched together, 256 MiB of compressed chunks
+    /// kept and fetched ahead of whole reads.
     pub fn new() -> RemoteOptions {
         RemoteOptions::default()
     }
@@ -101,6 +104,14 @@ impl RemoteOptions {
     /// Ranges less than `bytes` apart are fetched by one request.
     pub fn coalesce_gap(mut self, bytes: u64) -> RemoteOptions {
         self.coalesce = bytes;
+        self
+    }
+
+    /// How many bytes of compressed chunks an opened array keeps, fetching up to half of
+    /// that ahead of reads that decode whole chunks (0: none; every chunk is fetched when
+    /// decoded).
+    pub fn chunk_cache(mut self, bytes: usize) -> RemoteOptions {
+        self.chunk_cache = bytes;
         self
     }
 
@@ -273,6 +284,7 @@ pub(crate) struct Remote {
     meta: ObjectMeta,
     in_flight: usize,
     coalesce: u64,
+    chunk_cache: usize,
 }
 
 impl Remote {
@@ -303,14 +315,24 @@ impl Remote {
             meta,
             in_flight: options.in_flight,
             coalesce: options.coalesce,
+            chunk_cache: options.chunk_cache,
         }
     }
 
     /// Fetch `ranges` (sorted, disjoint, inside the object) with at most `in_flight`
     /// requests at a time, each conditional on the opened version.
     async fn fetch(&self, ranges: Vec<Range<u64>>) -> Result<Vec<bytes::Bytes>> {
+        stream::iter(ranges)
+            .map(|r| self.get(r))
+            .buffered(self.in_flight)
+            .try_collect()
+            .await
+    }
+
+    /// Fetch one range, conditional on the opened version; a short body is an error.
+    async fn get(&self, r: Range<u64>) -> Result<bytes::Bytes> {
         let opened = &self.meta;
-        let get = |r: Range<u64>| async move {
+        {
             let options = GetOptions {
                 range: Some(GetRange::Bounded(r.clone())),
                 // The version opened, by ETag where the server gives one, else by date.
@@ -342,12 +364,7 @@ impl Remote {
                 });
             }
             Ok(bytes)
-        };
-        stream::iter(ranges)
-            .map(get)
-            .buffered(self.in_flight)
-            .try_collect()
-            .await
+        }
     }
 
     /// The error for an object replaced since it was opened.
@@ -427,6 +444,46 @@ fn coalesce(reads: &[(u64, usize)], gap: u64) -> (Vec<Range<u64>>, Vec<(usize, u
 impl RangeRead for Remote {
     fn location(&self) -> String {
         self.url.clone()
+    }
+
+    fn chunk_cache_budget(&self) -> usize {
+        self.chunk_cache
+    }
+
+    fn read_each(&self, reads: &[(u64, usize)], done: &mut dyn FnMut(usize, Result<Vec<u8>>)) {
+        let work = async {
+            let mut arrivals = stream::iter(reads.iter().enumerate())
+                .map(|(i, &(pos, len))| async move {
+                    let end = pos.checked_add(len as u64).filter(|&e| e <= self.meta.size);
+                    let got = match end {
+                        Some(end) => self.get(pos..end).await.map(|b| b.to_vec()),
+                        None => Err(Error::Remote {
+                            url: self.url.clone(),
+                            reason: format!(
+                                "bytes {pos}..+{len} lie past the object's {} bytes",
+                                self.meta.size
+                            ),
+                        }),
+                    };
+                    (i, got)
+                })
+                .buffer_unordered(self.in_flight);
+            while let Some((i, got)) = arrivals.next().await {
+                done(i, got);
+            }
+        };
+        if let Err(e) = block_on(work) {
+            let reason = e.to_string();
+            for i in 0..reads.len() {
+                done(
+                    i,
+                    Err(Error::Remote {
+                        url: self.url.clone(),
+                        reason: reason.clone(),
+                    }),
+                );
+            }
+        }
     }
 
     fn size(&self) -> Result<u64> {
