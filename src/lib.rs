@@ -112,7 +112,9 @@
 //! super-chunks, `.b2z`/`.b2e` stores and tables over HTTP(S), S3, GCS, Azure or `file://`,
 //! `.b2d` where the store lists prefixes; read by byte ranges through `object_store`, with
 //! timeouts, retries and requests in flight set by `RemoteOptions`, on a Tokio runtime of
-//! b2nd's own), and `Array::open_object` on a caller's `Arc<dyn ObjectStore>`. The `b2nd`
+//! b2nd's own), `Array::open_object` on a caller's `Arc<dyn ObjectStore>`, and async
+//! versions of the opens and reads for engines (`open_url_async`, `read_slice_bytes_async`,
+//! ...: the sync call on the caller's Tokio blocking pool). The `b2nd`
 //! command-line tool is the separate `b2nd-cli` package; it enables `remote`, so `info`,
 //! `ls`, `cat` and `to-npy` take URLs (`--timeout`, `--retries`; `--threads` bounds the
 //! requests in flight).
@@ -147,6 +149,8 @@ mod error;
 mod ffi;
 mod format;
 mod model;
+#[cfg(feature = "remote")]
+mod nonblocking;
 mod parallel;
 mod read;
 mod schunk;

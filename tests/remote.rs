@@ -164,3 +164,66 @@ fn gs_az_and_file_urls_read_as_the_files() {
     assert!(stores >= 10, "{stores} stores");
     eprintln!("remote: {n} arrays by file://, {stores} stores by gs://, az:// and file://");
 }
+
+#[test]
+fn async_calls_run_inside_an_engines_runtime() {
+    let root = common::data_dir();
+    let Some(server) = Nginx::start(&root) else {
+        common::cannot_run(
+            "async_calls_run_inside_an_engines_runtime",
+            "no nginx on PATH",
+        );
+        return;
+    };
+    // A multi-thread Tokio runtime, as DataFusion runs: b2nd's calls go to its blocking
+    // pool (b2nd's own runtime is never entered from an async context), several at once.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let names: Vec<String> = common::good_contiguous()
+        .iter()
+        .step_by(7)
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .filter(|rel| !rel.contains('/'))
+        .collect();
+    let got = rt.block_on(async {
+        let mut tasks = Vec::new();
+        for rel in &names {
+            let url = server.url(rel);
+            tasks.push(tokio::spawn(async move {
+                let a =
+                    std::sync::Arc::new(Array::open_url_async(&url, RemoteOptions::new()).await?);
+                a.read_bytes_async().await
+            }));
+        }
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    });
+    let mut n = 0;
+    for (rel, got) in names.iter().zip(got) {
+        match Array::open(root.join(rel)).unwrap().read_bytes() {
+            Ok(want) => {
+                assert_eq!(got.unwrap(), want, "{rel}");
+                n += 1;
+            }
+            Err(_) => assert!(got.is_err(), "{rel}"),
+        }
+    }
+    assert!(n >= 15, "{n} arrays read by async calls");
+    let t = rt
+        .block_on(b2nd::Table::open_url_async(
+            &server.url("tables/basic.b2z"),
+            RemoteOptions::new(),
+        ))
+        .unwrap();
+    let t = std::sync::Arc::new(t);
+    let col = rt.block_on(t.read_column_bytes_async("id")).unwrap();
+    let local = b2nd::Table::open(root.join("tables/basic.b2z")).unwrap();
+    assert_eq!(col, local.read_column_bytes("id").unwrap());
+    eprintln!("remote: {n} arrays and a table column read by async calls in a Tokio runtime");
+}
