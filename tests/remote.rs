@@ -227,3 +227,41 @@ fn async_calls_run_inside_an_engines_runtime() {
     assert_eq!(col, local.read_column_bytes("id").unwrap());
     eprintln!("remote: {n} arrays and a table column read by async calls in a Tokio runtime");
 }
+
+#[test]
+fn https_with_a_private_ca() {
+    let root = common::data_dir();
+    let Some((server, ca)) = Nginx::start_tls(&root) else {
+        common::cannot_run("https_with_a_private_ca", "no nginx or openssl on PATH");
+        return;
+    };
+    let url = server
+        .url("f8_2d_ragged.b2nd")
+        .replace("http://", "https://");
+    // Not trusted by the platform: refused, naming the URL and the certificate.
+    let e = Array::open_url(&url).unwrap_err().to_string();
+    assert!(e.contains(&url) && e.contains("certificate"), "{e}");
+    // Trusted with the CA: every contiguous fixture reads as its file over TLS.
+    let o = RemoteOptions::new().root_certificate(ca);
+    let mut n = 0;
+    for f in common::good_contiguous().into_iter().step_by(4) {
+        let rel = f["path"].as_str().unwrap();
+        let Ok(want) = Array::open(root.join(rel)).unwrap().read_bytes() else {
+            continue;
+        };
+        let url = server.url(rel).replace("http://", "https://");
+        let a = Array::open_url_with(&url, &o).unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(a.read_bytes().unwrap(), want, "{url}");
+        n += 1;
+    }
+    let store = server
+        .url("tables/basic.b2z")
+        .replace("http://", "https://");
+    common::same::stores(
+        &b2nd::Store::open(root.join("tables/basic.b2z")).unwrap(),
+        &b2nd::Store::open_url_with(&store, &o).unwrap(),
+        &store,
+    );
+    assert!(n >= 30, "{n} fixtures over https");
+    eprintln!("remote: {n} fixtures and a table over https (private CA); untrusted: {e}");
+}

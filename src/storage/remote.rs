@@ -45,6 +45,7 @@ pub struct RemoteOptions {
     coalesce: u64,
     chunk_cache: usize,
     settings: Vec<(String, String)>,
+    roots: Vec<Vec<u8>>,
 }
 
 impl Default for RemoteOptions {
@@ -58,6 +59,7 @@ impl Default for RemoteOptions {
             coalesce: 256 * 1024,
             chunk_cache: 256 << 20,
             settings: Vec::new(),
+            roots: Vec::new(),
         }
     }
 }
@@ -119,6 +121,13 @@ impl RemoteOptions {
     /// `aws_allow_http`); later settings of a key win.
     pub fn setting(mut self, key: impl Into<String>, value: impl Into<String>) -> RemoteOptions {
         self.settings.push((key.into(), value.into()));
+        self
+    }
+
+    /// Trust the PEM certificate `pem` as a root for `https://` URLs, besides the
+    /// platform's (a server with a private or self-signed certificate).
+    pub fn root_certificate(mut self, pem: impl Into<Vec<u8>>) -> RemoteOptions {
+        self.roots.push(pem.into());
         self
     }
 
@@ -204,21 +213,25 @@ pub(crate) fn store_for(
                 parsed.scheme(),
                 &parsed[url::Position::BeforeHost..url::Position::BeforePath]
             );
-            let mut b = object_store::http::HttpBuilder::new()
-                .with_url(root)
-                .with_retry(options.retry())
-                // An http:// URL asks for plain HTTP (object_store refuses it by default).
-                .with_config(
-                    ClientConfigKey::AllowHttp,
-                    (parsed.scheme() == "http").to_string(),
-                );
+            // An http:// URL asks for plain HTTP (object_store refuses it by default).
+            let mut client =
+                object_store::ClientOptions::new().with_allow_http(parsed.scheme() == "http");
             for (k, v) in options.client_settings() {
-                b = b.with_config(k, v);
+                client = client.with_config(k, v);
             }
             for (k, v) in &options.settings {
                 let key = k.parse().map_err(|e| bad(format!("setting {k:?}: {e}")))?;
-                b = b.with_config(key, v);
+                client = client.with_config(key, v);
             }
+            for pem in &options.roots {
+                let cert = object_store::Certificate::from_pem(pem)
+                    .map_err(|e| bad(format!("root certificate: {e}")))?;
+                client = client.with_root_certificate(cert);
+            }
+            let b = object_store::http::HttpBuilder::new()
+                .with_url(root)
+                .with_retry(options.retry())
+                .with_client_options(client);
             Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
         }
         "s3" => {
@@ -405,12 +418,22 @@ fn reason(e: object_store::Error) -> String {
                 .to_string()
         }
         other => {
-            // One line, without the HTML page some servers send with an error status.
-            let text = other.to_string().replace('\n', " ");
-            match text.find(": <html") {
-                Some(at) => text[..at].to_string(),
-                None => text,
+            // One line, without the HTML page some servers send with an error status, with
+            // the causes a client error wraps (a refused connection, a certificate).
+            let mut text = other.to_string().replace('\n', " ");
+            if let Some(at) = text.find(": <html") {
+                text.truncate(at);
             }
+            let mut cause = std::error::Error::source(&other);
+            while let Some(c) = cause {
+                let m = c.to_string().replace('\n', " ");
+                if !text.contains(&m) {
+                    text.push_str(": ");
+                    text.push_str(&m);
+                }
+                cause = c.source();
+            }
+            text
         }
     }
 }

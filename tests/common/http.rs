@@ -38,19 +38,42 @@ pub struct Nginx {
 impl Nginx {
     /// `None` when nginx is not installed.
     pub fn start(root: &Path) -> Option<Nginx> {
+        Nginx::start_with(root, false).map(|(n, _)| n)
+    }
+
+    /// nginx serving `root` over HTTPS with a certificate for 127.0.0.1 signed by a CA made
+    /// here with `openssl`; the CA's PEM is returned beside it. `None` without nginx or
+    /// openssl.
+    pub fn start_tls(root: &Path) -> Option<(Nginx, Vec<u8>)> {
+        Nginx::start_with(root, true)
+    }
+
+    fn start_with(root: &Path, tls: bool) -> Option<(Nginx, Vec<u8>)> {
         let bin = ["/usr/sbin/nginx", "/usr/bin/nginx"]
             .into_iter()
             .find(|p| Path::new(p).exists())?;
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let d = dir.path().display();
+        let (listen, ca) = if tls {
+            let ca = make_certificates(dir.path())?;
+            (
+                format!(
+                    "listen 127.0.0.1:{port} ssl;\n    ssl_certificate {d}/leaf.pem;\n    \
+                     ssl_certificate_key {d}/leaf.key;"
+                ),
+                ca,
+            )
+        } else {
+            (format!("listen 127.0.0.1:{port};"), Vec::new())
+        };
         let conf = format!(
             "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
              events {{ worker_connections 64; }}\n\
              http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  \
              fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n  \
              types {{ }}\n  default_type application/octet-stream;\n  \
-             server {{\n    listen 127.0.0.1:{port};\n    root {};\n  }}\n}}\n",
+             server {{\n    {listen}\n    root {};\n  }}\n}}\n",
             root.display()
         );
         let conf_path = dir.path().join("nginx.conf");
@@ -71,11 +94,14 @@ impl Nginx {
                 std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default()
             );
         }
-        Some(Nginx {
-            child,
-            port,
-            _dir: dir,
-        })
+        Some((
+            Nginx {
+                child,
+                port,
+                _dir: dir,
+            },
+            ca,
+        ))
     }
 
     /// The URL of `rel` (a path under the root).
@@ -87,6 +113,78 @@ impl Nginx {
     pub fn port(&self) -> u16 {
         self.port
     }
+}
+
+/// A CA (`ca.pem`) and a server certificate for 127.0.0.1 it signs (`leaf.pem`,
+/// `leaf.key`) in `dir`, made with the `openssl` command; the CA's PEM, or `None` without
+/// openssl.
+fn make_certificates(dir: &Path) -> Option<Vec<u8>> {
+    let run = |args: &[&str]| {
+        let ok = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .ok()?
+            .success();
+        assert!(ok, "openssl {args:?} failed");
+        Some(())
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=b2nd test CA",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign",
+    ])?;
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "leaf.key",
+        "-out",
+        "leaf.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ])?;
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "leaf.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ])?;
+    Some(std::fs::read(dir.join("ca.pem")).unwrap())
 }
 
 impl Drop for Nginx {
