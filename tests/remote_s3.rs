@@ -1,7 +1,8 @@
 //! Arrays read from S3 by byte ranges (feature `remote`), from moto's S3 server started here
-//! on 127.0.0.1 (`B2ND_MOTO_SERVER`, which `.ci/run` installs from PyPI): a third of the
-//! readable contiguous fixtures, uploaded, read the same as from their files; a missing key
-//! says "not found". The only test of its binary: it sets the AWS variables of the process.
+//! on 127.0.0.1 (`B2ND_MOTO_SERVER`, which `.ci/run` installs from PyPI): every readable
+//! contiguous fixture (whole, by a slice, as a super-chunk), the sparse frames, and the
+//! stores and tables (`.b2z`, `.b2e`, `.b2d`), uploaded, read the same as from their files; a
+//! missing key says "not found". The only test of its binary: it sets the AWS variables of the process.
 
 #![cfg(feature = "remote")]
 
@@ -31,7 +32,8 @@ fn fixtures_read_from_s3_as_from_their_files() {
     moto.put("/fixtures", b"");
     let root = common::data_dir();
     let mut n = 0;
-    for f in common::good_contiguous().into_iter().step_by(3) {
+    let mut sliced = 0;
+    for f in common::good_contiguous() {
         let rel = f["path"].as_str().unwrap();
         let local = Array::open(root.join(rel)).unwrap();
         let Ok(want) = local.read_bytes() else {
@@ -44,6 +46,28 @@ fn fixtures_read_from_s3_as_from_their_files() {
         let url = format!("s3://fixtures/{rel}");
         let remote = Array::open_url(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
         assert_eq!(remote.read_bytes().unwrap(), want, "{url}");
+        if local.ndim() > 0 && local.shape()[0] > 2 {
+            let s: b2nd::Slice = "1:-1".parse().unwrap();
+            assert_eq!(
+                remote.read_slice_bytes(&s).unwrap(),
+                local.read_slice_bytes(&s).unwrap(),
+                "{url}: slice 1:-1"
+            );
+            sliced += 1;
+        }
+        // As a super-chunk: the same bytes, or the same refusal (ZFP needs the blocks'
+        // shape, which a super-chunk does not know).
+        let sc = b2nd::SChunk::open_url(&url).unwrap().read_bytes();
+        match (sc, b2nd::SChunk::open(root.join(rel)).unwrap().read_bytes()) {
+            (Ok(r), Ok(l)) => assert_eq!(r, l, "{url}: as a super-chunk"),
+            (Err(r), Err(l)) => assert_eq!(
+                r.to_string(),
+                l.to_string()
+                    .replace(&root.join(rel).display().to_string(), &url),
+                "{url}"
+            ),
+            (r, l) => panic!("{url}: {:?} vs {:?}", r.map(|_| ()), l.map(|_| ())),
+        }
         assert_eq!(
             remote.attrs().unwrap(),
             local.attrs().unwrap(),
@@ -51,8 +75,11 @@ fn fixtures_read_from_s3_as_from_their_files() {
         );
         n += 1;
     }
-    assert!(n >= 40, "only {n} fixtures read from S3");
-    eprintln!("remote: {n} fixtures read from S3 (moto) equal to their files");
+    assert!(n >= 150, "only {n} fixtures read from S3");
+    eprintln!(
+        "remote: {n} fixtures read from S3 (moto) equal to their files, whole, by a slice \
+         ({sliced}) and as super-chunks"
+    );
     let missing = Array::open_url("s3://fixtures/no/such.b2nd").unwrap_err();
     assert!(missing.to_string().contains("not found"), "{missing}");
 
