@@ -1,6 +1,7 @@
 """Remote reads, b2nd against python-blosc2's RemoteArray, side by side on the same server.
 
 usage: bench_remote.py B2ND_BINARY WORKDIR [LATENCIES_MS]     (default 0,20,100)
+       MOTO_SERVER=.../moto_server PYTHON_S3=.../python bench_remote.py ...   (S3 too)
 
 WORKDIR gets three arrays written by python-blosc2 4.14.1 (made once, kept):
   walk_f8.b2nd   1-D f8 random walk, 100M items (800 MB, compresses little: 559 MB)
@@ -11,7 +12,11 @@ it, delays every request by the latency, and counts requests and body bytes. Eac
 in a fresh process (python: `blosc2.open(url)` then the read, cache_policy NONE, so nothing is
 kept between runs; b2nd: `b2nd to-npy URL OUT [--slice ...]`, which also writes the .npy to
 /dev/shm), best wall time of 3, requests and bytes of the last run. Both are told to use 2
-threads. python's start-up (interpreter and `import blosc2`, best of 5) is measured apart and
+threads. With MOTO_SERVER (moto's S3 server) and PYTHON_S3 (a Python with blosc2 and s3fs:
+s3fs pins a botocore that moto's boto3 refuses, so it lives in a venv of its own), the same
+cases also run from S3 (moto, the files uploaded once) through the same proxy: python-blosc2
+by `blosc2.open("s3://...", storage_options=...)` (fsspec's s3fs), b2nd by `s3://` with
+AWS_ENDPOINT_URL. python's start-up (interpreter and `import blosc2`, best of 5) is measured apart and
 its wall time is also given net of it. The table is printed as Markdown.
 """
 
@@ -134,17 +139,43 @@ def start_nginx(root):
 
 
 PY_READ = """
-import sys, blosc2
+import json, sys, blosc2
 blosc2.set_nthreads(2)
-a = blosc2.open(sys.argv[1])
+opts = json.loads(sys.argv[3]) if len(sys.argv) > 3 else None
+a = blosc2.open(sys.argv[1], storage_options=opts) if opts else blosc2.open(sys.argv[1])
 x = eval("a" + sys.argv[2])
 print(x.nbytes)
 """
 
+S3_ENV = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+          "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}
 
-def run(cmd):
+
+def start_moto(work):
+    """moto's S3 server on a free port with the bench files in bucket `bench`."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([os.environ["MOTO_SERVER"], "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(3)
+    import urllib.request
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/bench", method="PUT")
+    urllib.request.urlopen(req).read()
+    for name, *_ in CASES:
+        data = (work / name).read_bytes()
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/bench/{name}", data=data,
+                                     method="PUT")
+        urllib.request.urlopen(req).read()
+    return proc, port
+
+
+def run(cmd, env=None):
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       env=None if env is None else {**os.environ, **env})
     dt = time.perf_counter() - t0
     if r.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{r.stderr}")
@@ -157,50 +188,69 @@ def main():
     make_files(work)
     nginx, port = start_nginx(work.resolve())
     proxy = Proxy(port)
+    backends = [("HTTP", proxy)]
+    moto = None
+    if os.environ.get("MOTO_SERVER") and os.environ.get("PYTHON_S3"):
+        moto, moto_port = start_moto(work)
+        backends.append(("S3", Proxy(moto_port)))
     out = Path("/dev/shm/bench_remote.npy")
     rows = []
     # What every python run pays before reading: the interpreter and `import blosc2`.
     startup = min(run([sys.executable, "-c", "import blosc2"]) for _ in range(5))
     print(f"python start + import blosc2: {startup:.3f} s (best of 5)", flush=True)
     try:
-        for ms in latencies:
-            proxy.delay = ms / 1000
-            for name, what, spec, pyidx in CASES:
-                url = f"http://127.0.0.1:{proxy.port}/{name}"
-                res = {}
-                for who in ("python", "b2nd"):
-                    if who == "python":
-                        cmd = [sys.executable, "-c", PY_READ, url, pyidx]
-                    else:
-                        cmd = [binary, "to-npy", url, str(out), "--force", "--threads", "2"]
-                        if spec:
-                            cmd += ["--slice", spec]
-                    best = None
-                    for _ in range(3):
-                        proxy.reset()
-                        dt = run(cmd)
-                        best = dt if best is None else min(best, dt)
-                    res[who] = (best, proxy.requests, proxy.bytes)
-                rows.append((ms, what, res))
-                p, b = res["python"], res["b2nd"]
-                print(f"{ms} ms {what}: python {p[0]:.3f} s {p[1]} req {p[2]} B; "
-                      f"b2nd {b[0]:.3f} s {b[1]} req {b[2]} B; speed {p[0] / b[0]:.2f}x",
-                      flush=True)
+        for backend, px in backends:
+            for ms in latencies:
+                px.delay = ms / 1000
+                for name, what, spec, pyidx in CASES:
+                    res = {}
+                    for who in ("python", "b2nd"):
+                        env = None
+                        if backend == "HTTP":
+                            url = f"http://127.0.0.1:{px.port}/{name}"
+                            py = [sys.executable, "-c", PY_READ, url, pyidx]
+                        else:
+                            url = f"s3://bench/{name}"
+                            import json
+                            opts = {"endpoint_url": f"http://127.0.0.1:{px.port}",
+                                    "key": "bench", "secret": "bench",
+                                    "client_kwargs": {"region_name": "us-east-1"}}
+                            py = [os.environ["PYTHON_S3"], "-c", PY_READ, url, pyidx,
+                                  json.dumps(opts)]
+                            env = {**S3_ENV, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{px.port}"}
+                        if who == "python":
+                            cmd = py
+                        else:
+                            cmd = [binary, "to-npy", url, str(out), "--force", "--threads", "2"]
+                            if spec:
+                                cmd += ["--slice", spec]
+                        best = None
+                        for _ in range(3):
+                            px.reset()
+                            dt = run(cmd, env)
+                            best = dt if best is None else min(best, dt)
+                        res[who] = (best, px.requests, px.bytes)
+                    rows.append((backend, ms, what, res))
+                    p, b = res["python"], res["b2nd"]
+                    print(f"{backend} {ms} ms {what}: python {p[0]:.3f} s {p[1]} req {p[2]} B; "
+                          f"b2nd {b[0]:.3f} s {b[1]} req {b[2]} B", flush=True)
     finally:
         nginx.terminate()
+        if moto is not None:
+            moto.terminate()
         out.unlink(missing_ok=True)
     print()
     print(f"python's start-up (interpreter + import blosc2, best of 5): {startup:.3f} s; "
           f"'python net' is its wall time less that")
     print()
-    print("| latency | read | python-blosc2 s | python net s | requests | bytes | b2nd s | "
-          "requests | bytes | b2nd speed (net) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for ms, what, res in rows:
+    print("| from | latency | read | python-blosc2 s | python net s | requests | bytes | "
+          "b2nd s | requests | bytes | b2nd speed (net) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for backend, ms, what, res in rows:
         p, b = res["python"], res["b2nd"]
         net = max(p[0] - startup, 1e-6)
-        print(f"| {ms} ms | {what} | {p[0]:.3f} | {net:.3f} | {p[1]} | {p[2]:,} | {b[0]:.3f} | "
-              f"{b[1]} | {b[2]:,} | {net / b[0]:.2f}x |")
+        print(f"| {backend} | {ms} ms | {what} | {p[0]:.3f} | {net:.3f} | {p[1]} | {p[2]:,} | "
+              f"{b[0]:.3f} | {b[1]} | {b[2]:,} | {net / b[0]:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -983,6 +983,48 @@ fn info_and_to_npy_read_urls() {
         "{err}"
     );
     assert!(!c.exists());
+    // Stores and tables by URL: ls, info, to-npy --key and --column as from the files.
+    for (rel, args) in [
+        ("stores/tree_ext.b2z", vec!["ls", "--json"]),
+        ("tables/basic.b2z", vec!["ls", "--json"]),
+        ("stores/embed.b2e", vec!["info", "--json"]),
+    ] {
+        let r = run_ok(b2nd().args(&args).arg(server.url(rel)));
+        let l = run_ok(b2nd().args(&args).arg(root.join(rel)));
+        let (r, l) = (
+            String::from_utf8_lossy(&r.stdout).replace(&server.url(rel), "SRC"),
+            String::from_utf8_lossy(&l.stdout)
+                .replace(&root.join(rel).display().to_string(), "SRC"),
+        );
+        assert_eq!(r, l, "{rel} {args:?}");
+    }
+    for (rel, extra) in [
+        ("stores/tree_ext.b2z", ["--key", "/a/y"]),
+        ("tables/basic.b2z", ["--column", "score"]),
+    ] {
+        let (a, b) = (dir.path().join("ra.npy"), dir.path().join("rb.npy"));
+        run_ok(
+            b2nd()
+                .arg("to-npy")
+                .arg(server.url(rel))
+                .arg(&a)
+                .args(extra)
+                .arg("--force"),
+        );
+        run_ok(
+            b2nd()
+                .arg("to-npy")
+                .arg(root.join(rel))
+                .arg(&b)
+                .args(extra)
+                .arg("--force"),
+        );
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            "{rel}"
+        );
+    }
 }
 
 #[test]
