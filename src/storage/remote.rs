@@ -234,53 +234,41 @@ pub(crate) fn store_for(
                 .with_client_options(client);
             Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
         }
-        "s3" => {
+        "s3" | "gs" | "az" | "azure" => {
             let bucket = parsed
                 .host_str()
-                .ok_or_else(|| bad("no bucket in the URL".into()))?;
-            let mut b = object_store::aws::AmazonS3Builder::from_env()
-                .with_bucket_name(bucket)
-                .with_retry(options.retry());
-            for (k, v) in options.client_settings() {
-                b = b.with_config(object_store::aws::AmazonS3ConfigKey::Client(k), v);
+                .ok_or_else(|| bad("no bucket or container in the URL".into()))?;
+            // Each cloud builder: from the environment, then the retry policy, the client
+            // settings and the user's settings (keys as that store's config key parses them).
+            macro_rules! cloud {
+                ($builder:expr, $client_key:path) => {{
+                    let mut b = $builder.with_retry(options.retry());
+                    for (k, v) in options.client_settings() {
+                        b = b.with_config($client_key(k), v);
+                    }
+                    for (k, v) in &options.settings {
+                        let key = k.parse().map_err(|e| bad(format!("setting {k:?}: {e}")))?;
+                        b = b.with_config(key, v);
+                    }
+                    Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
+                }};
             }
-            for (k, v) in &options.settings {
-                let key = k.parse().map_err(|e| bad(format!("setting {k:?}: {e}")))?;
-                b = b.with_config(key, v);
+            match parsed.scheme() {
+                "s3" => cloud!(
+                    object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket),
+                    object_store::aws::AmazonS3ConfigKey::Client
+                ),
+                "gs" => cloud!(
+                    object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                        .with_bucket_name(bucket),
+                    object_store::gcp::GoogleConfigKey::Client
+                ),
+                _ => cloud!(
+                    object_store::azure::MicrosoftAzureBuilder::from_env()
+                        .with_container_name(bucket),
+                    object_store::azure::AzureConfigKey::Client
+                ),
             }
-            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
-        }
-        "gs" => {
-            let bucket = parsed
-                .host_str()
-                .ok_or_else(|| bad("no bucket in the URL".into()))?;
-            let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                .with_bucket_name(bucket)
-                .with_retry(options.retry());
-            for (k, v) in options.client_settings() {
-                b = b.with_config(object_store::gcp::GoogleConfigKey::Client(k), v);
-            }
-            for (k, v) in &options.settings {
-                let key = k.parse().map_err(|e| bad(format!("setting {k:?}: {e}")))?;
-                b = b.with_config(key, v);
-            }
-            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
-        }
-        "az" | "azure" => {
-            let container = parsed
-                .host_str()
-                .ok_or_else(|| bad("no container in the URL".into()))?;
-            let mut b = object_store::azure::MicrosoftAzureBuilder::from_env()
-                .with_container_name(container)
-                .with_retry(options.retry());
-            for (k, v) in options.client_settings() {
-                b = b.with_config(object_store::azure::AzureConfigKey::Client(k), v);
-            }
-            for (k, v) in &options.settings {
-                let key = k.parse().map_err(|e| bad(format!("setting {k:?}: {e}")))?;
-                b = b.with_config(key, v);
-            }
-            Arc::new(b.build().map_err(|e| bad(e.to_string()))?)
         }
         "file" => Arc::new(object_store::local::LocalFileSystem::new()),
         other => return Err(bad(format!("the scheme {other}:// is not read here"))),

@@ -81,27 +81,22 @@ fn same_result<T: PartialEq + std::fmt::Debug>(x: b2nd::Result<T>, y: b2nd::Resu
 /// The committed one-object stores and tables (`.b2z`, `.b2e` under tests/data/stores and
 /// tests/data/tables), as paths relative to the data directory.
 pub fn one_object_stores() -> Vec<String> {
-    let mut out = Vec::new();
-    for dir in ["stores", "tables"] {
-        for e in std::fs::read_dir(super::data_dir().join(dir)).unwrap() {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            if name.ends_with(".b2z") || name.ends_with(".b2e") {
-                out.push(format!("{dir}/{name}"));
-            }
-        }
-    }
-    out.sort();
-    out
+    committed(&[".b2z", ".b2e"])
 }
 
 /// The committed `.b2d` stores and tables (directories under tests/data/stores and
 /// tests/data/tables), as paths relative to the data directory.
 pub fn directory_stores() -> Vec<String> {
+    committed(&[".b2d"])
+}
+
+/// The entries of tests/data/stores and tests/data/tables named with one of `suffixes`.
+fn committed(suffixes: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for dir in ["stores", "tables"] {
         for e in std::fs::read_dir(super::data_dir().join(dir)).unwrap() {
             let name = e.unwrap().file_name().into_string().unwrap();
-            if name.ends_with(".b2d") {
+            if suffixes.iter().any(|s| name.ends_with(s)) {
                 out.push(format!("{dir}/{name}"));
             }
         }
