@@ -212,13 +212,13 @@ impl Array {
     /// ```
     #[cfg(feature = "remote")]
     pub fn open_url(url: &str) -> Result<Array> {
-        Array::open_url_with(url, &crate::RemoteOptions::new())
+        Array::open_url_with(url, &crate::storage::RemoteOptions::new())
     }
 
     /// [`Array::open_url`] with explicit timeouts, retries, requests in flight and store
     /// settings.
     #[cfg(feature = "remote")]
-    pub fn open_url_with(url: &str, options: &crate::RemoteOptions) -> Result<Array> {
+    pub fn open_url_with(url: &str, options: &crate::storage::RemoteOptions) -> Result<Array> {
         Array::from_frame(Frame::open_url(url, options)?)
     }
 
@@ -241,7 +241,7 @@ impl Array {
     pub fn open_object(
         store: std::sync::Arc<dyn object_store::ObjectStore>,
         path: &str,
-        options: &crate::RemoteOptions,
+        options: &crate::storage::RemoteOptions,
     ) -> Result<Array> {
         Array::from_frame(Frame::open_object(store, path, options)?)
     }

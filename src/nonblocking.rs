@@ -21,8 +21,15 @@
 
 use std::sync::Arc;
 
+use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::{Array, RemoteOptions, SChunk, SliceItem, Store, Table};
+use crate::model::chunk_data::ChunkData;
+use crate::model::dtype::Dtype;
+use crate::model::selection::SliceItem;
+use crate::schunk::SChunk;
+use crate::storage::RemoteOptions;
+use crate::store::Store;
+use crate::table::Table;
 
 /// Run `f` on the blocking pool of the current Tokio runtime (inline without one).
 async fn off_runtime<T: Send + 'static>(
@@ -70,7 +77,7 @@ impl Array {
     }
 
     /// [`Array::read_chunk`], async.
-    pub async fn read_chunk_async(self: &Arc<Self>, n: u64) -> Result<crate::ChunkData> {
+    pub async fn read_chunk_async(self: &Arc<Self>, n: u64) -> Result<ChunkData> {
         let a = self.clone();
         off_runtime(move || a.read_chunk(n)).await
     }
@@ -103,7 +110,7 @@ impl Table {
     pub async fn read_column_bytes_async(
         self: &Arc<Self>,
         name: &str,
-    ) -> Result<(crate::dtype::Dtype, Vec<u64>, Vec<u8>)> {
+    ) -> Result<(Dtype, Vec<u64>, Vec<u8>)> {
         let (t, name) = (self.clone(), name.to_string());
         off_runtime(move || t.read_column_bytes(&name)).await
     }

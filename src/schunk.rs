@@ -125,12 +125,12 @@ impl SChunk {
     /// takes them: a contiguous frame, or a sparse frame's prefix).
     #[cfg(feature = "remote")]
     pub fn open_url(url: &str) -> Result<SChunk> {
-        SChunk::open_url_with(url, &crate::RemoteOptions::new())
+        SChunk::open_url_with(url, &crate::storage::RemoteOptions::new())
     }
 
     /// [`SChunk::open_url`] with explicit options.
     #[cfg(feature = "remote")]
-    pub fn open_url_with(url: &str, options: &crate::RemoteOptions) -> Result<SChunk> {
+    pub fn open_url_with(url: &str, options: &crate::storage::RemoteOptions) -> Result<SChunk> {
         SChunk::from_frame(Frame::open_url(url, options)?)
     }
 

@@ -177,12 +177,12 @@ impl Table {
     /// [`Array::open_url`] takes them): its columns are read by ranges, column by column.
     #[cfg(feature = "remote")]
     pub fn open_url(url: &str) -> Result<Table> {
-        Table::open_url_with(url, &crate::RemoteOptions::new())
+        Table::open_url_with(url, &crate::storage::RemoteOptions::new())
     }
 
     /// [`Table::open_url`] with explicit options.
     #[cfg(feature = "remote")]
-    pub fn open_url_with(url: &str, options: &crate::RemoteOptions) -> Result<Table> {
+    pub fn open_url_with(url: &str, options: &crate::storage::RemoteOptions) -> Result<Table> {
         Table::from_store(Store::open_url_with(url, options)?, "/")
     }
 

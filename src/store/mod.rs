@@ -471,13 +471,13 @@ impl Store {
     /// ```
     #[cfg(feature = "remote")]
     pub fn open_url(url: &str) -> Result<Store> {
-        Store::open_url_with(url, &crate::RemoteOptions::new())
+        Store::open_url_with(url, &crate::storage::RemoteOptions::new())
     }
 
     /// [`Store::open_url`] with explicit timeouts, retries, requests in flight and store
     /// settings.
     #[cfg(feature = "remote")]
-    pub fn open_url_with(url: &str, options: &crate::RemoteOptions) -> Result<Store> {
+    pub fn open_url_with(url: &str, options: &crate::storage::RemoteOptions) -> Result<Store> {
         let path = PathBuf::from(url.trim_end_matches('/'));
         let suffix = path
             .extension()
