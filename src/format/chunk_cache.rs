@@ -10,8 +10,9 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use crate::error::Error;
 use crate::storage::RangeRead;
 
 /// One chunk's place in the cache.
@@ -20,6 +21,24 @@ enum Slot {
     Pending(u64),
     /// Its bytes (from its offset to the next chunk's), and whether a reader took it.
     Ready(Arc<Vec<u8>>, bool),
+    /// Its fetch failed: the error, told to the readers of this read (for
+    /// [`FAILURE_KEPT`]; a later read fetches the chunk again), and when.
+    Failed(Error, Instant),
+}
+
+/// How long a failed fetch is told to readers instead of being tried again: the readers of
+/// one read (the threads cutting a chunk) share one failure rather than each waiting out the
+/// retries again.
+const FAILURE_KEPT: Duration = Duration::from_secs(2);
+
+/// What a reader finds for its chunk.
+pub(crate) enum Got {
+    /// The chunk's bytes (from its offset to the next chunk's).
+    Bytes(Arc<Vec<u8>>),
+    /// Its fetch failed (after the storage's retries): the reader reports this.
+    Failed(Error),
+    /// Not here: the reader fetches it itself.
+    Absent,
 }
 
 /// A chunk to fetch: its number, position and length in the source.
@@ -39,9 +58,18 @@ struct State {
     urgent: HashSet<u64>,
     /// Whether the fetching thread runs.
     worker: bool,
+    /// Whether a fetch of the current window failed (the rest of it is dropped).
+    failing: bool,
 }
 
 impl State {
+    /// Drop chunk `n`'s failure when it is older than [`FAILURE_KEPT`].
+    fn forget_old_failure(&mut self, n: u64) {
+        if matches!(self.slots.get(&n), Some(Slot::Failed(_, at)) if at.elapsed() > FAILURE_KEPT) {
+            self.slots.remove(&n);
+        }
+    }
+
     /// Bytes fetched or being fetched that no reader took yet.
     fn ahead(&self) -> u64 {
         self.slots
@@ -49,7 +77,7 @@ impl State {
             .map(|s| match s {
                 Slot::Pending(len) => *len,
                 Slot::Ready(b, false) => b.len() as u64,
-                Slot::Ready(_, true) => 0,
+                Slot::Ready(_, true) | Slot::Failed(..) => 0,
             })
             .sum()
     }
@@ -83,21 +111,24 @@ impl ChunkCache {
 
     /// Whether chunk `n` is here or on its way.
     pub(crate) fn has(&self, n: u64) -> bool {
-        let st = self.lock();
+        let mut st = self.lock();
+        st.forget_old_failure(n);
         st.slots.contains_key(&n) || st.queued.contains(&n)
     }
 
-    /// Chunk `n`'s bytes, waiting while it is being fetched; `None` when it is not here
-    /// (never announced, dropped, not fetched yet, or its fetch failed: the caller then
-    /// fetches it itself and reports any error).
-    pub(crate) fn get(&self, n: u64) -> Option<Arc<Vec<u8>>> {
+    /// Chunk `n`, waiting while it is being fetched: its bytes, its fetch's error, or
+    /// [`Got::Absent`] when it is not here (never announced, dropped, or not fetched yet:
+    /// the caller then fetches it itself).
+    pub(crate) fn get(&self, n: u64) -> Got {
         let mut st = self.lock();
+        st.forget_old_failure(n);
         loop {
             let pending = match st.slots.get_mut(&n) {
                 Some(Slot::Ready(b, taken)) => {
                     *taken = true;
-                    return Some(b.clone());
+                    return Got::Bytes(b.clone());
                 }
+                Some(Slot::Failed(e, _)) => return Got::Failed(copy_error(e)),
                 Some(Slot::Pending(_)) => true,
                 None => false,
             };
@@ -106,7 +137,7 @@ impl ChunkCache {
                 if st.queued.remove(&n) {
                     st.queue.retain(|w| w.0 != n);
                 }
-                return None;
+                return Got::Absent;
             }
             if !pending && st.urgent.insert(n) {
                 // Announced, not fetched yet: fetched next; wait for it.
@@ -124,6 +155,9 @@ impl ChunkCache {
     pub(crate) fn prefetch(self: &Arc<Self>, src: &Arc<dyn RangeRead>, wanted: &[Want]) {
         let mut st = self.lock();
         for &w in wanted {
+            if matches!(st.slots.get(&w.0), Some(Slot::Failed(..))) {
+                st.slots.remove(&w.0); // announced again: fetched again
+            }
             if !st.slots.contains_key(&w.0) && st.queued.insert(w.0) {
                 st.queue.push_back(w);
             }
@@ -181,9 +215,9 @@ impl ChunkCache {
         Some(window)
     }
 
-    /// Publish chunk `n` (or drop it after a failed fetch), then drop taken chunks, oldest
-    /// first, while over the budget.
-    fn arrive(&self, n: u64, got: crate::error::Result<Vec<u8>>) {
+    /// Publish chunk `n` (or its fetch's failure), then drop taken chunks, oldest first,
+    /// while over the budget; `false` after a failure (the rest of the window is dropped).
+    fn arrive(&self, n: u64, got: crate::error::Result<Vec<u8>>) -> bool {
         let mut st = self.lock();
         match got {
             Ok(b) => {
@@ -191,8 +225,9 @@ impl ChunkCache {
                 st.order.push_back(n);
                 st.slots.insert(n, Slot::Ready(Arc::new(b), false));
             }
-            Err(_) => {
-                st.slots.remove(&n);
+            Err(e) => {
+                st.slots.insert(n, Slot::Failed(e, Instant::now()));
+                st.failing = true;
             }
         }
         let mut i = 0;
@@ -207,8 +242,25 @@ impl ChunkCache {
                 i += 1;
             }
         }
+        let go_on = !st.failing;
         drop(st);
         self.arrived.notify_all();
+        go_on
+    }
+}
+
+/// The same error again (errors are not `Clone`): a remote error as it is, any other by its
+/// message.
+fn copy_error(e: &Error) -> Error {
+    match e {
+        Error::Remote { url, reason } => Error::Remote {
+            url: url.clone(),
+            reason: reason.clone(),
+        },
+        other => Error::Remote {
+            url: String::new(),
+            reason: other.to_string(),
+        },
     }
 }
 
@@ -251,6 +303,37 @@ fn run(cache: Weak<ChunkCache>, src: Arc<dyn RangeRead>, first: Vec<Want>) {
         idle = 0;
         let reads: Vec<(u64, usize)> = window.iter().map(|w| (w.1, w.2 as usize)).collect();
         src.read_each(&reads, &mut |i, got| c.arrive(window[i].0, got));
+        if c.lock().failing {
+            // A fetch failed (after the storage's retries): the source is failing; nothing
+            // more is fetched ahead, readers fetch (and report) for themselves.
+            let mut st = c.lock();
+            st.queue.clear();
+            st.queued.clear();
+            st.urgent.clear();
+            st.failing = false;
+            // The chunks of the window not fetched yet share the failure: their readers
+            // report it at once rather than wait out the retries again.
+            let failure = window.iter().find_map(|w| match st.slots.get(&w.0) {
+                Some(Slot::Failed(e, at)) => Some((copy_error(e), *at)),
+                _ => None,
+            });
+            for w in &window {
+                if matches!(st.slots.get(&w.0), Some(Slot::Pending(_))) {
+                    match &failure {
+                        Some((e, at)) => {
+                            st.slots.insert(w.0, Slot::Failed(copy_error(e), *at));
+                        }
+                        None => {
+                            st.slots.remove(&w.0);
+                        }
+                    }
+                }
+            }
+            st.worker = false;
+            drop(st);
+            c.arrived.notify_all();
+            return;
+        }
         // A read the source never answered must not keep readers waiting.
         let mut st = c.lock();
         for w in &window {

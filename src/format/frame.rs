@@ -1144,7 +1144,11 @@ impl Frame {
                     unreachable!("offsets come from contiguous frames")
                 };
                 // Fetched ahead: the chunk is the start of its bytes, as its header says.
-                if let Some(b) = self.cache.as_ref().and_then(|c| c.get(n)) {
+                let got = self.cache.as_ref().map(|c| c.get(n));
+                if let Some(super::chunk_cache::Got::Failed(e)) = got {
+                    return Err(e);
+                }
+                if let Some(super::chunk_cache::Got::Bytes(b)) = got {
                     let cbytes = b
                         .get(12..16)
                         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize);

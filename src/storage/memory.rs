@@ -82,7 +82,11 @@ impl RangeRead for Window {
         self.inner.read_vectored_at(reads)
     }
 
-    fn read_each(&self, reads: &[(u64, usize)], done: &mut dyn FnMut(usize, Result<Vec<u8>>)) {
+    fn read_each(
+        &self,
+        reads: &[(u64, usize)],
+        done: &mut dyn FnMut(usize, Result<Vec<u8>>) -> bool,
+    ) {
         let moved: Option<Vec<(u64, usize)>> = reads
             .iter()
             .map(|&(p, l)| p.checked_add(self.offset).map(|p| (p, l)))
@@ -91,7 +95,9 @@ impl RangeRead for Window {
             Some(m) => self.inner.read_each(&m, done),
             None => {
                 for i in 0..reads.len() {
-                    done(i, Err(past_end(self.location())));
+                    if !done(i, Err(past_end(self.location()))) {
+                        return;
+                    }
                 }
             }
         }

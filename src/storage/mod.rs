@@ -40,10 +40,17 @@ pub(crate) trait RangeRead: Send + Sync {
 
     /// Read each `(pos, len)` range into a buffer of its own and hand it to `done` with its
     /// index as it arrives (a remote backend runs the requests concurrently and hands them
-    /// over in the order they complete; this default reads them in order).
-    fn read_each(&self, reads: &[(u64, usize)], done: &mut dyn FnMut(usize, Result<Vec<u8>>)) {
+    /// over in the order they complete; this default reads them in order). When `done`
+    /// returns `false` the reads not handed over yet are dropped.
+    fn read_each(
+        &self,
+        reads: &[(u64, usize)],
+        done: &mut dyn FnMut(usize, Result<Vec<u8>>) -> bool,
+    ) {
         for (i, &(pos, len)) in reads.iter().enumerate() {
-            done(i, self.read_range(pos, len));
+            if !done(i, self.read_range(pos, len)) {
+                return;
+            }
         }
     }
 

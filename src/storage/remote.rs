@@ -283,6 +283,8 @@ pub(crate) struct Remote {
     path: ObjectPath,
     url: String,
     meta: ObjectMeta,
+    /// The object's first bytes, fetched when it was opened.
+    prefix: bytes::Bytes,
     in_flight: usize,
     coalesce: u64,
     chunk_cache: usize,
@@ -297,16 +299,17 @@ impl Remote {
         url: &str,
         options: &RemoteOptions,
     ) -> Result<Remote> {
-        let meta = head(&store, &path)?.map_err(|e| remote_error(url, e))?;
-        Ok(Remote::opened(store, path, url, meta, options))
+        let (meta, prefix) = first(&store, &path)?.map_err(|e| remote_error(url, e))?;
+        Ok(Remote::opened(store, path, url, meta, prefix, options))
     }
 
-    /// The object `meta` describes.
+    /// The object `meta` describes, whose first bytes are `prefix`.
     fn opened(
         store: Arc<dyn ObjectStore>,
         path: ObjectPath,
         url: &str,
         meta: ObjectMeta,
+        prefix: bytes::Bytes,
         options: &RemoteOptions,
     ) -> Remote {
         Remote {
@@ -314,6 +317,7 @@ impl Remote {
             path,
             url: url.to_string(),
             meta,
+            prefix,
             in_flight: options.in_flight,
             coalesce: options.coalesce,
             chunk_cache: options.chunk_cache,
@@ -379,13 +383,49 @@ impl Remote {
     }
 }
 
-/// What the store says of the object at `path` (its version), or its error.
-fn head(
+/// How many bytes from an object's start are fetched when it is opened: the header of most
+/// frames, or a whole small object (a sparse frame's chunk file).
+const OPEN_PREFIX: u64 = 8192;
+
+/// What the store says of the object at `path` (its version) and its first bytes, asked by
+/// one ranged GET (the answer carries size and ETag), or its error. An empty object, which
+/// no range fits, is asked by HEAD.
+fn first(
     store: &Arc<dyn ObjectStore>,
     path: &ObjectPath,
-) -> Result<std::result::Result<ObjectMeta, object_store::Error>> {
+) -> Result<std::result::Result<(ObjectMeta, bytes::Bytes), object_store::Error>> {
     tls_provider();
-    block_on(store.head(path))
+    block_on(async {
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(0..OPEN_PREFIX)),
+            ..GetOptions::default()
+        };
+        match store.get_opts(path, options).await {
+            Ok(got) => {
+                let meta = got.meta.clone();
+                got.bytes().await.map(|b| (meta, b))
+            }
+            Err(e)
+                if reason(clone_error(&e))
+                    .to_ascii_lowercase()
+                    .contains("range") =>
+            {
+                match store.head(path).await {
+                    Ok(meta) if meta.size == 0 => Ok((meta, bytes::Bytes::new())),
+                    _ => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    })
+}
+
+/// A copy of `e` good enough to read its message (object_store errors are not `Clone`).
+fn clone_error(e: &object_store::Error) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "b2nd",
+        source: e.to_string().into(),
+    }
 }
 
 /// `object_store`'s error for `url` (see [`reason`]).
@@ -461,12 +501,19 @@ impl RangeRead for Remote {
         self.chunk_cache
     }
 
-    fn read_each(&self, reads: &[(u64, usize)], done: &mut dyn FnMut(usize, Result<Vec<u8>>)) {
+    fn read_each(
+        &self,
+        reads: &[(u64, usize)],
+        done: &mut dyn FnMut(usize, Result<Vec<u8>>) -> bool,
+    ) {
         let work = async {
             let mut arrivals = stream::iter(reads.iter().enumerate())
                 .map(|(i, &(pos, len))| async move {
                     let end = pos.checked_add(len as u64).filter(|&e| e <= self.meta.size);
                     let got = match end {
+                        Some(end) if end <= self.prefix.len() as u64 => {
+                            Ok(self.prefix[pos as usize..end as usize].to_vec())
+                        }
                         Some(end) => self.get(pos..end).await.map(|b| b.to_vec()),
                         None => Err(Error::Remote {
                             url: self.url.clone(),
@@ -480,19 +527,21 @@ impl RangeRead for Remote {
                 })
                 .buffer_unordered(self.in_flight);
             while let Some((i, got)) = arrivals.next().await {
-                done(i, got);
+                if !done(i, got) {
+                    return; // the requests still in flight are dropped
+                }
             }
         };
         if let Err(e) = block_on(work) {
             let reason = e.to_string();
             for i in 0..reads.len() {
-                done(
-                    i,
-                    Err(Error::Remote {
-                        url: self.url.clone(),
-                        reason: reason.clone(),
-                    }),
-                );
+                let e = Error::Remote {
+                    url: self.url.clone(),
+                    reason: reason.clone(),
+                };
+                if !done(i, Err(e)) {
+                    return;
+                }
             }
         }
     }
@@ -503,8 +552,9 @@ impl RangeRead for Remote {
 
     fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
         let mut asked = Vec::with_capacity(reads.len());
-        for (pos, buf) in reads.iter() {
-            pos.checked_add(buf.len() as u64)
+        for (pos, buf) in reads.iter_mut() {
+            let end = pos
+                .checked_add(buf.len() as u64)
                 .filter(|&e| e <= self.meta.size)
                 .ok_or_else(|| Error::Remote {
                     url: self.url.clone(),
@@ -514,16 +564,22 @@ impl RangeRead for Remote {
                         self.meta.size
                     ),
                 })?;
-            asked.push((*pos, buf.len()));
+            if end <= self.prefix.len() as u64 {
+                // Fetched when the object was opened.
+                buf.copy_from_slice(&self.prefix[*pos as usize..end as usize]);
+                asked.push((*pos, 0));
+            } else {
+                asked.push((*pos, buf.len()));
+            }
         }
         let (ranges, place) = coalesce(&asked, self.coalesce);
         if ranges.is_empty() {
             return Ok(());
         }
         let got = block_on(self.fetch(ranges))??;
-        for ((_, buf), (k, at)) in reads.iter_mut().zip(place) {
-            if !buf.is_empty() {
-                buf.copy_from_slice(&got[k][at..at + buf.len()]);
+        for (((_, buf), (k, at)), &(_, len)) in reads.iter_mut().zip(place).zip(&asked) {
+            if len > 0 {
+                buf.copy_from_slice(&got[k][at..at + len]);
             }
         }
         Ok(())
@@ -643,12 +699,13 @@ impl RemoteEntry {
         if url.ends_with('/') {
             return Ok(dir(None));
         }
-        match head(&store, &path)? {
-            Ok(meta) => Ok(RemoteEntry::Object(Remote::opened(
+        match first(&store, &path)? {
+            Ok((meta, prefix)) => Ok(RemoteEntry::Object(Remote::opened(
                 store.clone(),
                 path.clone(),
                 url,
                 meta,
+                prefix,
                 options,
             ))),
             Err(
