@@ -57,6 +57,19 @@ fn fixtures_read_over_http_as_from_their_files() {
             );
             sliced += 1;
         }
+        // Chunk by chunk, and as typed values where the dtype is a plain number.
+        let chunks = |a: &Array| a.iter_chunks().collect::<b2nd::Result<Vec<_>>>().unwrap();
+        assert_eq!(chunks(&remote), chunks(&local), "{rel}: chunks");
+        if local.dtype().to_string() == "<f8" {
+            let bits = |a: &Array| -> Vec<u64> {
+                a.read::<f64>()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect()
+            };
+            assert_eq!(bits(&remote), bits(&local), "{rel}: typed");
+        }
         n += 1;
     }
     assert!(n >= 100, "only {n} fixtures read over HTTP");
