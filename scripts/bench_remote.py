@@ -232,12 +232,25 @@ def main():
                     p, b = res["python"], res["b2nd"]
                     print(f"{backend} {ms} ms {what}: python {p[0]:.3f} s {p[1]} req {p[2]} B; "
                           f"b2nd {b[0]:.3f} s {b[1]} req {b[2]} B", flush=True)
+        # The link itself: one plain GET of the whole-read file (curl, to /dev/null) through
+        # the same proxy, per latency.
+        links = []
+        if shutil.which("curl"):
+            for ms in latencies:
+                proxy.delay = ms / 1000
+                url = f"http://127.0.0.1:{proxy.port}/walk_i4.b2nd"
+                t = min(run(["curl", "-sf", "-o", "/dev/null", url]) for _ in range(3))
+                links.append((ms, t))
+                print(f"link {ms} ms: one GET of walk_i4.b2nd {t:.3f} s", flush=True)
     finally:
         nginx.terminate()
         if moto is not None:
             moto.terminate()
         out.unlink(missing_ok=True)
     print()
+    for ms, t in links:
+        size = (work / "walk_i4.b2nd").stat().st_size
+        print(f"link at {ms} ms: one GET of walk_i4.b2nd ({size:,} bytes) by curl: {t:.3f} s")
     print(f"python's start-up (interpreter + import blosc2, best of 5): {startup:.3f} s; "
           f"'python net' is its wall time less that")
     print()
