@@ -1060,9 +1060,12 @@ impl Frame {
             };
             let i = sorted.partition_point(|&x| x <= o);
             let end = sorted.get(i).copied().unwrap_or(data_end).min(data_end);
-            if end > o {
-                wanted.push((n, header_len + o, end - o));
-                total += end - o;
+            // A chunk is at most 2 GiB; a longer gap to the next offset (a damaged index,
+            // unused space) is left to the chunk's reader, which reads what its header says.
+            let len = end.saturating_sub(o);
+            if len > 0 && len <= (i32::MAX as u64).min(cache.budget() as u64) {
+                wanted.push((n, header_len + o, len));
+                total += len;
             }
         }
         cache.prefetch(src, &wanted);

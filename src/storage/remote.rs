@@ -586,6 +586,9 @@ impl RangeRead for Remote {
     }
 }
 
+/// The most objects a directory's listing may hold.
+const MAX_LISTED: usize = 1_000_000;
+
 /// A prefix of a store read as a directory (a sparse frame's chunk files): each file is a
 /// [`Remote`] opened on first use.
 pub(crate) struct RemoteDir {
@@ -648,15 +651,27 @@ impl RemoteDir {
     /// must list: S3 does, a plain HTTP server does not).
     pub(crate) fn list(&self) -> Result<Vec<String>> {
         let prefix = self.prefix.clone();
-        let listed: Vec<ObjectMeta> = block_on(self.store.list(Some(&prefix)).try_collect())?
-            .map_err(|e| Error::Remote {
-                url: self.url.clone(),
-                reason: format!(
-                    "cannot list the directory (a .b2d is read where the store lists \
+        // At most MAX_LISTED objects are taken (a server's endless listing is an error).
+        let listed: Vec<ObjectMeta> = block_on(
+            self.store
+                .list(Some(&prefix))
+                .take(MAX_LISTED + 1)
+                .try_collect(),
+        )?
+        .map_err(|e| Error::Remote {
+            url: self.url.clone(),
+            reason: format!(
+                "cannot list the directory (a .b2d is read where the store lists \
                      prefixes, as S3 does): {}",
-                    reason(e)
-                ),
-            })?;
+                reason(e)
+            ),
+        })?;
+        if listed.len() > MAX_LISTED {
+            return Err(Error::Remote {
+                url: self.url.clone(),
+                reason: format!("more than {MAX_LISTED} objects under the directory"),
+            });
+        }
         Ok(listed
             .iter()
             .filter_map(|m| {
