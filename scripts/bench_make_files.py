@@ -14,6 +14,11 @@ Writes into OUTDIR (about 2 GB logical, fixed seeds, 2 compression threads):
                         picks SHUFFLE with filters_meta 4 for <U)
   sparse_f8.b2nd/       sparse frame (contiguous=False) <f8, 6000 x 6250 (~300 MB), default
                         cparams and geometry
+  walk_f8_3d.b2nd       3-D <f8 random walks, 240 x 512 x 512 (~480 MiB), zstd 5 + SHUFFLE
+  i8_2d_bitshuffle_lz4.b2nd  2-D <i8 counters, 4096 x 6144 (~192 MiB), LZ4 5 + BITSHUFFLE
+  u2_3d_bytedelta.b2nd  3-D <u2 image stack, 72 x 1024 x 1024 (~144 MiB), zstd 3 +
+                        [SHUFFLE, BYTEDELTA(meta 2)]
+  f4_1d_blosclz.b2nd    1-D <f4 rounded walk, 5e7 (~191 MiB), BloscLZ 5 + SHUFFLE
 
 and OUTDIR/manifest.json with the JSON summary that is also printed on stdout. --scale
 shrinks every first dimension (e.g. 0.05 for a quick smoke run).
@@ -100,12 +105,60 @@ def make_sparse_f8(rng, scale):
     return x, dict(contiguous=False)
 
 
+def make_walk_f8_3d(rng, scale):
+    n0 = max(1, int(240 * scale))
+    # A random walk along the last axis of every (i, j) row: smooth, with 8 noisy low bytes.
+    x = np.cumsum(rng.normal(0.0, 1.0, size=(n0, 512, 512)), axis=2)
+    cp = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=5, filters=[blosc2.Filter.SHUFFLE],
+                        filters_meta=[0], nthreads=NTHREADS)
+    return x, dict(cparams=cp)
+
+
+def make_i8_2d_bitshuffle(rng, scale):
+    n0 = max(1, int(4096 * scale))
+    # Counters: large offsets per row, small increments (most high bits constant).
+    inc = rng.integers(0, 64, size=(n0, 6144), dtype=np.int64)
+    x = np.cumsum(inc, axis=1) + (np.arange(n0, dtype=np.int64) << 32)[:, None]
+    cp = blosc2.CParams(codec=blosc2.Codec.LZ4, clevel=5, filters=[blosc2.Filter.BITSHUFFLE],
+                        filters_meta=[0], nthreads=NTHREADS)
+    return x, dict(cparams=cp)
+
+
+def make_u2_3d_bytedelta(rng, scale):
+    n0 = max(1, int(72 * scale))
+    # A stack of 16-bit images: a smooth field per plane plus sensor noise.
+    j = np.arange(1024, dtype=np.float32)[:, None]
+    k = np.arange(1024, dtype=np.float32)[None, :]
+    x = np.empty((n0, 1024, 1024), dtype=np.uint16)
+    for i in range(n0):
+        f = 20000 + 8000 * np.sin((j + 3 * i) / 97.0) * np.cos((k - 2 * i) / 131.0)
+        x[i] = (f + rng.normal(0, 40, size=f.shape)).astype(np.uint16)
+    cp = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=3,
+                        filters=[blosc2.Filter.SHUFFLE, blosc2.Filter.BYTEDELTA],
+                        filters_meta=[0, 2], nthreads=NTHREADS)
+    return x, dict(cparams=cp)
+
+
+def make_f4_1d_blosclz(rng, scale):
+    n = max(1, int(50_000_000 * scale))
+    x = np.cumsum(rng.normal(0.0, 0.01, size=n).astype(np.float32), dtype=np.float32)
+    np.round(x, 2, out=x)
+    cp = blosc2.CParams(codec=blosc2.Codec.BLOSCLZ, clevel=5, filters=[blosc2.Filter.SHUFFLE],
+                        filters_meta=[0], nthreads=NTHREADS)
+    return x, dict(cparams=cp)
+
+
 SUITE = [
     ("f8_2d.b2nd", make_f8_2d, 1),
     ("i4_3d_lz4.b2nd", make_i4_3d, 2),
     ("f4_1d_bytedelta.b2nd", make_f4_1d, 3),
     ("u_strings.b2nd", make_u_strings, 4),
     ("sparse_f8.b2nd", make_sparse_f8, 5),
+    # Kinds the files above do not have (issue 28: writes with fast codecs).
+    ("walk_f8_3d.b2nd", make_walk_f8_3d, 6),
+    ("i8_2d_bitshuffle_lz4.b2nd", make_i8_2d_bitshuffle, 7),
+    ("u2_3d_bytedelta.b2nd", make_u2_3d_bytedelta, 8),
+    ("f4_1d_blosclz.b2nd", make_f4_1d_blosclz, 9),
 ]
 
 
@@ -133,6 +186,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
     ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--only", nargs="*", help="make only these files (others kept)")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     blosc2.set_nthreads(NTHREADS)
@@ -144,8 +198,16 @@ def main():
         "scale": args.scale,
         "files": {},
     }
+    old = {}
+    mpath = os.path.join(args.outdir, "manifest.json")
+    if args.only and os.path.exists(mpath):
+        old = json.load(open(mpath))["files"]
     for name, make, seed in SUITE:
         path = os.path.join(args.outdir, name)
+        if args.only and name not in args.only:
+            if name in old:
+                summary["files"][name] = old[name]
+            continue
         t0 = time.perf_counter()
         x, kw = make(np.random.default_rng(seed), args.scale)
         # Files with python-blosc2's default cparams get none: passing CParams() would replace

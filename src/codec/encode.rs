@@ -1,6 +1,7 @@
 //! Blosc2 chunks encoded: [`Encoder`] owns a chunk's whole encode, the mirror of
 //! [`Decoder`](super::chunk::Decoder): all-zero chunks as zero special chunks, the filters
-//! c-blosc2 2.15 lacks (or runs slower) applied in Rust block by block before c-blosc2's codec,
+//! c-blosc2 2.15 lacks (or runs slower) applied in Rust to each block inside c-blosc2's
+//! compression (its prefilter: the block is filtered while in cache, on C's block threads),
 //! and the codecs it lacks (ZLIB, ZFP) encoded in Rust, recording in the header what
 //! python-blosc2 records.
 
@@ -9,7 +10,7 @@
 use crate::codec::error::ChunkError;
 use crate::codec::filters;
 use crate::codec::RustCodec;
-use crate::ffi::{CError, Cctx, CompressParams, EXTENDED_HEADER_LEN};
+use crate::ffi::{BlockFilter, CError, Cctx, CompressParams, EXTENDED_HEADER_LEN};
 use crate::format::chunk::{set_filters, ChunkHeader};
 
 /// Why a chunk could not be encoded.
@@ -44,23 +45,44 @@ pub(crate) struct RustStages {
     pub(crate) codec: Option<(RustCodec, u8)>,
 }
 
-/// Per-thread encoding state: a c-blosc2 compression context, the Rust stages, and their
-/// buffers (kept between chunks).
+/// Per-thread encoding state: a c-blosc2 compression context (running the Rust filters as
+/// its prefilter when there are any), the Rust stages, and their buffers (kept between chunks).
 pub(crate) struct Encoder {
     cctx: Cctx,
     stages: RustStages,
-    filtered: Vec<u8>,
     scratch: Vec<u8>,
+}
+
+/// The Rust forward filters as c-blosc2's prefilter: each block filtered into C's block
+/// buffer, with working memory of the calling thread's own.
+struct ForwardFilter(filters::ForwardPipeline);
+
+impl BlockFilter for ForwardFilter {
+    fn filter_block(&self, input: &[u8], output: &mut [u8]) -> bool {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            self.0.apply_block(input, output, &mut s).is_ok()
+        })
+    }
 }
 
 impl Encoder {
     /// An encoder for chunks c-blosc2 compresses with `params` (without the filters done in
     /// Rust) after the Rust `stages`.
     pub(crate) fn new(params: &CompressParams, stages: RustStages) -> Result<Encoder, CError> {
+        let cctx = match &stages {
+            RustStages {
+                forward: Some((f, _, _)),
+                codec: None,
+            } => Cctx::with_filter(params, Box::new(ForwardFilter(f.clone())))?,
+            _ => Cctx::new(params)?,
+        };
         Ok(Encoder {
-            cctx: Cctx::new(params)?,
+            cctx,
             stages,
-            filtered: Vec::new(),
             scratch: Vec::new(),
         })
     }
@@ -68,9 +90,9 @@ impl Encoder {
     /// Encode `data` (a whole extended chunk: whole blocks of `block_bytes`, items of
     /// `typesize` bytes, b2nd blocks of `block_shape`) into `out` (replacing its contents,
     /// reusing its allocation). An all-zero chunk becomes a zero special chunk. Rust
-    /// filters run block by block before c-blosc2's codec and are recorded in the header; a
-    /// chunk c-blosc2 stores uncompressed (memcpyed) keeps its data unfiltered instead
-    /// (readers ignore the filters of such chunks).
+    /// filters run block by block inside c-blosc2's compression and are recorded in the
+    /// header; a chunk c-blosc2 stores uncompressed (memcpyed) keeps its data unfiltered
+    /// (readers ignore the filters of such chunks), as c-blosc2 stores it.
     pub(crate) fn encode(
         &mut self,
         data: &[u8],
@@ -100,19 +122,25 @@ impl Encoder {
             .map_err(|e| EncodeError::Rust(e.to_string()))?;
             return Ok(());
         }
-        self.filtered.resize(data.len(), 0);
-        for (b, f) in data
-            .chunks(block_bytes)
-            .zip(self.filtered.chunks_mut(block_bytes))
-        {
-            forward
-                .apply_block(b, f, &mut self.scratch)
-                .map_err(|e| EncodeError::Rust(format!("filtering: {e}")))?;
-        }
-        self.cctx.compress(&self.filtered, out)?;
+        // The context's prefilter runs `forward` on every block.
+        // (A block the filters refuse fails it as C's "filter pipeline error".)
+        self.cctx.compress(data, out)?;
         let compressed = ChunkHeader::parse(out).is_ok_and(|h| h.extended && !h.memcpyed());
         if !compressed {
-            return Ok(self.cctx.compress(data, out)?);
+            // Stored as is: a header and the blocks as C's prefilter left them (filtered).
+            // c-blosc2 stores the data itself in such chunks, and readers ignore their
+            // filters: the data replaces the filtered bytes behind the same header.
+            let memcpyed = ChunkHeader::parse(out).is_ok_and(|h| h.memcpyed());
+            if !memcpyed || out.len() != EXTENDED_HEADER_LEN + data.len() {
+                return Err(EncodeError::Rust(format!(
+                    "c-blosc2 stored a chunk of {} bytes in {} bytes, neither compressed nor \
+                     as is",
+                    data.len(),
+                    out.len()
+                )));
+            }
+            out.truncate(EXTENDED_HEADER_LEN);
+            out.extend_from_slice(data);
         }
         set_filters(out, fslots, fmeta);
         Ok(())
@@ -196,4 +224,149 @@ fn encode_in_rust(
     out[22] = udcodec;
     out[23] = codec_meta;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::{SPLIT_ALWAYS, SPLIT_NEVER};
+    use crate::model::ids::{BITSHUFFLE, BLOSCLZ, LZ4, SHUFFLE, ZSTD};
+
+    /// Bytes that compress somewhat: small random steps, runs of zeros, some noise.
+    fn data(len: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut acc = 0u32;
+        (0..len)
+            .map(|i| match (i / 4096) % 4 {
+                0 => 0,
+                1 => next() as u8,
+                _ => {
+                    acc = acc.wrapping_add((next() % 3) as u32);
+                    (acc >> (8 * (i % 4))) as u8
+                }
+            })
+            .collect()
+    }
+
+    /// A chunk's compressed blocks in block order (c-blosc2's threads store them in the
+    /// order they finish): from each block's start to the next start after it.
+    fn blocks(chunk: &[u8]) -> Vec<Vec<u8>> {
+        let h = ChunkHeader::parse(chunk).unwrap();
+        if h.memcpyed() {
+            return vec![chunk[32..].to_vec()];
+        }
+        let n = h.nbytes.div_ceil(h.blocksize);
+        let starts: Vec<usize> = (0..n)
+            .map(|j| i32::from_le_bytes(chunk[32 + 4 * j..36 + 4 * j].try_into().unwrap()) as usize)
+            .collect();
+        let mut sorted = starts.clone();
+        sorted.push(chunk.len());
+        sorted.sort();
+        starts
+            .iter()
+            .map(|&s| {
+                let end = sorted[sorted.partition_point(|&x| x <= s)];
+                chunk[s..end].to_vec()
+            })
+            .collect()
+    }
+
+    /// The Rust filters (c-blosc2's prefilter, on C's block threads) encode exactly the
+    /// chunk c-blosc2 2.15 encodes with its own filters, for every pipeline they take over
+    /// from C: the same bytes, header included, stored-as-is chunks too.
+    #[test]
+    fn rust_filters_encode_the_bytes_c_filters_do() {
+        let (mut checked, mut as_is) = (0, 0);
+        for (filters, typesizes) in [
+            ([0, 0, 0, 0, 0, SHUFFLE], &[1usize, 2, 4, 8, 16][..]),
+            ([BITSHUFFLE, 0, 0, 0, 0, 0], &[1, 2, 4, 8, 16]),
+            ([0, 0, 0, 0, SHUFFLE, BITSHUFFLE], &[2, 4, 8]),
+        ] {
+            for &ts in typesizes {
+                for (codec, clevel) in [(BLOSCLZ, 5), (LZ4, 5), (LZ4, 9), (ZSTD, 1), (ZSTD, 5)] {
+                    for split in [SPLIT_ALWAYS, SPLIT_NEVER] {
+                        for nthreads in [1, 2] {
+                            // Blocks whose element count is not a multiple of 8 (BITSHUFFLE
+                            // leaves the rest as is), and a chunk of random bytes (stored
+                            // as is).
+                            for (blocksize, nblocks, seed) in
+                                [(ts * 1000, 7, 1), (ts * 4096 + ts, 3, 2), (ts * 512, 4, 0)]
+                            {
+                                let len = blocksize * nblocks;
+                                let d = if seed == 0 {
+                                    // Random bytes: no codec shrinks them.
+                                    let mut x = 7u64;
+                                    (0..len)
+                                        .map(|_| {
+                                            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                                            (x >> 56) as u8
+                                        })
+                                        .collect()
+                                } else {
+                                    data(len, seed + ts as u64)
+                                };
+                                let c_params = CompressParams {
+                                    compcode: codec,
+                                    compcode_meta: 0,
+                                    clevel,
+                                    typesize: ts as i32,
+                                    blocksize: blocksize as i32,
+                                    splitmode: split,
+                                    filters,
+                                    filters_meta: [0; 6],
+                                    nthreads,
+                                };
+                                let mut want = Vec::new();
+                                Cctx::new(&c_params)
+                                    .unwrap()
+                                    .compress(&d, &mut want)
+                                    .unwrap();
+                                let forward = filters::ForwardPipeline::all_in_rust(
+                                    &filters,
+                                    &[0; 6],
+                                    ts,
+                                    &[],
+                                )
+                                .unwrap();
+                                let rust_params = CompressParams {
+                                    filters: [0; 6],
+                                    ..c_params.clone()
+                                };
+                                let stages = RustStages {
+                                    forward: Some((forward, filters, [0; 6])),
+                                    codec: None,
+                                };
+                                let mut enc = Encoder::new(&rust_params, stages).unwrap();
+                                let mut got = Vec::new();
+                                enc.encode(&d, blocksize, &[], ts, &mut got).unwrap();
+                                let what = format!(
+                                    "{filters:?} ts {ts} codec {codec}/{clevel} split {split} \
+                                     threads {nthreads} blocksize {blocksize}"
+                                );
+                                assert_eq!(got.len(), want.len(), "{what}");
+                                if nthreads == 1 {
+                                    assert!(got == want, "{what}: other bytes");
+                                } else {
+                                    // C's threads store blocks in the order they finish.
+                                    assert_eq!(got[..32], want[..32], "{what}: header");
+                                    assert_eq!(blocks(&got), blocks(&want), "{what}: blocks");
+                                }
+                                checked += 1;
+                                as_is += usize::from(ChunkHeader::parse(&got).unwrap().memcpyed());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 13 * 5 * 2 * 2 * 3);
+        // Every random chunk (a third) was stored as is.
+        assert_eq!(as_is, checked / 3);
+    }
 }

@@ -40,27 +40,89 @@ impl CompressParams {
     }
 }
 
+/// Work c-blosc2 hands to Rust for every block it compresses with a context made by
+/// [`Cctx::with_filter`] (c-blosc2's prefilter): the block's filters, run while the block is in
+/// cache, before C's codec.
+///
+/// Called from c-blosc2's block threads, possibly several at once, hence `Sync`.
+pub(crate) trait BlockFilter: Send + Sync {
+    /// Filter one block: `input` is the block's bytes in the caller's source, `output` (same
+    /// length) where the filtered block goes. `false` fails the compression.
+    fn filter_block(&self, input: &[u8], output: &mut [u8]) -> bool;
+}
+
 /// A c-blosc2 compression context (one per thread).
 pub(crate) struct Cctx {
     ptr: NonNull<sys::blosc2_context>,
     params: CompressParams,
+    /// The prefilter C calls for every block (`Box::leak`ed; C holds it as `user_data`),
+    /// freed after the context.
+    filter: Option<NonNull<Box<dyn BlockFilter>>>,
 }
 
-// SAFETY: a context has no thread affinity; `compress` takes `&mut self`.
+// SAFETY: a context has no thread affinity; `compress` takes `&mut self`; the filter is owned
+// (like a `Box`) and `Send`.
 unsafe impl Send for Cctx {}
 
 impl Cctx {
     /// A context compressing with `params`.
     pub(crate) fn new(params: &CompressParams) -> Result<Cctx, CError> {
+        Cctx::create(params, None)
+    }
+
+    /// A context compressing with `params` whose blocks `filter` filters first (the
+    /// filters in `params`, if any, then run after it). A chunk C stores uncompressed
+    /// (memcpyed) then holds the filtered bytes: the caller stores such chunks again with a
+    /// context without filter.
+    pub(crate) fn with_filter(
+        params: &CompressParams,
+        filter: Box<dyn BlockFilter>,
+    ) -> Result<Cctx, CError> {
+        Cctx::create(params, Some(filter))
+    }
+
+    fn create(
+        params: &CompressParams,
+        filter: Option<Box<dyn BlockFilter>>,
+    ) -> Result<Cctx, CError> {
         init();
-        // SAFETY: the cparams value is fully initialised (pointers NULL); NULL is checked.
-        let ptr = unsafe { sys::blosc2_create_cctx(params.to_c()) };
-        let ptr = NonNull::new(ptr).ok_or(CError::Null(
-            "rejected the compression parameters (or a BLOSC_COMPRESSOR naming a plugin)",
-        ))?;
+        let filter = filter.map(|f| NonNull::from(Box::leak(Box::new(f))));
+        let mut c = params.to_c();
+        let mut preparams = sys::blosc2_prefilter_params {
+            user_data: filter.map_or(std::ptr::null_mut(), |f| f.as_ptr() as *mut c_void),
+            input: std::ptr::null(),
+            output: std::ptr::null_mut(),
+            output_size: 0,
+            output_typesize: 0,
+            output_offset: 0,
+            nchunk: 0,
+            nblock: 0,
+            tid: 0,
+            ttmp: std::ptr::null_mut(),
+            ttmp_nbytes: 0,
+            ctx: std::ptr::null_mut(),
+        };
+        if filter.is_some() {
+            c.prefilter = Some(filter_trampoline);
+            // C copies the struct while creating the context.
+            c.preparams = &mut preparams;
+        }
+        // SAFETY: the cparams value is fully initialised (pointers NULL, or the prefilter and
+        // its parameters, which C copies); NULL is checked.
+        let ptr = unsafe { sys::blosc2_create_cctx(c) };
+        let Some(ptr) = NonNull::new(ptr) else {
+            if let Some(f) = filter {
+                // SAFETY: leaked above, never handed to a context: freed once, here.
+                drop(unsafe { Box::from_raw(f.as_ptr()) });
+            }
+            return Err(CError::Null(
+                "rejected the compression parameters (or a BLOSC_COMPRESSOR naming a plugin)",
+            ));
+        };
         let ctx = Cctx {
             ptr,
             params: params.clone(),
+            filter,
         };
         // c-blosc2 2.15 takes BLOSC_COMPRESSOR, BLOSC_CLEVEL, BLOSC_SHUFFLE, BLOSC_DELTA,
         // BLOSC_TYPESIZE, BLOSC_BLOCKSIZE and BLOSC_SPLITMODE from the environment over the
@@ -153,6 +215,48 @@ impl Drop for Cctx {
     fn drop(&mut self) {
         // SAFETY: valid context owned by this handle, freed exactly once.
         unsafe { sys::blosc2_free_ctx(self.ptr.as_ptr()) }
+        if let Some(f) = self.filter.take() {
+            // SAFETY: leaked in `create` for this context, which is freed above (C calls the
+            // filter only inside `compress`): freed exactly once, here.
+            drop(unsafe { Box::from_raw(f.as_ptr()) });
+        }
+    }
+}
+
+/// The prefilter c-blosc2 calls for each block of a [`Cctx::with_filter`] context.
+///
+/// # Safety
+/// Called by c-blosc2 only, with the parameters `pipeline_forward` builds.
+unsafe extern "C" fn filter_trampoline(
+    p: *mut sys::blosc2_prefilter_params,
+) -> std::os::raw::c_int {
+    if p.is_null() {
+        return -1;
+    }
+    // SAFETY: C passes a pointer to a parameter struct on its stack, valid for this call.
+    let p = unsafe { &*p };
+    let Ok(len) = usize::try_from(p.output_size) else {
+        return -1;
+    };
+    if p.user_data.is_null() || p.input.is_null() || p.output.is_null() {
+        return -1;
+    }
+    // SAFETY: `user_data` is the filter `Cctx::create` leaked; it outlives the context and is
+    // only read (shared) while C compresses.
+    let filter = unsafe { &*(p.user_data as *const Box<dyn BlockFilter>) };
+    // SAFETY: `input` is `src + offset`, the block's `output_size` bytes inside the source
+    // `compress` borrows for the whole call (only read by C).
+    let input = unsafe { std::slice::from_raw_parts(p.input, len) };
+    // SAFETY: `output` is this thread's private block buffer (at least a block long) or, for
+    // a chunk stored uncompressed, the block's `output_size` bytes in the destination
+    // `compress` reserved; no other thread writes them during this call, and they do not
+    // overlap the source.
+    let output = unsafe { std::slice::from_raw_parts_mut(p.output, len) };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        filter.filter_block(input, output)
+    })) {
+        Ok(true) => 0,
+        _ => -1,
     }
 }
 

@@ -438,7 +438,9 @@ impl NewFrame {
                 let n = self.offsets.len() as u64;
                 match &mut self.dest {
                     Dest::File { path, w } => {
-                        w.write_all(chunk).map_err(io_err(path))?;
+                        for piece in chunk.chunks(1 << 20) {
+                            w.write_all(piece).map_err(io_err(path))?;
+                        }
                     }
                     Dest::Memory(v) => v.extend_from_slice(chunk),
                     Dest::Dir(dir) => {

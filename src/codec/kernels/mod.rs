@@ -397,7 +397,7 @@ pub(crate) fn undelta_other_with(isa: Isa, block: &mut [u8], reference: &[u8], w
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 mod bits;
-pub(crate) use bits::{bitshuffle, bitunshuffle};
+pub(crate) use bits::{bitshuffle, bitshuffle_into, bitunshuffle};
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
