@@ -446,9 +446,13 @@ impl ArrayBuilder {
         let plan = self.plan()?;
         let staging = Staging::new(&target, self.overwrite)?;
         let frame = new_frame(&staging, matches!(target, Target::Sparse(_)), &plan)?;
+        // With threads to spare, a large array's chunks are appended on a thread of their
+        // own while the next slab is compressed.
+        let g = &plan.geom;
+        let overlap = self.threads.len() >= 2 && g.nslabs() >= 2 && g.nbytes() >= 16 << 20;
         Ok(Writer {
+            sink: super::appender::Sink::new(frame, overlap)?,
             plan,
-            frame,
             staging,
             target,
             threads: self.threads.len(),

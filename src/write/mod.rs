@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+mod appender;
 mod builder;
 mod derived;
 mod edit;

@@ -2,6 +2,7 @@
 
 #![forbid(unsafe_code)]
 
+use super::appender::Sink;
 use super::options::Target;
 use super::plan::Plan;
 use super::staging::Staging;
@@ -9,7 +10,6 @@ use crate::codec::encode::{EncodeError, Encoder};
 use crate::error::Error;
 use crate::error::Result;
 use crate::ffi::CompressParams;
-use crate::format::frame_writer::NewFrame;
 use crate::model::attrs::Value;
 use crate::model::element::Element;
 use crate::model::geometry::Geometry;
@@ -30,8 +30,8 @@ use crate::model::region::Region;
 /// ```
 pub struct Writer {
     pub(super) plan: Plan,
-    /// The frame being written.
-    pub(super) frame: NewFrame,
+    /// The frame being written (its chunks appended here or on a thread of their own).
+    pub(super) sink: Sink,
     pub(super) staging: Staging,
     pub(super) target: Target,
     pub(super) threads: usize,
@@ -47,8 +47,9 @@ pub struct Writer {
     /// Idle per-worker compression states, and the c-blosc2 thread count they were made for.
     pub(super) spare: Vec<Packer>,
     pub(super) spare_threads: i16,
-    /// The compressed chunks of a slab, kept from slab to slab: a chunk-size buffer reused is
-    /// not faulted in again (fresh ones cost 10-15 % of a write in page clearing).
+    /// The compressed chunks of a slab, kept from slab to slab (or back from the appending
+    /// thread): a chunk-size buffer reused is not faulted in again (fresh ones cost 10-15 % of
+    /// a write in page clearing).
     pub(super) out_bufs: Vec<Vec<u8>>,
 }
 
@@ -117,7 +118,7 @@ impl Writer {
         }
         let p = self.packer.as_mut().expect("set above");
         let out = pack_chunk(g, p, idx, data, &region)?;
-        self.frame.append(&out)?;
+        self.sink.append(vec![out])?;
         self.next_chunk += 1;
         self.pushed += data.len() as u64;
         if self.next_chunk == total {
@@ -181,16 +182,16 @@ impl Writer {
         }
         let g = &self.plan.geom;
         let mut compressed = std::mem::take(&mut self.out_bufs);
+        if compressed.is_empty() {
+            compressed = self.sink.spent();
+        }
         compressed.resize_with(count as usize, Vec::new);
         let work = (first..first + count).zip(compressed.iter_mut());
         self.exec
             .for_each_lane(&mut self.spare[..outer], work, |p, (idx, slot)| {
                 pack_chunk_into(g, p, idx, slab, &region, slot)
             })?;
-        self.out_bufs = compressed;
-        for c in &self.out_bufs {
-            self.frame.append(c)?;
-        }
+        self.out_bufs = self.sink.append(compressed)?;
         self.pushed += slab.len() as u64;
         self.next_slab += 1;
         Ok(())
@@ -242,7 +243,7 @@ impl Writer {
             .into_iter()
             .map(|(name, v)| (name, v.encode()))
             .collect();
-        let bytes = self.frame.finish(&vlmeta)?;
+        let bytes = self.sink.into_frame()?.finish(&vlmeta)?;
         self.staging.commit()?;
         Ok(bytes)
     }
