@@ -84,7 +84,6 @@ fn run_b2nd(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(f6
                     .write_bytes(target, &data)?;
                 Ok(Vec::new())
             })
-            .inspect(|_| rm(&out))
         }
         _ => Err(format!("unknown op {op}").into()),
     }

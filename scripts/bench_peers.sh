@@ -4,6 +4,9 @@
 # whole read, 10-item slice, a box of a quarter of every dimension, write; threads 1 and 2;
 # peak RSS (`/usr/bin/time -f %M`) of each measurement's own process. A read whose checksum
 # differs from python-blosc2's, or that fails, is reported as what that peer cannot read.
+# Every write's output is read back by python-blosc2 and compared with the source, and its
+# size on disk recorded (scripts/bench_check_write.py); the report flags a write that differs
+# or whose size is more than 2 % from python-blosc2's.
 #
 # usage: scripts/bench_peers.sh [FILES_DIR] [OUT.jsonl]
 #   FILES_DIR: made by scripts/bench_make_files.py (default /tmp/b2nd-bench-files)
@@ -25,7 +28,7 @@ IMPLS=${IMPLS:-"python b2nd blosc2 pure"}
 OPS=${OPS:-"read slice box write"}
 ROUNDS=${ROUNDS:-2}
 PURE_ROUNDS=${PURE_ROUNDS:-1}
-NAMES=${NAMES:-"f8_2d.b2nd i4_3d_lz4.b2nd f4_1d_bytedelta.b2nd u_strings.b2nd sparse_f8.b2nd"}
+NAMES=${NAMES:-"f8_2d.b2nd i4_3d_lz4.b2nd f4_1d_bytedelta.b2nd u_strings.b2nd sparse_f8.b2nd walk_f8_3d.b2nd i8_2d_bitshuffle_lz4.b2nd u2_3d_bytedelta.b2nd f4_1d_blosclz.b2nd"}
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 PEERS_TARGET=${PEERS_TARGET:-$ROOT/target/peers}
@@ -58,6 +61,21 @@ for name in $NAMES; do
             --threads "$t" --reps "$reps" 2>/tmp/bench_peers.err || true)
         [ -n "$line" ] || line='{"ok": false, "error": "crashed: '"$(tail -c 300 /tmp/bench_peers.err | tr -d '"\\\n')"'"}'
         rss=$(grep -o 'RSS [0-9]*' /tmp/bench_peers.time | cut -d' ' -f2 || echo 0)
+        if [ "$op" = write ]; then
+            # The write's output, read back by python-blosc2 and compared with the source.
+            base=${name%.b2nd}
+            case $impl in
+              python) out="$DIR/$name.python.peerwrite" ;;
+              *) out="$DIR/$base.$impl.peerwrite" ;;
+            esac
+            if [ -e "$out" ]; then
+                check=$("$PYTHON" scripts/bench_check_write.py "$DIR/$name" "$out")
+                rm -rf "$out"
+            else
+                check='{"same": false, "error": "no output"}'
+            fi
+            line=$("$PYTHON" -c 'import json,sys; d=json.loads(sys.argv[1]); d["check"]=json.loads(sys.argv[2]); print(json.dumps(d))' "$line" "$check")
+        fi
         "$PYTHON" -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(file=sys.argv[2], op=sys.argv[3], threads=int(sys.argv[4]), impl=sys.argv[5], rss_kib=int(sys.argv[6] or 0), reps=int(sys.argv[7]), round=int(sys.argv[8])); print(json.dumps(d))' \
             "$line" "$name" "$op" "$t" "$impl" "${rss:-0}" "$reps" "$round" | tee -a "$OUT" >&2
       done

@@ -30,6 +30,7 @@ def main():
     ops = list(dict.fromkeys(r["op"] for r in rows))
     threads = sorted({r["threads"] for r in rows})
     problems = []
+    sizes = []
     for op in ops:
         speed = op in ("read", "write")
         unit = "MiB/s" if speed else "us"
@@ -55,7 +56,23 @@ def main():
                              and r.get("sum") != ref.get("sum"))
                     if wrong:
                         problems.append((i, f, op, t, "returned other bytes than python-blosc2 (checksum)"))
-                    cells.append(f"{v:.0f}{' WRONG' if wrong else ''} ({r['rss_kib'] / 1024:.0f})")
+                    note = ""
+                    if op == "write":
+                        # Read back by python-blosc2 and compared; size against python-blosc2's.
+                        c = r.get("check") or {}
+                        rc = (ref or {}).get("check") or {}
+                        if not c.get("same"):
+                            wrong = True
+                            problems.append((i, f, op, t, "wrote another array: " + c.get("error", "other bytes")))
+                        elif not c.get("params"):
+                            problems.append((i, f, op, t, "wrote other chunks, blocks, codec or filters"))
+                        if c.get("disk_bytes") and rc.get("disk_bytes"):
+                            d = c["disk_bytes"] / rc["disk_bytes"] - 1
+                            sizes.append((f, t, i, c["disk_bytes"], d))
+                            if abs(d) > 0.02:
+                                note = f" size {d:+.1%}"
+                                problems.append((i, f, op, t, f"{c['disk_bytes']} bytes on disk, {d:+.1%} from python-blosc2's"))
+                    cells.append(f"{v:.0f}{' WRONG' if wrong else ''}{note} ({r['rss_kib'] / 1024:.0f})")
                 ratios = []
                 for p in ("python", "blosc2", "pure"):
                     if "b2nd" in val and p in val:
@@ -64,6 +81,17 @@ def main():
                     else:
                         ratios.append("")
                 print(f"| {f.removesuffix('.b2nd')} | {t} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    if sizes:
+        print("\n**Writes checked** (read back by python-blosc2 4.14.1 and compared with the "
+              "source; bytes on disk, and the difference from python-blosc2's)\n")
+        print("| file | T | " + " | ".join(LABEL[i] for i in IMPLS) + " |")
+        print("|---|---|" + "---|" * len(IMPLS))
+        for f in files:
+            for t in threads:
+                row = {i: (n, d) for (ff, tt, i, n, d) in sizes if ff == f and tt == t}
+                if row:
+                    print(f"| {f.removesuffix('.b2nd')} | {t} | " + " | ".join(
+                        f"{row[i][0]:,} ({row[i][1]:+.2%})" if i in row else "" for i in IMPLS) + " |")
     print("\n**What each implementation could not do**\n")
     if not problems:
         print("Nothing: every read matched python-blosc2's bytes.")

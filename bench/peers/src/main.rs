@@ -107,7 +107,6 @@ fn run_blosc2(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(
                     .map_err(err)?;
                 Ok(Vec::new())
             })
-            .inspect(|_| rm(&out))
         }
         _ => Err(format!("unknown op {op}").into()),
     }
@@ -182,7 +181,6 @@ fn run_pure(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(f6
                 }
                 Ok(Vec::new())
             })
-            .inspect(|_| rm(&out))
         }
         _ => Err(format!("unknown op {op}").into()),
     }
