@@ -10,8 +10,13 @@
 use crate::codec::error::ChunkError;
 use crate::codec::filters;
 use crate::codec::RustCodec;
-use crate::ffi::{BlockFilter, CError, Cctx, CompressParams, EXTENDED_HEADER_LEN};
+use crate::ffi::{
+    lz4_compress_fast, BlockFilter, CError, Cctx, CompressParams, EXTENDED_HEADER_LEN,
+    SPLIT_ALWAYS, SPLIT_NEVER,
+};
 use crate::format::chunk::{set_filters, ChunkHeader};
+use crate::model::ids;
+use crate::parallel::Threads;
 
 /// Why a chunk could not be encoded.
 #[derive(Debug)]
@@ -51,6 +56,194 @@ pub(crate) struct Encoder {
     cctx: Cctx,
     stages: RustStages,
     scratch: Vec<u8>,
+    /// LZ4 chunks encoded as c-blosc2 3.x encodes them (see [`Lz4`]), when the pipeline
+    /// allows.
+    lz4: Option<Lz4>,
+}
+
+/// LZ4 chunks encoded block by block around LZ4's own encoder, as python-blosc2 4.x's
+/// c-blosc2 3.x encodes them: LZ4 at acceleration `10 - clevel` (the linked c-blosc2 2.15
+/// runs it at 1, "to match IPP": slower, and other bytes than python-blosc2's), everything
+/// else as c-blosc2's `blosc_c` (one stream per item byte or one per block, streams of one
+/// repeated byte stored as runs, streams LZ4 cannot shrink stored as they are). The filters
+/// run in Rust ([`RustStages::forward`]) or there are none; a chunk that does not shrink
+/// is left to c-blosc2 (stored as is).
+struct Lz4 {
+    acceleration: i32,
+    split: bool,
+    /// The header's first 32 bytes, sizes left to fill.
+    header: [u8; EXTENDED_HEADER_LEN],
+    forward: Option<filters::ForwardPipeline>,
+    /// Where blocks are encoded when the context has block threads, and one lane per thread.
+    exec: Option<Threads>,
+    lanes: Vec<Lz4Lane>,
+    /// Each block's encoded streams (kept between chunks).
+    blocks: Vec<Vec<u8>>,
+}
+
+/// One block thread's buffers.
+#[derive(Default)]
+struct Lz4Lane {
+    filtered: Vec<u8>,
+    scratch: Vec<u8>,
+    packed: Vec<u8>,
+}
+
+impl Lz4 {
+    /// The LZ4 encoder for chunks compressed with `params` after `stages`, or `None` when
+    /// c-blosc2 encodes them (another codec, level 0, or filters C runs).
+    fn new(params: &CompressParams, stages: &RustStages, exec: &Threads) -> Option<Lz4> {
+        if params.compcode != ids::LZ4
+            || !(1..=9).contains(&params.clevel)
+            || stages.codec.is_some()
+        {
+            return None;
+        }
+        let (slots, metas, forward) = match &stages.forward {
+            Some((f, slots, metas)) => (*slots, *metas, Some(f.clone())),
+            None if params.filters.iter().all(|&f| f == ids::NOFILTER) => {
+                (params.filters, params.filters_meta, None)
+            }
+            None => return None,
+        };
+        let ts = usize::try_from(params.typesize)
+            .ok()
+            .filter(|&t| (1..=255).contains(&t))?;
+        let blocksize = usize::try_from(params.blocksize).ok().filter(|&b| b > 0)?;
+        // c-blosc2's `split_block` for LZ4, on the filters the header records.
+        let split = match params.splitmode {
+            SPLIT_ALWAYS => true,
+            SPLIT_NEVER => false,
+            _ => slots.contains(&ids::SHUFFLE) && ts <= 16 && blocksize / ts >= 32,
+        };
+        let mut header = [0u8; EXTENDED_HEADER_LEN];
+        header[0] = 5; // BLOSC2_VERSION_FORMAT
+        header[1] = 1; // BLOSC_LZ4_VERSION_FORMAT
+        header[2] = 0x05 | if split { 0 } else { 0x10 } | (1 << 5); // extended, split, LZ4
+        header[3] = ts as u8;
+        header[16..22].copy_from_slice(&slots);
+        header[22] = ids::LZ4;
+        header[23] = params.compcode_meta;
+        header[24..30].copy_from_slice(&metas);
+        let threads = usize::try_from(params.nthreads).unwrap_or(1).max(1);
+        Some(Lz4 {
+            acceleration: 10 - i32::from(params.clevel),
+            split,
+            header,
+            forward,
+            exec: (threads > 1).then(|| exec.clone()),
+            lanes: (0..threads).map(|_| Lz4Lane::default()).collect(),
+            blocks: Vec::new(),
+        })
+    }
+
+    /// Encode `data` (whole blocks of `block_bytes`) into `out`; `false` (and `out`
+    /// unspecified) when the chunk is for c-blosc2: it would not shrink, or its blocks are
+    /// not whole streams.
+    fn encode(
+        &mut self,
+        data: &[u8],
+        block_bytes: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, EncodeError> {
+        let ts = usize::from(self.header[3]);
+        if data.len() < 32 || block_bytes == 0 || !data.len().is_multiple_of(block_bytes) {
+            return Ok(false);
+        }
+        let nstreams = if self.split { ts } else { 1 };
+        if !block_bytes.is_multiple_of(nstreams) {
+            return Ok(false);
+        }
+        let nblocks = data.len() / block_bytes;
+        self.blocks.resize_with(nblocks, Vec::new);
+        let (accel, forward) = (self.acceleration, self.forward.as_ref());
+        let work = data.chunks(block_bytes).zip(self.blocks.iter_mut());
+        let encode = |lane: &mut Lz4Lane, (block, packed): (&[u8], &mut Vec<u8>)| {
+            lz4_block(block, forward, nstreams, accel, lane, packed)
+        };
+        match &self.exec {
+            Some(exec) => exec.for_each_lane(&mut self.lanes, work, encode),
+            None => work
+                .into_iter()
+                .try_for_each(|w| encode(&mut self.lanes[0], w)),
+        }
+        .map_err(|e| EncodeError::Rust(format!("filtering: {e}")))?;
+        // As c-blosc2 lays it out: the header, each block's start, the blocks. More than the
+        // data plus BLOSC2_MAX_OVERHEAD (32) bytes: stored as is, by c-blosc2.
+        let start = EXTENDED_HEADER_LEN + 4 * nblocks;
+        let total = start + self.blocks.iter().map(Vec::len).sum::<usize>();
+        if total > data.len() + 32 {
+            return Ok(false);
+        }
+        let as_i32 =
+            |n: usize| i32::try_from(n).map_err(|_| EncodeError::Rust("a chunk over 2 GiB".into()));
+        out.clear();
+        out.reserve(total);
+        out.extend_from_slice(&self.header);
+        out[4..8].copy_from_slice(&as_i32(data.len())?.to_le_bytes());
+        out[8..12].copy_from_slice(&as_i32(block_bytes)?.to_le_bytes());
+        out[12..16].copy_from_slice(&as_i32(total)?.to_le_bytes());
+        let mut at = start;
+        for b in &self.blocks {
+            out.extend_from_slice(&as_i32(at)?.to_le_bytes());
+            at += b.len();
+        }
+        for b in &self.blocks {
+            out.extend_from_slice(b);
+        }
+        Ok(true)
+    }
+}
+
+/// One block as c-blosc2's `blosc_c` encodes it (after `forward`, if any): `nstreams`
+/// streams, each a 4-byte size and its bytes: 0 for a run of zeros, `-v` and a token byte 1
+/// for a run of byte `v`, LZ4's bytes when shorter than the stream, else the stream itself.
+fn lz4_block(
+    block: &[u8],
+    forward: Option<&filters::ForwardPipeline>,
+    nstreams: usize,
+    acceleration: i32,
+    lane: &mut Lz4Lane,
+    out: &mut Vec<u8>,
+) -> Result<(), ChunkError> {
+    let src: &[u8] = match forward {
+        Some(f) => {
+            lane.filtered.resize(block.len(), 0);
+            f.apply_block(block, &mut lane.filtered, &mut lane.scratch)?;
+            &lane.filtered
+        }
+        None => block,
+    };
+    let neblock = src.len() / nstreams;
+    lane.packed.resize(neblock, 0);
+    out.clear();
+    for stream in src.chunks_exact(neblock) {
+        let v = stream[0];
+        let size: i32 = if stream.iter().all(|&b| b == v) {
+            if v == 0 {
+                0
+            } else {
+                out.extend_from_slice(&(-i32::from(v)).to_le_bytes());
+                out.push(1);
+                continue;
+            }
+        } else {
+            match lz4_compress_fast(stream, &mut lane.packed, acceleration) {
+                Some(n) if n < neblock => {
+                    out.extend_from_slice(&(n as i32).to_le_bytes());
+                    out.extend_from_slice(&lane.packed[..n]);
+                    continue;
+                }
+                _ => {
+                    out.extend_from_slice(&(neblock as i32).to_le_bytes());
+                    out.extend_from_slice(stream);
+                    continue;
+                }
+            }
+        };
+        out.extend_from_slice(&size.to_le_bytes());
+    }
+    Ok(())
 }
 
 /// The Rust forward filters as c-blosc2's prefilter: each block filtered into C's block
@@ -72,7 +265,12 @@ impl BlockFilter for ForwardFilter {
 impl Encoder {
     /// An encoder for chunks c-blosc2 compresses with `params` (without the filters done in
     /// Rust) after the Rust `stages`.
-    pub(crate) fn new(params: &CompressParams, stages: RustStages) -> Result<Encoder, CError> {
+    pub(crate) fn new(
+        params: &CompressParams,
+        stages: RustStages,
+        exec: &Threads,
+    ) -> Result<Encoder, CError> {
+        let lz4 = Lz4::new(params, &stages, exec);
         let cctx = match &stages {
             RustStages {
                 forward: Some((f, _, _)),
@@ -84,6 +282,7 @@ impl Encoder {
             cctx,
             stages,
             scratch: Vec::new(),
+            lz4,
         })
     }
 
@@ -103,6 +302,11 @@ impl Encoder {
     ) -> Result<(), EncodeError> {
         if data.iter().all(|&b| b == 0) {
             return Ok(self.cctx.zeros_chunk(data.len(), out)?);
+        }
+        if let Some(lz4) = &mut self.lz4 {
+            if lz4.encode(data, block_bytes, out)? {
+                return Ok(());
+            }
         }
         let Some((forward, fslots, fmeta)) = &self.stages.forward else {
             return Ok(self.cctx.compress(data, out)?);
@@ -342,7 +546,10 @@ mod tests {
                                     forward: Some((forward, filters, [0; 6])),
                                     codec: None,
                                 };
-                                let mut enc = Encoder::new(&rust_params, stages).unwrap();
+                                let mut enc =
+                                    Encoder::new(&rust_params, stages, &Threads::Global).unwrap();
+                                // C's LZ4 (acceleration 1) here: the filters are the test.
+                                enc.lz4 = None;
                                 let mut got = Vec::new();
                                 enc.encode(&d, blocksize, &[], ts, &mut got).unwrap();
                                 let what = format!(

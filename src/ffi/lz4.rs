@@ -1,4 +1,27 @@
-//! LZ4 with an external dictionary, from the LZ4 compiled into c-blosc2's static library.
+//! LZ4 from the LZ4 compiled into c-blosc2's static library: decoding with an external
+//! dictionary, and encoding with an acceleration of the caller's.
+
+/// Encode `src` as one LZ4 block into `dst` with `acceleration` (LZ4's `LZ4_compress_fast`):
+/// the number of bytes written, or `None` when the result does not fit in `dst` (or a size
+/// does not fit LZ4's `int`).
+pub(crate) fn lz4_compress_fast(src: &[u8], dst: &mut [u8], acceleration: i32) -> Option<usize> {
+    let n = |len: usize| std::os::raw::c_int::try_from(len).ok();
+    let (src_len, dst_len) = (n(src.len())?, n(dst.len())?);
+    // SAFETY: both pointers come from live slices passed with their lengths; LZ4 reads at
+    // most `src_size` bytes of `src`, writes at most `dst_capacity` bytes of `dst` (returning
+    // 0 when the result would not fit), allocates its state on the stack and keeps no
+    // pointer after returning (lz4.h).
+    let r = unsafe {
+        LZ4_compress_fast(
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            src_len,
+            dst_len,
+            acceleration,
+        )
+    };
+    usize::try_from(r).ok().filter(|&r| r > 0)
+}
 
 /// Decode one LZ4 block `src` into `dst` with the external dictionary `dict` (LZ4's
 /// `LZ4_decompress_safe_usingDict`): the number of bytes written, or `None` when the input is
@@ -24,6 +47,14 @@ pub(crate) fn lz4_decompress_with_dict(src: &[u8], dst: &mut [u8], dict: &[u8]) 
 }
 
 extern "C" {
+    // LZ4 (lz4.h): the encoder c-blosc2 calls for LZ4 chunks.
+    fn LZ4_compress_fast(
+        src: *const std::os::raw::c_char,
+        dst: *mut std::os::raw::c_char,
+        src_size: std::os::raw::c_int,
+        dst_capacity: std::os::raw::c_int,
+        acceleration: std::os::raw::c_int,
+    ) -> std::os::raw::c_int;
     // LZ4 (lz4.h), compiled into the same static library: the function c-blosc2 3.x's
     // `lz4_wrap_decompress` calls for chunks with a dictionary.
     fn LZ4_decompress_safe_usingDict(

@@ -62,9 +62,14 @@ pub(super) struct Packer {
 
 impl Packer {
     /// A packer compressing as `plan` says, with `params` (from [`Plan::cctx_params`]).
-    pub(super) fn new(plan: &Plan, params: &CompressParams) -> Result<Packer> {
+    /// Block threads (when `params` has them) run on `exec`.
+    pub(super) fn new(
+        plan: &Plan,
+        params: &CompressParams,
+        exec: &crate::parallel::Threads,
+    ) -> Result<Packer> {
         Ok(Packer {
-            encoder: Encoder::new(params, plan.rust_stages())
+            encoder: Encoder::new(params, plan.rust_stages(), exec)
                 .map_err(|e| Error::blosc("a compression context", e))?,
             chunk: Vec::new(),
             block_shape: plan.geom.blocks().iter().map(|&b| b as usize).collect(),
@@ -114,7 +119,7 @@ impl Writer {
         }
         if self.packer.is_none() {
             let params = self.plan.cctx_params(self.threads);
-            self.packer = Some(Packer::new(&self.plan, &params)?);
+            self.packer = Some(Packer::new(&self.plan, &params, &self.exec)?);
         }
         let p = self.packer.as_mut().expect("set above");
         let out = pack_chunk(g, p, idx, data, &region)?;
@@ -178,7 +183,8 @@ impl Writer {
         }
         // One compression context and gather buffer per lane, reused across slabs.
         while self.spare.len() < outer {
-            self.spare.push(Packer::new(&self.plan, &params)?);
+            self.spare
+                .push(Packer::new(&self.plan, &params, &self.exec)?);
         }
         let g = &self.plan.geom;
         let mut compressed = std::mem::take(&mut self.out_bufs);
@@ -294,4 +300,71 @@ pub(super) fn pack_chunk_into(
                 Error::InvalidArgument(format!("compressing chunk {idx}: {why}"))
             }
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::array::Array;
+    use crate::ffi::ChunkBytes;
+    use crate::parallel::Threads;
+    use crate::write::ArrayBuilder;
+
+    /// The raw bytes of every chunk of `a`.
+    fn chunks(a: &Array) -> Vec<Vec<u8>> {
+        let mut buf = ChunkBytes::default();
+        (0..a.nchunks())
+            .map(|n| {
+                a.frame.chunk_into(n, &mut buf).unwrap();
+                buf.to_vec()
+            })
+            .collect()
+    }
+
+    /// b2nd writes python-blosc2's own LZ4 chunks, byte for byte: fixtures python-blosc2
+    /// 4.14.1 wrote with one thread (its c-blosc2 3.3.5 runs LZ4 at acceleration 10 - clevel,
+    /// the linked c-blosc2 2.15 at 1), rewritten from their data with their parameters, by
+    /// one thread and by block threads.
+    #[test]
+    fn lz4_chunks_are_python_blosc2s() {
+        let mut compared = 0;
+        for name in [
+            "codec_lz4_c1",
+            "codec_lz4_c9",
+            "codec_lz4_bitshuffle_f8",
+            "split_never_lz4_f8",
+            "ndcell_1d_f8",
+            "sparse_u1_1d",
+        ] {
+            let path = format!("{}/tests/data/{name}.b2nd", env!("CARGO_MANIFEST_DIR"));
+            let a = Array::open(&path).unwrap();
+            let want = chunks(&a);
+            let data = a.read_bytes().unwrap();
+            for threads in [Threads::Single, Threads::count(2).unwrap()] {
+                // Filters as python-blosc2's default layout records them, or as given.
+                let b = if a.filter_slots() == ([0, 0, 0, 0, 0, 1], [0; 6]) {
+                    ArrayBuilder::new(a.shape(), a.dtype().clone())
+                        .chunks(a.chunks())
+                        .blocks(a.blocks())
+                        .codec(a.codec())
+                        .clevel(a.clevel())
+                } else {
+                    ArrayBuilder::like(&a)
+                }
+                .threads(threads);
+                let ours = Array::from_bytes(b.bytes_to_vec(&data).unwrap()).unwrap();
+                let got = chunks(&ours);
+                assert_eq!(got.len(), want.len(), "{name}");
+                for (n, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        g == w,
+                        "{name} chunk {n}: {:?}\nvs python's {:?}",
+                        &g[..32.min(g.len())],
+                        &w[..32.min(w.len())]
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared >= 20, "{compared} chunks");
+    }
 }

@@ -177,7 +177,7 @@ impl Lanes {
             self.threads = params.nthreads;
         }
         while self.packers.len() < lanes_n {
-            self.packers.push(Packer::new(plan, &params)?);
+            self.packers.push(Packer::new(plan, &params, exec)?);
         }
         exec.for_each_lane(
             &mut self.packers[..lanes_n],
