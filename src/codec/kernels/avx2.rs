@@ -211,7 +211,7 @@ pub(crate) fn shuffle(s: V3, src: &[u8], dst: &mut [u8], w: usize, n: usize) -> 
     match w {
         2 => s.vectorize(Shuffle::<2, 4>(job)),
         4 => s.vectorize(Shuffle::<4, 2>(job)),
-        8 => s.vectorize(Shuffle::<8, 6>(job)),
+        8 => s.vectorize(Shuffle8(job)),
         16 => s.vectorize(Shuffle::<16, 1>(job)),
         _ => 0,
     }
@@ -248,6 +248,78 @@ where
                 v = <Net as Interleave<W>>::interleave(s, v);
             }
             for (b, x) in v.into_iter().enumerate() {
+                store(&mut dst[b * n + 32 * k..], x);
+            }
+        }
+        body
+    }
+}
+
+/// Forward shuffle with width 8, compiled with AVX2 by `pulp`: per 32 items, the 16-byte
+/// halves of items `2m, 2m + 1` (pairs `P_m`) are gathered as vector `i` = `[P_i, P_8+i]`,
+/// a byte shuffle turns each half into 8 words (word `b` = byte `b` of its two items), and
+/// an 8 x 8 transposition of those words (unpacks by 16, 32 and 64 bits) leaves in vector
+/// `b` byte `b` of items 0-15 (low half) and 16-31 (high half): 56 instructions for 256
+/// bytes, where the interleaving network needs 6 rounds of 24.
+struct Shuffle8<'a>(Job<'a>);
+
+impl pulp::NullaryFnOnce for Shuffle8<'_> {
+    type Output = usize;
+
+    #[inline(always)]
+    fn call(self) -> usize {
+        let Job { s, src, dst, n, .. } = self.0;
+        let a = s.avx2;
+        let pairs = s.avx._mm256_setr_epi8(
+            0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12,
+            5, 13, 6, 14, 7, 15,
+        );
+        let body = n / 32 * 32;
+        for (k, items) in src[..body * 8].chunks_exact(256).enumerate() {
+            let mut v = [zero(); 8];
+            for (i, x) in v.iter_mut().enumerate() {
+                let (lo, hi) = (
+                    load(&items[32 * (i / 2)..]),
+                    load(&items[128 + 32 * (i / 2)..]),
+                );
+                let g = if i % 2 == 0 {
+                    a._mm256_permute2x128_si256::<0x20>(lo, hi)
+                } else {
+                    a._mm256_permute2x128_si256::<0x31>(lo, hi)
+                };
+                *x = a._mm256_shuffle_epi8(g, pairs);
+            }
+            let t = [
+                a._mm256_unpacklo_epi16(v[0], v[1]),
+                a._mm256_unpackhi_epi16(v[0], v[1]),
+                a._mm256_unpacklo_epi16(v[2], v[3]),
+                a._mm256_unpackhi_epi16(v[2], v[3]),
+                a._mm256_unpacklo_epi16(v[4], v[5]),
+                a._mm256_unpackhi_epi16(v[4], v[5]),
+                a._mm256_unpacklo_epi16(v[6], v[7]),
+                a._mm256_unpackhi_epi16(v[6], v[7]),
+            ];
+            let u = [
+                a._mm256_unpacklo_epi32(t[0], t[2]),
+                a._mm256_unpackhi_epi32(t[0], t[2]),
+                a._mm256_unpacklo_epi32(t[1], t[3]),
+                a._mm256_unpackhi_epi32(t[1], t[3]),
+                a._mm256_unpacklo_epi32(t[4], t[6]),
+                a._mm256_unpackhi_epi32(t[4], t[6]),
+                a._mm256_unpacklo_epi32(t[5], t[7]),
+                a._mm256_unpackhi_epi32(t[5], t[7]),
+            ];
+            let r = [
+                a._mm256_unpacklo_epi64(u[0], u[4]),
+                a._mm256_unpackhi_epi64(u[0], u[4]),
+                a._mm256_unpacklo_epi64(u[1], u[5]),
+                a._mm256_unpackhi_epi64(u[1], u[5]),
+                a._mm256_unpacklo_epi64(u[2], u[6]),
+                a._mm256_unpackhi_epi64(u[2], u[6]),
+                a._mm256_unpacklo_epi64(u[3], u[7]),
+                a._mm256_unpackhi_epi64(u[3], u[7]),
+            ];
+            for (b, x) in r.into_iter().enumerate() {
                 store(&mut dst[b * n + 32 * k..], x);
             }
         }
@@ -324,6 +396,53 @@ impl pulp::NullaryFnOnce for TransposeWords<'_> {
             let t = a._mm256_and_si256(a._mm256_xor_si256(x, a._mm256_srli_epi64::<28>(x)), c3);
             x = a._mm256_xor_si256(x, a._mm256_xor_si256(t, a._mm256_slli_epi64::<28>(t)));
             store(piece, x);
+        }
+        body
+    }
+}
+
+/// The 8 bit planes of byte stream `stream` into `out` (same length): byte `q` of plane `k`
+/// (at `k * stream.len() / 8`) holds bit `k` of stream bytes `8q..8q+8`, the first in its
+/// lowest bit. Per 64 stream bytes: the top bit of each byte by `movemask`, 8 times, the
+/// bytes shifted left by one bit in between. Returns the stream bytes done.
+pub(crate) fn bit_planes(s: V3, stream: &[u8], out: &mut [u8]) -> usize {
+    s.vectorize(BitPlanes(s, stream, out))
+}
+
+/// [`bit_planes`], compiled with AVX2 by `pulp`.
+struct BitPlanes<'a>(V3, &'a [u8], &'a mut [u8]);
+
+impl pulp::NullaryFnOnce for BitPlanes<'_> {
+    type Output = usize;
+
+    #[inline(always)]
+    fn call(self) -> usize {
+        let BitPlanes(s, stream, out) = self;
+        let a = s.avx2;
+        let len = stream.len().min(out.len());
+        let plane = len / 8;
+        // 64 stream bytes at a time: 8 bytes of each plane.
+        let body = len / 64 * 64;
+        // Each plane as 8-byte words, taken in step with the stream's 64-byte pieces.
+        let mut planes = out[..8 * plane]
+            .chunks_exact_mut(plane.max(1))
+            .map(|p| p.chunks_exact_mut(8));
+        let mut words: [_; 8] = std::array::from_fn(|_| planes.next().expect("8 planes"));
+        for piece in stream[..body].chunks_exact(64) {
+            let (mut x, mut y) = (load(&piece[..32]), load(&piece[32..]));
+            let mut m = [0u64; 8];
+            for k in (0..8).rev() {
+                let lo = a._mm256_movemask_epi8(x) as u32;
+                let hi = a._mm256_movemask_epi8(y) as u32;
+                m[k] = u64::from(lo) | (u64::from(hi) << 32);
+                x = a._mm256_slli_epi16::<1>(x);
+                y = a._mm256_slli_epi16::<1>(y);
+            }
+            for (w, m) in words.iter_mut().zip(m) {
+                if let Some(d) = w.next() {
+                    d.copy_from_slice(&m.to_le_bytes());
+                }
+            }
         }
         body
     }

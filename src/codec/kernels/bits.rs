@@ -92,10 +92,25 @@ pub(crate) fn bitshuffle_with(isa: Isa, block: &mut [u8], tmp: &mut [u8], e: usi
         return;
     }
     shuffle_into_with(isa, &block[..body], &mut tmp[..body], e);
-    transpose_words_with(isa, &mut tmp[..body]);
-    for j in 0..e {
-        let s = j * n8..(j + 1) * n8;
-        shuffle_into_with(isa, &tmp[s.clone()], &mut block[s], 8);
+    bit_planes_with(isa, &tmp[..body], n8, &mut block[..body]);
+}
+
+/// The bit planes of `streams` (byte streams of `n8` bytes each, `n8` a multiple of 8)
+/// into `dst`: stream `j` becomes planes `8j..8j+8` of `n8 / 8` bytes, plane `8j + k`
+/// holding bit `k` of the stream's bytes, 8 to a byte (the forward half of BITSHUFFLE after
+/// its byte shuffle). The wide kernel does whole vectors of each stream; the rest is
+/// [`transpose8x8`] on each 8 bytes.
+fn bit_planes_with(isa: Isa, streams: &[u8], n8: usize, dst: &mut [u8]) {
+    let plane = n8 / 8;
+    for (stream, out) in streams.chunks_exact(n8).zip(dst.chunks_exact_mut(n8)) {
+        let done = isa.bit_planes(stream, out);
+        for (q, w) in stream[done..].chunks_exact(8).enumerate() {
+            let q = done / 8 + q;
+            let t = transpose8x8(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+            for (k, b) in t.to_le_bytes().into_iter().enumerate() {
+                out[k * plane + q] = b;
+            }
+        }
     }
 }
 
@@ -110,13 +125,11 @@ pub(crate) fn bitshuffle_into_with(isa: Isa, src: &[u8], dst: &mut [u8], tmp: &m
     let e = e.max(1);
     let len = src.len().min(dst.len());
     let (n8, body) = body(len.min(tmp.len()), e);
-    // A byte shuffle by `e` (a copy for one-byte elements), the words transposed, a byte
-    // shuffle by 8 of each stream; the elements after the last whole 8 are copied.
-    shuffle_into_with(isa, &src[..body], &mut tmp[..body], e);
-    transpose_words_with(isa, &mut tmp[..body]);
-    for j in 0..e {
-        let s = j * n8..(j + 1) * n8;
-        shuffle_into_with(isa, &tmp[s.clone()], &mut dst[s], 8);
+    // A byte shuffle by `e` (a copy for one-byte elements), then each stream's bit planes;
+    // the elements after the last whole 8 are copied.
+    if n8 > 0 {
+        shuffle_into_with(isa, &src[..body], &mut tmp[..body], e);
+        bit_planes_with(isa, &tmp[..body], n8, &mut dst[..body]);
     }
     dst[body..len].copy_from_slice(&src[body..len]);
 }

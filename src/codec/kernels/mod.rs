@@ -112,6 +112,19 @@ impl Isa {
         }
     }
 
+    /// The bit planes of one byte stream by the wide kernel ([`bits::bit_planes_with`]):
+    /// `out` gets 8 planes of `stream.len() / 8` bytes; returns the stream bytes done (whole
+    /// vectors).
+    fn bit_planes(self, stream: &[u8], out: &mut [u8]) -> usize {
+        match self {
+            Isa::Scalar | Isa::Sse2 => 0,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => avx2::token().map_or(0, |t| avx2::bit_planes(t, stream, out)),
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 => 0,
+        }
+    }
+
     /// `dst[i] ^= src[i]` over the whole vectors of `dst` by the wide kernel; returns the
     /// bytes done.
     fn xor_into(self, dst: &mut [u8], src: &[u8]) -> usize {
