@@ -11,7 +11,7 @@ use crate::codec::error::ChunkError;
 use crate::codec::filters;
 use crate::codec::RustCodec;
 use crate::ffi::{
-    lz4_compress_fast, BlockFilter, CError, Cctx, CompressParams, EXTENDED_HEADER_LEN,
+    lz4_compress_append, BlockFilter, CError, Cctx, CompressParams, EXTENDED_HEADER_LEN,
     SPLIT_ALWAYS, SPLIT_NEVER,
 };
 use crate::format::chunk::{set_filters, ChunkHeader};
@@ -86,7 +86,6 @@ struct Lz4 {
 struct Lz4Lane {
     filtered: Vec<u8>,
     scratch: Vec<u8>,
-    packed: Vec<u8>,
 }
 
 impl Lz4 {
@@ -155,48 +154,54 @@ impl Lz4 {
             return Ok(false);
         }
         let nblocks = data.len() / block_bytes;
-        self.blocks.resize_with(nblocks, Vec::new);
         let (accel, forward) = (self.acceleration, self.forward.as_ref());
-        let work = data.chunks(block_bytes).zip(self.blocks.iter_mut());
-        let encode = |lane: &mut Lz4Lane, (block, packed): (&[u8], &mut Vec<u8>)| {
-            lz4_block(block, forward, nstreams, accel, lane, packed)
-        };
-        match &self.exec {
-            Some(exec) => exec.for_each_lane(&mut self.lanes, work, encode),
-            None => work
-                .into_iter()
-                .try_for_each(|w| encode(&mut self.lanes[0], w)),
-        }
-        .map_err(|e| EncodeError::Rust(format!("filtering: {e}")))?;
-        // As c-blosc2 lays it out: the header, each block's start, the blocks. More than the
-        // data plus BLOSC2_MAX_OVERHEAD (32) bytes: stored as is, by c-blosc2.
-        let start = EXTENDED_HEADER_LEN + 4 * nblocks;
-        let total = start + self.blocks.iter().map(Vec::len).sum::<usize>();
-        if total > data.len() + 32 {
-            return Ok(false);
-        }
         let as_i32 =
             |n: usize| i32::try_from(n).map_err(|_| EncodeError::Rust("a chunk over 2 GiB".into()));
+        let filtering = |e: ChunkError| EncodeError::Rust(format!("filtering: {e}"));
+        // As c-blosc2 lays it out: the header, each block's start, the blocks.
+        let start = EXTENDED_HEADER_LEN + 4 * nblocks;
         out.clear();
-        out.reserve(total);
         out.extend_from_slice(&self.header);
+        out.resize(start, 0);
+        if let Some(exec) = &self.exec {
+            // Blocks on the block threads, each into its own buffer, then put in place.
+            self.blocks.resize_with(nblocks, Vec::new);
+            let work = data.chunks(block_bytes).zip(self.blocks.iter_mut());
+            exec.for_each_lane(&mut self.lanes, work, |lane, (block, packed)| {
+                packed.clear();
+                lz4_block(block, forward, nstreams, accel, lane, packed)
+            })
+            .map_err(filtering)?;
+            for (j, b) in self.blocks.iter().enumerate() {
+                let at = as_i32(out.len())?.to_le_bytes();
+                out[EXTENDED_HEADER_LEN + 4 * j..EXTENDED_HEADER_LEN + 4 * j + 4]
+                    .copy_from_slice(&at);
+                out.extend_from_slice(b);
+            }
+        } else {
+            // One thread: straight into the chunk.
+            for (j, block) in data.chunks(block_bytes).enumerate() {
+                let at = as_i32(out.len())?.to_le_bytes();
+                out[EXTENDED_HEADER_LEN + 4 * j..EXTENDED_HEADER_LEN + 4 * j + 4]
+                    .copy_from_slice(&at);
+                lz4_block(block, forward, nstreams, accel, &mut self.lanes[0], out)
+                    .map_err(filtering)?;
+            }
+        }
+        // More than the data plus BLOSC2_MAX_OVERHEAD (32) bytes: stored as is, by c-blosc2.
+        if out.len() > data.len() + 32 {
+            return Ok(false);
+        }
+        let total = as_i32(out.len())?;
         out[4..8].copy_from_slice(&as_i32(data.len())?.to_le_bytes());
         out[8..12].copy_from_slice(&as_i32(block_bytes)?.to_le_bytes());
-        out[12..16].copy_from_slice(&as_i32(total)?.to_le_bytes());
-        let mut at = start;
-        for b in &self.blocks {
-            out.extend_from_slice(&as_i32(at)?.to_le_bytes());
-            at += b.len();
-        }
-        for b in &self.blocks {
-            out.extend_from_slice(b);
-        }
+        out[12..16].copy_from_slice(&total.to_le_bytes());
         Ok(true)
     }
 }
 
-/// One block as c-blosc2's `blosc_c` encodes it (after `forward`, if any): `nstreams`
-/// streams, each a 4-byte size and its bytes: 0 for a run of zeros, `-v` and a token byte 1
+/// One block as c-blosc2's `blosc_c` encodes it (after `forward`, if any), appended to
+/// `out`: `nstreams` streams, each a 4-byte size and its bytes: 0 for a run of zeros, `-v` and a token byte 1
 /// for a run of byte `v`, LZ4's bytes when shorter than the stream, else the stream itself.
 fn lz4_block(
     block: &[u8],
@@ -215,35 +220,36 @@ fn lz4_block(
         None => block,
     };
     let neblock = src.len() / nstreams;
-    lane.packed.resize(neblock, 0);
-    out.clear();
     for stream in src.chunks_exact(neblock) {
         let v = stream[0];
-        let size: i32 = if stream.iter().all(|&b| b == v) {
-            if v == 0 {
-                0
-            } else {
-                out.extend_from_slice(&(-i32::from(v)).to_le_bytes());
-                out.push(1);
-                continue;
+        let at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        let size = if is_run(stream) {
+            if v != 0 {
+                out.push(1); // the token of a run of a non-zero byte
             }
+            -i32::from(v)
         } else {
-            match lz4_compress_fast(stream, &mut lane.packed, acceleration) {
-                Some(n) if n < neblock => {
-                    out.extend_from_slice(&(n as i32).to_le_bytes());
-                    out.extend_from_slice(&lane.packed[..n]);
-                    continue;
-                }
-                _ => {
-                    out.extend_from_slice(&(neblock as i32).to_le_bytes());
+            match lz4_compress_append(stream, out, neblock - 1, acceleration) {
+                Some(n) => n as i32,
+                None => {
                     out.extend_from_slice(stream);
-                    continue;
+                    neblock as i32
                 }
             }
         };
-        out.extend_from_slice(&size.to_le_bytes());
+        out[at..at + 4].copy_from_slice(&size.to_le_bytes());
     }
     Ok(())
+}
+
+/// Whether every byte of `s` (not empty) is its first (c-blosc2's `get_run`), compared 64
+/// bytes at a time.
+fn is_run(s: &[u8]) -> bool {
+    let v = s[0];
+    let pattern = [v; 64];
+    let mut wide = s.chunks_exact(64);
+    wide.all(|c| c == pattern) && wide.remainder().iter().all(|&b| b == v)
 }
 
 /// The Rust forward filters as c-blosc2's prefilter: each block filtered into C's block

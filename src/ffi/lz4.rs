@@ -1,20 +1,38 @@
 //! LZ4 from the LZ4 compiled into c-blosc2's static library: decoding with an external
 //! dictionary, and encoding with an acceleration of the caller's.
 
-/// Encode `src` as one LZ4 block into `dst` with `acceleration` (LZ4's `LZ4_compress_fast`):
-/// the number of bytes written, or `None` when the result does not fit in `dst` (or a size
-/// does not fit LZ4's `int`).
-pub(crate) fn lz4_compress_fast(src: &[u8], dst: &mut [u8], acceleration: i32) -> Option<usize> {
+/// Encode `src` as one LZ4 block with `acceleration` (LZ4's `LZ4_compress_fast`), appended
+/// to `dst`, at most `max` bytes (its capacity grown as needed, nothing zeroed first): the
+/// number of bytes appended, or `None` (and `dst` unchanged) when the result would be
+/// longer (or a size does not fit LZ4's `int`).
+pub(crate) fn lz4_compress_append(
+    src: &[u8],
+    dst: &mut Vec<u8>,
+    max: usize,
+    acceleration: i32,
+) -> Option<usize> {
+    dst.reserve(max);
+    let len = dst.len();
+    // SAFETY: `reserve` left at least `max` bytes of capacity after `len`; LZ4 writes at
+    // most that many there and reads none of them.
+    let n = lz4_compress_raw(src, unsafe { dst.as_mut_ptr().add(len) }, max, acceleration)?;
+    // SAFETY: on success LZ4 initialised the `n <= max` bytes after `len`.
+    unsafe { dst.set_len(len + n) };
+    Some(n)
+}
+
+/// `LZ4_compress_fast` of `src` into the `cap` writable bytes at `dst`.
+fn lz4_compress_raw(src: &[u8], dst: *mut u8, cap: usize, acceleration: i32) -> Option<usize> {
     let n = |len: usize| std::os::raw::c_int::try_from(len).ok();
-    let (src_len, dst_len) = (n(src.len())?, n(dst.len())?);
-    // SAFETY: both pointers come from live slices passed with their lengths; LZ4 reads at
-    // most `src_size` bytes of `src`, writes at most `dst_capacity` bytes of `dst` (returning
-    // 0 when the result would not fit), allocates its state on the stack and keeps no
-    // pointer after returning (lz4.h).
+    let (src_len, dst_len) = (n(src.len())?, n(cap)?);
+    // SAFETY: `src` is a live slice passed with its length and `dst` has `cap` writable
+    // bytes (both callers' guarantee); LZ4 reads at most `src_size` bytes of `src`, writes at
+    // most `dst_capacity` bytes of `dst` (returning 0 when the result would not fit),
+    // allocates its state on the stack and keeps no pointer after returning (lz4.h).
     let r = unsafe {
         LZ4_compress_fast(
             src.as_ptr().cast(),
-            dst.as_mut_ptr().cast(),
+            dst.cast(),
             src_len,
             dst_len,
             acceleration,

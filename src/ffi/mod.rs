@@ -29,7 +29,7 @@ pub(crate) use cctx::{special_chunk, BlockFilter, Cctx, CompressParams};
 pub(crate) use codecs::{blosclz_decompress_into, zstd_decompress};
 pub(crate) use dctx::{BlockHook, Dctx, HookedDctx};
 pub(crate) use error::CError;
-pub(crate) use lz4::{lz4_compress_fast, lz4_decompress_with_dict};
+pub(crate) use lz4::{lz4_compress_append, lz4_decompress_with_dict};
 pub(crate) use schunk::Schunk;
 
 /// c-blosc2's automatic split mode (python-blosc2's default).
