@@ -100,7 +100,7 @@ pub(crate) fn bitshuffle_with(isa: Isa, block: &mut [u8], tmp: &mut [u8], e: usi
 /// holding bit `k` of the stream's bytes, 8 to a byte (the forward half of BITSHUFFLE after
 /// its byte shuffle). The wide kernel does whole vectors of each stream; the rest is
 /// [`transpose8x8`] on each 8 bytes.
-fn bit_planes_with(isa: Isa, streams: &[u8], n8: usize, dst: &mut [u8]) {
+pub(crate) fn bit_planes_with(isa: Isa, streams: &[u8], n8: usize, dst: &mut [u8]) {
     let plane = n8 / 8;
     for (stream, out) in streams.chunks_exact(n8).zip(dst.chunks_exact_mut(n8)) {
         let done = isa.bit_planes(stream, out);
