@@ -1315,3 +1315,64 @@ fn like_push_items_and_in_memory_frames() {
     assert!(matches!(w.finish_to_vec(), Err(Error::InvalidArgument(_))));
     assert!(!p.exists());
 }
+
+/// Arrays large enough for the appending thread (2 threads, 16 MiB or more, several slabs):
+/// pushed in pieces that do not match the slabs, the frame is the one a single thread
+/// writes, byte for byte (LZ4 here: b2nd lays its blocks out in order whatever the threads),
+/// and reads back equal, in memory, as a file and as a sparse frame.
+#[test]
+fn the_appending_thread_writes_what_one_thread_writes() {
+    let (rows, cols) = (48u64, 65_536u64); // 24 MiB of <f8, 12 slabs of one 2 MiB chunk
+    let data: Vec<f64> = (0..rows * cols)
+        .map(|i| ((i % 977) as f64).sin() * 100.0 + (i / 4096) as f64)
+        .collect();
+    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let builder = |threads: b2nd::Threads| {
+        ArrayBuilder::new(&[rows, cols], Dtype::parse("<f8").unwrap())
+            .chunks(&[4, cols])
+            .blocks(&[1, 8192])
+            .codec(Codec::Lz4)
+            .threads(threads)
+    };
+    let push = |mut w: b2nd::write::Writer| {
+        for piece in bytes.chunks(3_000_017) {
+            w.push(piece).unwrap();
+        }
+        w
+    };
+    let one = push(
+        builder(b2nd::Threads::Single)
+            .create(Target::Memory)
+            .unwrap(),
+    )
+    .finish_to_vec()
+    .unwrap();
+    let two = push(
+        builder(b2nd::Threads::count(2).unwrap())
+            .create(Target::Memory)
+            .unwrap(),
+    )
+    .finish_to_vec()
+    .unwrap();
+    assert!(one == two, "2 threads wrote another frame than 1");
+    assert_eq!(Array::from_bytes(two).unwrap().read_bytes().unwrap(), bytes);
+    let dir = tempfile::tempdir().unwrap();
+    for sparse in [false, true] {
+        let path = dir
+            .path()
+            .join(if sparse { "big_sparse" } else { "big.b2nd" });
+        let t = if sparse {
+            Target::Sparse(path.clone())
+        } else {
+            Target::File(path.clone())
+        };
+        push(builder(b2nd::Threads::count(2).unwrap()).create(t).unwrap())
+            .finish()
+            .unwrap();
+        assert_eq!(
+            Array::open(&path).unwrap().read_bytes().unwrap(),
+            bytes,
+            "{path:?}"
+        );
+    }
+}
