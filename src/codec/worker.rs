@@ -29,13 +29,11 @@ pub(crate) fn fetch_decode<'t>(
         frame.chunk_blocks_into(idx, mask, block_bytes, compressed)
     });
     if !partial {
-        frame.chunk_in_place(idx, compressed)?;
+        frame.chunk_into(idx, compressed)?;
     }
-    let decoded = decoder.decode_into(compressed, typesize, target(partial));
-    // Bytes read in place from a mapped file are checked after use (a failed decode may
-    // come from a file that shrank under the mapping: that is the error to report).
-    frame.read_in_place_held(idx, compressed)?;
-    decoded.map_err(|e| e.at(&frame.source, idx))
+    decoder
+        .decode_into(compressed, typesize, target(partial))
+        .map_err(|e| e.at(&frame.source, idx))
 }
 
 const KEPT_CHUNK_BUFFER_MAX: usize = 64 << 20;

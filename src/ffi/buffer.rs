@@ -1,20 +1,14 @@
-//! [`ChunkBytes`], a chunk buffer that c-blosc2 may hand over or that views a mapped file,
-//! page advice for large buffers, and [`try_zeroed`], a zeroed allocation that fails instead
-//! of aborting.
+//! [`ChunkBytes`], a chunk buffer that c-blosc2 may hand over, page advice for large
+//! buffers, and [`try_zeroed`], a zeroed allocation that fails instead of aborting.
 
 use std::os::raw::c_void;
 use std::ptr::NonNull;
 
-use super::mmap::Mapping;
-
-/// Compressed chunk bytes: a buffer c-blosc2 allocated and handed over, a view of a mapped
-/// file, or a copy.
+/// Compressed chunk bytes: a buffer c-blosc2 allocated and handed over, or a copy.
 #[derive(Default)]
 pub(crate) struct ChunkBytes {
     /// A buffer C allocated and handed over: pointer and length.
     pub(super) c: Option<(NonNull<u8>, usize)>,
-    /// A range of a file mapped for this buffer alone.
-    mapped: Option<Mapping>,
     /// The bytes, when copied.
     pub(super) copy: Vec<u8>,
 }
@@ -29,7 +23,6 @@ impl ChunkBytes {
     /// already big enough.
     pub(crate) fn buffer(&mut self, len: usize) -> &mut [u8] {
         self.release();
-        self.mapped = None;
         if self.copy.capacity() < len {
             // A fresh zeroed allocation: its pages are only touched where they get written.
             self.copy = vec![0; len];
@@ -37,24 +30,6 @@ impl ChunkBytes {
             self.copy.resize(len, 0);
         }
         &mut self.copy
-    }
-
-    /// Make the contents the bytes mapped by `map`, without copying them.
-    pub(crate) fn view(&mut self, map: Mapping) {
-        self.release();
-        self.mapped = Some(map);
-    }
-
-    /// Whether the bytes are what the file held: `false` only for a view of a mapped file
-    /// that shrank (or failed to read) under the mapping (its lost pages read as zeros).
-    /// Checked after using them.
-    pub(crate) fn intact(&self) -> bool {
-        self.mapped.as_ref().is_none_or(Mapping::intact)
-    }
-
-    /// Whether the contents are a view of a mapped file (read in place).
-    pub(crate) fn is_view(&self) -> bool {
-        self.mapped.is_some()
     }
 
     /// Free the C buffer, if any.
@@ -69,9 +44,6 @@ impl ChunkBytes {
 impl std::ops::Deref for ChunkBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        if let Some(m) = &self.mapped {
-            return m.bytes();
-        }
         match self.c {
             // SAFETY: `p` points to `len` initialised bytes owned by this value until release.
             Some((p, len)) => unsafe { std::slice::from_raw_parts(p.as_ptr(), len) },
@@ -82,10 +54,6 @@ impl std::ops::Deref for ChunkBytes {
 
 impl std::ops::DerefMut for ChunkBytes {
     fn deref_mut(&mut self) -> &mut [u8] {
-        // Changes to a mapped file's bytes stay in this buffer's private mapping.
-        if let Some(m) = &mut self.mapped {
-            return m.bytes_mut();
-        }
         match self.c {
             // SAFETY: `p` points to `len` initialised bytes exclusively owned by this value
             // (malloc'ed by C and handed over), borrowed mutably through `self`.

@@ -5,8 +5,7 @@
 //! It offers RAII handles with safe methods, one file each: [`Schunk`] (a frame being
 //! written, `schunk.rs`), [`Dctx`] and [`HookedDctx`] (decompression contexts, `dctx.rs`),
 //! [`Cctx`] (a compression context, `cctx.rs`), [`ChunkBytes`] (a chunk buffer C may hand
-//! over or view a mapped file, `buffer.rs`); [`Mapping`] (a file mapped read-only, with
-//! `SIGBUS` handled, `mmap.rs`); LZ4 with a dictionary (`lz4.rs`); the atomic exchange of two paths
+//! over, `buffer.rs`); LZ4 with a dictionary (`lz4.rs`); the atomic exchange of two paths
 //! (`fs.rs`, Linux `renameat2`). C's return codes are decoded once,
 //! into [`CError`] (`error.rs`). Everything above works with plain Rust types. The bindings of
 //! `blosc2-src` 0.1.4 do not match the C sources for `blosc2_io_cb` and the `blosc2_stdio_*`
@@ -23,7 +22,6 @@ mod dctx;
 mod error;
 pub(crate) mod fs;
 mod lz4;
-mod mmap;
 mod schunk;
 
 pub(crate) use buffer::{advise_huge_pages, try_zeroed, ChunkBytes};
@@ -32,7 +30,6 @@ pub(crate) use codecs::{blosclz_decompress_into, zstd_decompress};
 pub(crate) use dctx::{BlockHook, Dctx, HookedDctx};
 pub(crate) use error::CError;
 pub(crate) use lz4::{lz4_compress_append, lz4_decompress_with_dict};
-pub(crate) use mmap::Mapping;
 pub(crate) use schunk::Schunk;
 
 /// c-blosc2's automatic split mode (python-blosc2's default).

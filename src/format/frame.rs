@@ -843,7 +843,7 @@ impl Frame {
             if offset == 0 {
                 check_journal(path, source)?;
             }
-            let file: Arc<dyn RangeRead> = Arc::new(LocalFile::open_mapped(path)?);
+            let file: Arc<dyn RangeRead> = Arc::new(LocalFile::open(path)?);
             if offset == 0 {
                 FrameBytes::Contiguous(file)
             } else {
@@ -1091,18 +1091,8 @@ impl Frame {
 
     /// Copy compressed chunk `n` into `out`.
     pub(crate) fn chunk_into(&self, n: u64, out: &mut ChunkBytes) -> Result<()> {
-        self.fetch(n, out, false)
-    }
-
-    /// Compressed chunk `n` into `out`, as a view of the file's mapping when it is mapped
-    /// (no copy): the caller checks [`Frame::read_in_place_held`] after using the bytes.
-    pub(crate) fn chunk_in_place(&self, n: u64, out: &mut ChunkBytes) -> Result<()> {
-        self.fetch(n, out, true)
-    }
-
-    fn fetch(&self, n: u64, out: &mut ChunkBytes, in_place: bool) -> Result<()> {
         let _shared = self.share()?;
-        let fetched = self.fetch_chunk(n, out, in_place).map_err(|e| match e {
+        let fetched = self.fetch_chunk(n, out).map_err(|e| match e {
             Error::Io { path, source } => self.chunk_error(
                 n,
                 format!(
@@ -1120,7 +1110,7 @@ impl Frame {
         fetched
     }
 
-    fn fetch_chunk(&self, n: u64, out: &mut ChunkBytes, in_place: bool) -> Result<()> {
+    fn fetch_chunk(&self, n: u64, out: &mut ChunkBytes) -> Result<()> {
         match self.entry(n)? {
             Entry::Special(code) => {
                 let p = &self.params;
@@ -1194,37 +1184,10 @@ impl Frame {
                         ),
                     ));
                 }
-                // A mapped file: the chunk is read in place (checked intact after decoding).
-                if let Some(map) = in_place
-                    .then(|| src.map_range(start, cbytes as usize))
-                    .flatten()
-                {
-                    out.view(map);
-                    return Ok(());
-                }
                 let buf = out.buffer(cbytes as usize);
                 src.read_vectored_at(&mut [(start, buf)])
             }
         }
-    }
-
-    /// After chunk `n`'s bytes in `bytes` were used: when they were read in place from a
-    /// mapped file, an error if the file shrank under the mapping (its lost pages read as
-    /// zeros) or changed since the frame was opened (as [`Frame::chunk_into`] checks after
-    /// copying a chunk).
-    pub(crate) fn read_in_place_held(&self, n: u64, bytes: &ChunkBytes) -> Result<()> {
-        if !bytes.intact() {
-            return Err(self.chunk_error(
-                n,
-                "the file shrank while it was read (its mapped pages were lost): missing or \
-                 truncated chunk data"
-                    .into(),
-            ));
-        }
-        if bytes.is_view() && !self.unchanged() {
-            return Err(self.changed_error());
-        }
-        Ok(())
     }
 
     /// Whether the frame's file is still the version this frame opened (and, when it is
@@ -1301,15 +1264,9 @@ impl Frame {
         block_bytes: usize,
         out: &mut ChunkBytes,
     ) -> bool {
-        // A chunk fetched ahead (or on its way) is taken whole from the cache; a mapped
-        // file's chunk is read in place, whole, without a copy.
+        // A chunk fetched ahead (or on its way) is taken whole from the cache.
         if self.cache.as_ref().is_some_and(|c| c.has(n)) {
             return false;
-        }
-        if let FrameBytes::Contiguous(src) = &self.bytes {
-            if src.maps() {
-                return false;
-            }
         }
         // A changed file fails here; the caller's whole-chunk fetch then reports it.
         let Ok(_shared) = self.share() else {

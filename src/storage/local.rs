@@ -1,6 +1,5 @@
 //! Local files: [`LocalFile`] reads with `pread` (no shared cursor, so threads read at
-//! once) and may map the file for chunks to be decoded in place; [`LocalDir`] opens the
-//! files of a sparse frame's directory.
+//! once), [`LocalDir`] opens the files of a sparse frame's directory.
 
 #![forbid(unsafe_code)]
 
@@ -10,25 +9,11 @@ use std::sync::Arc;
 
 use super::{Directory, RangeRead};
 use crate::error::{Error, Result};
-use crate::ffi::Mapping;
 
 /// A file on the local file system, opened once.
 pub(crate) struct LocalFile {
     path: PathBuf,
     file: File,
-    /// Whether chunks may be mapped ([`LocalFile::open_mapped`]).
-    mappable: bool,
-}
-
-/// Files at least this large have their chunks mapped ([`LocalFile::open_mapped`]).
-const MAP_MIN: u64 = 1 << 20;
-/// Ranges at least this large are mapped: below it a copy costs less than a mapping.
-const MAP_RANGE_MIN: usize = 64 << 10;
-
-/// Whether frames may be mapped: the environment variable `B2ND_MMAP=0` turns it off.
-fn mapping_allowed() -> bool {
-    static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ALLOWED.get_or_init(|| std::env::var_os("B2ND_MMAP").is_none_or(|v| v != "0"))
 }
 
 impl LocalFile {
@@ -41,19 +26,7 @@ impl LocalFile {
         Ok(LocalFile {
             path: path.to_path_buf(),
             file,
-            mappable: false,
         })
-    }
-
-    /// Open the file at `path` for reading, its chunks to be mapped into memory when it is
-    /// large enough and the system allows ([`RangeRead::map_range`]), so that they are
-    /// decoded straight from the page cache. A file that shrinks under a mapping reads as
-    /// zeros in the lost pages, and the read that touched them fails (see
-    /// [`Mapping::intact`]).
-    pub(crate) fn open_mapped(path: &Path) -> Result<LocalFile> {
-        let mut f = LocalFile::open(path)?;
-        f.mappable = mapping_allowed() && f.size()? >= MAP_MIN;
-        Ok(f)
     }
 
     fn io(&self, source: std::io::Error) -> Error {
@@ -71,17 +44,6 @@ impl RangeRead for LocalFile {
 
     fn size(&self) -> Result<u64> {
         Ok(self.file.metadata().map_err(|e| self.io(e))?.len())
-    }
-
-    fn map_range(&self, pos: u64, len: usize) -> Option<Mapping> {
-        if !self.mappable || len < MAP_RANGE_MIN {
-            return None;
-        }
-        Mapping::of(&self.file, pos, len)
-    }
-
-    fn maps(&self) -> bool {
-        self.mappable
     }
 
     fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {

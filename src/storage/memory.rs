@@ -73,14 +73,6 @@ impl RangeRead for Window {
         Ok(self.inner.size()?.saturating_sub(self.offset))
     }
 
-    fn map_range(&self, pos: u64, len: usize) -> Option<crate::ffi::Mapping> {
-        self.inner.map_range(pos.checked_add(self.offset)?, len)
-    }
-
-    fn maps(&self) -> bool {
-        self.inner.maps()
-    }
-
     fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
         for (pos, _) in reads.iter_mut() {
             *pos = pos

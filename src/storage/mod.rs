@@ -3,7 +3,7 @@
 //! [`RangeRead`] and [`Directory`] and never opens a file itself; c-blosc2 only ever sees
 //! chunks already in memory.
 //!
-//! Backends: [`LocalFile`] (`pread`, or a memory mapping for a frame's chunks), [`LocalDir`] (a sparse frame's directory), [`Memory`],
+//! Backends: [`LocalFile`] (`pread`), [`LocalDir`] (a sparse frame's directory), [`Memory`],
 //! and [`Window`] (a frame at an offset inside another source: an embedded frame, a `.b2z`
 //! member).
 
@@ -52,19 +52,6 @@ pub(crate) trait RangeRead: Send + Sync {
                 return;
             }
         }
-    }
-
-    /// The `len` bytes at `pos` mapped into memory for the caller alone, when this is a
-    /// local file (or a window on one) that maps its chunks: they are then decoded in
-    /// place, without a copy. `None` for other sources, and when mapping fails.
-    fn map_range(&self, pos: u64, len: usize) -> Option<crate::ffi::Mapping> {
-        let _ = (pos, len);
-        None
-    }
-
-    /// Whether [`RangeRead::map_range`] maps ranges of this source (of the sizes it maps).
-    fn maps(&self) -> bool {
-        false
     }
 
     /// How many bytes of compressed chunks a frame on this source keeps in memory and
