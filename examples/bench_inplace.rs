@@ -2,7 +2,8 @@
 //! python-blosc2 on the same files and threads and prints the ratios.
 //!
 //! ```text
-//! bench_inplace append FILE ROWS ROW_ITEMS THREADS   # append ROWS rows of ROW_ITEMS f8, one at a time
+//! bench_inplace append FILE ROWS ROW_ITEMS THREADS [process]  # append ROWS rows of ROW_ITEMS f8, one at a time
+//!                                                            # (`process`: Durability::Process, no syncs)
 //! bench_inplace overwrite FILE R0 R1 C0 C1 THREADS   # write the box [R0:R1, C0:C1] of a 2-D f8 array
 //! bench_inplace compact FILE
 //! ```
@@ -22,7 +23,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     match args.get(1).map(String::as_str) {
         Some("append") => {
             let (path, rows, items, threads) = (&args[2], n(3), n(4) as usize, n(5) as usize);
-            let mut a = ArrayMut::open(path)?.with_threads(Threads::count(threads)?);
+            let durability = match args.get(6).map(String::as_str) {
+                Some("process") => b2nd::Durability::Process,
+                _ => b2nd::Durability::Disk,
+            };
+            let mut a = ArrayMut::open(path)?
+                .with_threads(Threads::count(threads)?)
+                .with_durability(durability);
             // The same values python appends (made before timing, as python's are):
             // r + i / items + a little noise.
             let data: Vec<Vec<f64>> = (0..rows)

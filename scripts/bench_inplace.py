@@ -45,9 +45,10 @@ def append_case(chunk_rows):
     base = os.path.join(WORK, f"append_c{chunk_rows}.b2nd")
     blosc2.zeros((0, ITEMS), dtype="<f8", urlpath=base, mode="w", chunks=(chunk_rows, ITEMS),
                   blocks=(1, 32768))
-    py, rs = base + ".py", base + ".rs"
+    py, rs, rs_ns = base + ".py", base + ".rs", base + ".rs-nosync"
     shutil.copy(base, py)
     shutil.copy(base, rs)
+    shutil.copy(base, rs_ns)
     a = blosc2.open(py, mode="a")
     i = np.arange(ITEMS, dtype=np.uint64)
     frac = np.arange(ITEMS) / ITEMS
@@ -60,7 +61,10 @@ def append_case(chunk_rows):
     py_s = time.perf_counter() - t
     del a
     got = rust("append", rs, ROWS, ITEMS, THREADS)
+    # b2nd with Durability::Process: no syncs, as python-blosc2 (still crash-safe under kill).
+    got_ns = rust("append", rs_ns, ROWS, ITEMS, THREADS, "process")
     same(py, rs)
+    same(py, rs_ns)
     b = blosc2.open(rs, mode="r")
     assert np.array_equal(b[ROWS - 1], rows[ROWS - 1])
     del b
@@ -68,9 +72,10 @@ def append_case(chunk_rows):
     results.append({"case": f"append {ROWS} x 1 MiB rows, chunks ({chunk_rows}, {ITEMS})",
                     "python_s": py_s, "b2nd_s": got["seconds"],
                     "python_bytes": size(py), "b2nd_bytes": got["bytes"],
-                    "b2nd_compact_s": comp["seconds"], "b2nd_compacted_bytes": comp["bytes"]})
+                    "b2nd_compact_s": comp["seconds"], "b2nd_compacted_bytes": comp["bytes"],
+                    "b2nd_nosync_s": got_ns["seconds"]})
     same(py, rs)
-    for p in (base, py, rs):
+    for p in (base, py, rs, rs_ns):
         os.remove(p)
 
 
@@ -111,6 +116,9 @@ for r in results:
     extra = ""
     if "b2nd_compact_s" in r:
         extra = f" (b2nd after compact(): {r['b2nd_compacted_bytes'] / 1e6:.0f} MB in {r['b2nd_compact_s']:.2f} s)"
+    if "b2nd_nosync_s" in r:
+        extra += (f"; b2nd with Durability::Process (no syncs, as python): {r['b2nd_nosync_s']:.3f} s, "
+                  f"{r['python_s'] / r['b2nd_nosync_s']:.2f}x")
     print(f"| {r['case']} | {r['python_s']:.3f} | {r['b2nd_s']:.3f} | {r['python_s'] / r['b2nd_s']:.2f}x | "
           f"{r['python_bytes'] / 1e6:.0f} / {r['b2nd_bytes'] / 1e6:.0f}{extra} |")
 print(json.dumps(results))

@@ -170,6 +170,7 @@ pub use format::meta::Format;
 pub use model::attrs::Value;
 pub use model::chunk_data::ChunkData;
 pub use model::dtype::{ByteOrder, Dtype};
+pub use model::durability::Durability;
 pub use model::element::Element;
 pub use model::geometry::{Geometry, GeometryError};
 pub use model::region::Region;

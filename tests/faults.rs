@@ -183,6 +183,24 @@ fn cases() -> Vec<Case> {
             run: |p| ArrayMut::open(p)?.append(0, &noise(NEW)),
         },
         Case {
+            name: "in place: append, file, no syncs",
+            prepare: old_file,
+            run: |p| {
+                ArrayMut::open(p)?
+                    .with_durability(b2nd::Durability::Process)
+                    .append(0, &noise(NEW))
+            },
+        },
+        Case {
+            name: "in place: write_region, file, no syncs",
+            prepare: old_file,
+            run: |p| {
+                ArrayMut::open(p)?
+                    .with_durability(b2nd::Durability::Process)
+                    .write_region(&b2nd::Region::new([0], [OLD as u64]), &noise(OLD + 7)[7..])
+            },
+        },
+        Case {
             name: "in place: set_attr, file",
             prepare: old_file,
             run: |p| ArrayMut::open(p)?.set_attr("big", &Value::Bytes(noise(NEW))),
@@ -209,6 +227,15 @@ fn cases() -> Vec<Case> {
             name: "in place: append, sparse",
             prepare: old_sparse,
             run: |p| ArrayMut::open(p)?.append(0, &noise(NEW)),
+        },
+        Case {
+            name: "in place: append, sparse, no syncs",
+            prepare: old_sparse,
+            run: |p| {
+                ArrayMut::open(p)?
+                    .with_durability(b2nd::Durability::Process)
+                    .append(0, &noise(NEW))
+            },
         },
         Case {
             name: "in place: set_attr, sparse",

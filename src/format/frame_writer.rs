@@ -29,6 +29,7 @@ use super::journal::{self, crash_point, journal_path};
 use super::parts::{special_offset, trailer_bytes, FrameParts};
 use crate::error::{Error, Result};
 use crate::ffi::{Cctx, CompressParams};
+use crate::model::durability::Durability;
 use crate::storage::{parent_dir, sync_dir};
 
 /// A chunk of the new contents.
@@ -75,6 +76,8 @@ pub(crate) struct FrameEdit<'a> {
     pub(crate) sparse: bool,
     /// The frame as read for this change.
     pub(crate) disk: &'a OnDisk,
+    /// Whether the change is synced to the disk before it is published and returns.
+    pub(crate) durability: Durability,
 }
 
 impl FrameEdit<'_> {
@@ -224,10 +227,12 @@ impl FrameEdit<'_> {
             w.flush().map_err(&io)?;
             drop(w);
             let frame_len = pos + tail.len() as u64;
-            f.sync_data().map_err(&io)?;
+            if self.durability.syncs() {
+                f.sync_data().map_err(&io)?;
+            }
             crash_point("data");
             let new = self.header(&contents, frame_len, &offsets, pos - disk.header_len)?;
-            journal::publish_header(path, &mut f, &disk.parts.header, &new)?;
+            journal::publish_header(path, &mut f, &disk.parts.header, &new, self.durability)?;
             Ok(frame_len)
         })();
         match result {
@@ -295,7 +300,9 @@ impl FrameEdit<'_> {
                         .map_err(io_err(&p))?;
                     created.push(p.clone());
                     f.write_all(b).map_err(io_err(&p))?;
-                    f.sync_data().map_err(io_err(&p))?;
+                    if self.durability.syncs() {
+                        f.sync_data().map_err(io_err(&p))?;
+                    }
                     cbytes += b.len() as u64;
                     id
                 }
@@ -313,11 +320,15 @@ impl FrameEdit<'_> {
         let io = io_err(&tpath);
         tmp.write_all(&header).map_err(&io)?;
         tmp.write_all(&body).map_err(&io)?;
-        tmp.as_file().sync_all().map_err(&io)?;
+        if self.durability.syncs() {
+            tmp.as_file().sync_all().map_err(&io)?;
+        }
         let index = dir.join("chunks.b2frame");
         crash_point("data");
         tmp.persist(&index).map_err(|e| io_err(&index)(e.error))?;
-        sync_dir(dir);
+        if self.durability.syncs() {
+            sync_dir(dir);
+        }
         // Published: chunk files the new index no longer uses can go.
         let live: std::collections::HashSet<i64> = offsets.iter().copied().collect();
         for &o in &old_offsets {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::zip::crc32;
 use crate::error::{Error, Result};
+use crate::model::durability::Durability;
 use crate::storage::{parent_dir, sync_dir};
 
 const MAGIC: &[u8; 8] = b"B2NDJRN1";
@@ -154,8 +155,16 @@ pub(crate) fn recover(path: &Path) -> Result<()> {
 /// Publish `new` over `old` (the header at the start of `f`): journal (made durable with its
 /// directory entry), header write, sync, journal removed. A crash before the header write
 /// leaves the old contents; a torn header write is finished from the journal by the next
-/// in-place open (`ArrayMut::open`).
-pub(crate) fn publish_header(path: &Path, f: &mut File, old: &[u8], new: &[u8]) -> Result<()> {
+/// in-place open (`ArrayMut::open`). With [`Durability::Process`] nothing is synced (same
+/// order of writes).
+pub(crate) fn publish_header(
+    path: &Path,
+    f: &mut File,
+    old: &[u8],
+    new: &[u8],
+    durability: Durability,
+) -> Result<()> {
+    let sync = durability.syncs();
     let jpath = journal_path(path);
     let journal = Journal {
         old: old.to_vec(),
@@ -164,7 +173,10 @@ pub(crate) fn publish_header(path: &Path, f: &mut File, old: &[u8], new: &[u8]) 
     .encode();
     let saved = File::create(&jpath).and_then(|mut j| {
         j.write_all(&journal)?;
-        j.sync_all()
+        if sync {
+            j.sync_all()?;
+        }
+        Ok(())
     });
     if let Err(e) = saved {
         // Nothing refers to a journal that is not complete (e.g. on a full disk): the
@@ -172,12 +184,14 @@ pub(crate) fn publish_header(path: &Path, f: &mut File, old: &[u8], new: &[u8]) 
         let _ = std::fs::remove_file(&jpath);
         return Err(io_err(&jpath)(e));
     }
-    sync_dir(&parent_dir(path));
+    if sync {
+        sync_dir(&parent_dir(path));
+    }
     crash_point("header");
     let written = f
         .seek(SeekFrom::Start(0))
         .and_then(|_| write_header(f, new))
-        .and_then(|_| f.sync_data());
+        .and_then(|_| if sync { f.sync_data() } else { Ok(()) });
     if let Err(e) = written {
         // Put the old header back and drop the journal; if that fails too, the journal
         // stays and the next open finishes the change (its data is durable).

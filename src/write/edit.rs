@@ -130,6 +130,7 @@ fn edit_vlmeta(
         path,
         sparse,
         disk: &disk,
+        durability: crate::Durability::Disk,
     }
     .publish(Contents {
         chunks,

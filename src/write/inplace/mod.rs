@@ -25,6 +25,7 @@ use crate::format::journal;
 use crate::format::lock::{writer_lock, FrameLock};
 use crate::format::meta;
 use crate::model::attrs::Value;
+use crate::model::durability::Durability;
 use crate::model::element::Element;
 use crate::model::geometry::Geometry;
 use crate::model::region::Region;
@@ -72,6 +73,8 @@ pub struct ArrayMut {
     threads: Threads,
     /// Compression lanes kept between changes.
     lanes: Lanes,
+    /// What each change survives once published.
+    durability: Durability,
 }
 
 impl std::fmt::Debug for ArrayMut {
@@ -151,6 +154,7 @@ impl ArrayMut {
             array,
             threads,
             lanes: Lanes::default(),
+            durability: Durability::Disk,
         })
     }
 
@@ -184,6 +188,28 @@ impl ArrayMut {
     pub fn with_threads(mut self, threads: Threads) -> ArrayMut {
         self.threads = threads.clone();
         self.array = self.array.with_threads(threads);
+        self
+    }
+
+    /// What each change survives once it returns (default [`Durability::Disk`]: syncs
+    /// to the disk; [`Durability::Process`]: a killed process, not a power loss, for cheaper
+    /// appends and region writes; compaction and changes that rewrite the whole file
+    /// always sync).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("a.b2nd");
+    /// b2nd::ArrayBuilder::for_type::<f64>(&[0, 4]).chunks(&[1, 4])
+    ///     .write::<f64>(b2nd::Target::File(path.clone()), &[])?;
+    /// let mut a = b2nd::ArrayMut::open(&path)?.with_durability(b2nd::Durability::Process);
+    /// for i in 0..3 {
+    ///     a.append(0, &[i as f64; 4])?;
+    /// }
+    /// assert_eq!(b2nd::Array::open(&path)?.shape(), &[3, 4]);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn with_durability(mut self, durability: Durability) -> ArrayMut {
+        self.durability = durability;
         self
     }
 
@@ -351,6 +377,7 @@ impl ArrayMut {
             path: &self.path,
             sparse: self.sparse,
             disk: &disk,
+            durability: self.durability,
         };
         if self.sparse {
             return edit.remove_unreferenced_chunk_files();
@@ -500,6 +527,7 @@ impl ArrayMut {
             path: &self.path,
             sparse: self.sparse,
             disk: &disk,
+            durability: self.durability,
         }
         .publish(Contents {
             chunks,

@@ -1,0 +1,34 @@
+//! [`Durability`]: what an in-place change is guaranteed to survive once it returns.
+
+#![forbid(unsafe_code)]
+
+/// What an in-place change ([`ArrayMut`](crate::ArrayMut)) survives once it has returned.
+///
+/// Both settings write in the same order and publish each change atomically (a journaled
+/// header write, or a rename): a process killed at any moment (`kill -9`, a panic, an
+/// abort) leaves the whole old or the whole new contents. They differ in what reaches the
+/// disk before a change returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Durability {
+    /// The default. Data, journal and header are synced to the disk (`fdatasync`, `fsync`
+    /// of the directory) before the change is published and before it returns: the change
+    /// also survives an operating-system crash or a power loss.
+    #[default]
+    Disk,
+    /// No syncs: the change is in the operating system's page cache when it returns. A
+    /// killed process still leaves the old or the new contents, but an operating-system
+    /// crash or a power loss may lose recent changes or leave the file unreadable (the
+    /// disk may receive the new header before the data it refers to), as with
+    /// python-blosc2, which never syncs. For many small appends where the data can be
+    /// written again after such a crash: each change costs a few system calls less than
+    /// four disk flushes.
+    Process,
+}
+
+impl Durability {
+    /// Whether changes are synced to the disk.
+    pub(crate) fn syncs(self) -> bool {
+        self == Durability::Disk
+    }
+}
