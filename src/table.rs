@@ -330,6 +330,14 @@ impl Table {
         )
     }
 
+    /// The physical rows of live rows `rows`.
+    fn live_range(&self, rows: std::ops::Range<u64>) -> Vec<usize> {
+        self.live()
+            .skip(rows.start as usize)
+            .take((rows.end - rows.start) as usize)
+            .collect()
+    }
+
     /// The physical rows that are live.
     fn live(&self) -> impl Iterator<Item = usize> + '_ {
         self.valid
@@ -366,11 +374,7 @@ impl Table {
             .ok()
             .and_then(|r| r.checked_mul(a.itemsize()))
             .ok_or_else(|| self.bad(name, "rows too large".into()))?;
-        let picked: Vec<usize> = self
-            .live()
-            .skip(rows.start as usize)
-            .take((rows.end - rows.start) as usize)
-            .collect();
+        let picked = self.live_range(rows);
         let mut out = Vec::with_capacity(picked.len() * row_bytes);
         if let (Some(&first), Some(&last)) = (picked.first(), picked.last()) {
             // The physical rows spanning the live ones asked for.
@@ -436,7 +440,24 @@ impl Table {
     /// (absent: no nulls), sentinel-stored ones from comparing with `null_value` (`NaN`
     /// matching any NaN).
     pub fn read_validity(&self, name: &str) -> Result<Option<Vec<bool>>> {
+        self.read_validity_rows(name, 0..self.n_rows)
+    }
+
+    /// [`Table::read_validity`] for live rows `rows` only (only the chunks of the mask, or
+    /// of the column for sentinel nulls, holding them are read).
+    pub fn read_validity_rows(
+        &self,
+        name: &str,
+        rows: std::ops::Range<u64>,
+    ) -> Result<Option<Vec<bool>>> {
         let c = self.column(name)?.clone();
+        if rows.start > rows.end || rows.end > self.n_rows {
+            return Err(Error::InvalidArgument(format!(
+                "rows {}..{} of a table of {} rows",
+                rows.start, rows.end, self.n_rows
+            )));
+        }
+        let n = (rows.end - rows.start) as usize;
         if !c.nullable && c.null_value.is_none() {
             return Ok(None);
         }
@@ -453,17 +474,25 @@ impl Table {
                     ),
                 ));
             }
-            let all: Vec<bool> = m.read()?;
-            return Ok(Some(self.live().map(|i| all[i]).collect()));
+            let picked = self.live_range(rows.clone());
+            let (Some(&first), Some(&last)) = (picked.first(), picked.last()) else {
+                return Ok(Some(Vec::new()));
+            };
+            let span = m.read_slice_bytes(&[crate::model::selection::SliceItem::Range {
+                start: Some(first as i64),
+                stop: Some(last as i64 + 1),
+                step: 1,
+            }])?;
+            return Ok(Some(picked.iter().map(|&i| span[i - first] != 0).collect()));
         }
         let Some(sentinel) = &c.null_value else {
             // Mask storage with no mask written yet (or no sentinel): every row holds a value.
-            return Ok(Some(vec![true; self.n_rows as usize]));
+            return Ok(Some(vec![true; n]));
         };
         if c.kind == "utf8" {
             return Err(self.bad(name, "a utf8 column with a sentinel null".into()));
         }
-        let (dtype, shape, bytes) = self.read_column_bytes(name)?;
+        let (dtype, shape, bytes) = self.read_rows_bytes(name, rows)?;
         if shape.len() != 1 {
             return Err(self.bad(name, "sentinel nulls on an ndarray column".into()));
         }

@@ -73,15 +73,48 @@ impl Table {
 
     /// Column `name`'s live rows as an Arrow array (see the module table for the types).
     pub fn column_to_arrow(&self, name: &str) -> Result<ArrayRef> {
+        self.rows_to_arrow(name, 0..self.n_rows())
+    }
+
+    /// Live rows `rows` of column `name` as an Arrow array (see the module table for the
+    /// types). Numbers, bools, timestamps, fixed-size bytes and `ndarray` columns read only
+    /// the chunks holding those rows (values and nulls); the other kinds are converted whole
+    /// and sliced.
+    ///
+    /// ```
+    /// let t = b2nd::Table::open("tests/data/tables/basic.b2z")?;
+    /// let all = t.column_to_arrow("score")?;
+    /// let part = t.rows_to_arrow("score", 1..3)?;
+    /// assert_eq!(part.to_data(), all.slice(1, 2).to_data());
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn rows_to_arrow(&self, name: &str, rows: std::ops::Range<u64>) -> Result<ArrayRef> {
         let c = self.column(name)?.clone();
-        let valid = self.read_validity(name)?;
+        if !c.is_fixed_width() || matches!(c.kind(), "string") {
+            if rows.start > rows.end || rows.end > self.n_rows() {
+                return Err(Error::InvalidArgument(format!(
+                    "rows {}..{} of a table of {} rows",
+                    rows.start,
+                    rows.end,
+                    self.n_rows()
+                )));
+            }
+            let whole = self.whole_column_to_arrow(name)?;
+            return Ok(whole.slice(rows.start as usize, (rows.end - rows.start) as usize));
+        }
+        let valid = self.read_validity_rows(name, rows.clone())?;
         let ok = |i: usize| valid.as_ref().is_none_or(|v| v[i]);
-        fn prim<T, E>(t: &Table, name: &str, ok: &dyn Fn(usize) -> bool) -> Result<ArrayRef>
+        fn prim<T, E>(
+            t: &Table,
+            name: &str,
+            rows: std::ops::Range<u64>,
+            ok: &dyn Fn(usize) -> bool,
+        ) -> Result<ArrayRef>
         where
             T: ArrowPrimitiveType<Native = E>,
             E: Element + Default,
         {
-            let v: Vec<E> = t.read_column(name)?;
+            let v: Vec<E> = t.read_rows(name, rows)?;
             let a: PrimitiveArray<T> = v
                 .into_iter()
                 .enumerate()
@@ -89,22 +122,22 @@ impl Table {
                 .collect();
             Ok(Arc::new(a))
         }
-        let values = || self.read_values(name);
+        let r = rows.clone();
         let unsupported =
             |what: &str| self.bad(name, format!("a {what} column has no Arrow form here"));
         Ok(match c.kind() {
-            "int8" => prim::<Int8Type, i8>(self, name, &ok)?,
-            "int16" => prim::<Int16Type, i16>(self, name, &ok)?,
-            "int32" => prim::<Int32Type, i32>(self, name, &ok)?,
-            "int64" => prim::<Int64Type, i64>(self, name, &ok)?,
-            "uint8" => prim::<UInt8Type, u8>(self, name, &ok)?,
-            "uint16" => prim::<UInt16Type, u16>(self, name, &ok)?,
-            "uint32" => prim::<UInt32Type, u32>(self, name, &ok)?,
-            "uint64" => prim::<UInt64Type, u64>(self, name, &ok)?,
-            "float32" => prim::<Float32Type, f32>(self, name, &ok)?,
-            "float64" => prim::<Float64Type, f64>(self, name, &ok)?,
+            "int8" => prim::<Int8Type, i8>(self, name, r, &ok)?,
+            "int16" => prim::<Int16Type, i16>(self, name, r, &ok)?,
+            "int32" => prim::<Int32Type, i32>(self, name, r, &ok)?,
+            "int64" => prim::<Int64Type, i64>(self, name, r, &ok)?,
+            "uint8" => prim::<UInt8Type, u8>(self, name, r, &ok)?,
+            "uint16" => prim::<UInt16Type, u16>(self, name, r, &ok)?,
+            "uint32" => prim::<UInt32Type, u32>(self, name, r, &ok)?,
+            "uint64" => prim::<UInt64Type, u64>(self, name, r, &ok)?,
+            "float32" => prim::<Float32Type, f32>(self, name, r, &ok)?,
+            "float64" => prim::<Float64Type, f64>(self, name, r, &ok)?,
             "bool" => {
-                let v: Vec<bool> = self.read_column(name)?;
+                let v: Vec<bool> = self.read_rows(name, r)?;
                 let a: BooleanArray = v
                     .into_iter()
                     .enumerate()
@@ -112,7 +145,34 @@ impl Table {
                     .collect();
                 Arc::new(a)
             }
-            "timestamp" => self.timestamps_to_arrow(name, c.unit.as_deref(), &ok)?,
+            "timestamp" => self.timestamps_to_arrow(name, r, c.unit.as_deref(), &ok)?,
+            "bytes" => {
+                let (dtype, _, bytes) = self.read_rows_bytes(name, r)?;
+                let isz = dtype.itemsize().max(1);
+                let rows: Vec<Option<Vec<u8>>> = bytes
+                    .chunks_exact(isz)
+                    .enumerate()
+                    .map(|(i, b)| {
+                        // NumPy `S` items drop their trailing NULs.
+                        let end = b.iter().rposition(|&x| x != 0).map_or(0, |p| p + 1);
+                        ok(i).then(|| b[..end].to_vec())
+                    })
+                    .collect();
+                Arc::new(BinaryArray::from_iter(rows))
+            }
+            "ndarray" => self.ndarrays_to_arrow(name, r, valid)?,
+            other => return Err(unsupported(other)),
+        })
+    }
+
+    /// A column of the kinds read whole (strings, `utf8`, `vlstring`, `vlbytes`,
+    /// `dictionary`, `list`) as one Arrow array.
+    fn whole_column_to_arrow(&self, name: &str) -> Result<ArrayRef> {
+        let c = self.column(name)?.clone();
+        let values = || self.read_values(name);
+        let unsupported =
+            |what: &str| self.bad(name, format!("a {what} column has no Arrow form here"));
+        Ok(match c.kind() {
             "string" | "utf8" | "vlstring" => {
                 let v = values()?;
                 let a: StringArray = v
@@ -125,29 +185,15 @@ impl Table {
                     .collect::<Result<_>>()?;
                 Arc::new(a)
             }
-            "bytes" | "vlbytes" => {
-                let rows: Vec<Option<Vec<u8>>> = if c.kind() == "bytes" {
-                    let (dtype, _, bytes) = self.read_column_bytes(name)?;
-                    let isz = dtype.itemsize().max(1);
-                    bytes
-                        .chunks_exact(isz)
-                        .enumerate()
-                        .map(|(i, b)| {
-                            // NumPy `S` items drop their trailing NULs.
-                            let end = b.iter().rposition(|&x| x != 0).map_or(0, |p| p + 1);
-                            ok(i).then(|| b[..end].to_vec())
-                        })
-                        .collect()
-                } else {
-                    values()?
-                        .into_iter()
-                        .map(|x| match x {
-                            Value::Bytes(b) => Ok(Some(b)),
-                            Value::Nil => Ok(None),
-                            other => Err(self.bad(name, format!("a non-bytes value {other:?}"))),
-                        })
-                        .collect::<Result<_>>()?
-                };
+            "vlbytes" => {
+                let rows: Vec<Option<Vec<u8>>> = values()?
+                    .into_iter()
+                    .map(|x| match x {
+                        Value::Bytes(b) => Ok(Some(b)),
+                        Value::Nil => Ok(None),
+                        other => Err(self.bad(name, format!("a non-bytes value {other:?}"))),
+                    })
+                    .collect::<Result<_>>()?;
                 Arc::new(BinaryArray::from_iter(rows))
             }
             "dictionary" => {
@@ -167,21 +213,21 @@ impl Table {
                 Arc::new(b.finish())
             }
             "list" => list_array(self, name, values()?)?,
-            "ndarray" => self.ndarrays_to_arrow(name, valid)?,
             other => return Err(unsupported(other)),
         })
     }
 }
 
 impl Table {
-    /// A timestamp column's live rows in `unit` (`s`, `ms`, `us` or `ns`).
+    /// A timestamp column's live rows `rows` in `unit` (`s`, `ms`, `us` or `ns`).
     fn timestamps_to_arrow(
         &self,
         name: &str,
+        rows: std::ops::Range<u64>,
         unit: Option<&str>,
         ok: &dyn Fn(usize) -> bool,
     ) -> Result<ArrayRef> {
-        let (dtype, _, bytes) = self.read_column_bytes(name)?;
+        let (dtype, _, bytes) = self.read_rows_bytes(name, rows)?;
         if !dtype.to_numpy_str().starts_with("<M8") {
             // Stored as anything but little-endian int64, its items are not the
             // unit counts read below.
@@ -210,9 +256,14 @@ impl Table {
         Ok(a)
     }
 
-    /// An ndarray column's rows as nested fixed-size lists (nulls on the rows only).
-    fn ndarrays_to_arrow(&self, name: &str, valid: Option<Vec<bool>>) -> Result<ArrayRef> {
-        let (dtype, shape, bytes) = self.read_column_bytes(name)?;
+    /// An ndarray column's live rows `rows` as nested fixed-size lists (nulls on the rows only).
+    fn ndarrays_to_arrow(
+        &self,
+        name: &str,
+        rows: std::ops::Range<u64>,
+        valid: Option<Vec<bool>>,
+    ) -> Result<ArrayRef> {
+        let (dtype, shape, bytes) = self.read_rows_bytes(name, rows)?;
         let mut a = flat_array(&dtype, &bytes).ok_or_else(|| {
             self.bad(
                 name,
