@@ -7,6 +7,11 @@ mod edit;
 mod json;
 mod ls;
 mod progress;
+#[cfg(feature = "sql")]
+mod sql;
+#[cfg(not(feature = "sql"))]
+#[path = "no_sql.rs"]
+mod sql;
 mod to_npy;
 
 use std::path::{Path, PathBuf};
@@ -167,6 +172,25 @@ enum Cmd {
         /// The member's key (`/dir1/node`).
         #[arg(long)]
         key: String,
+    },
+    /// Run a SQL query (DataFusion) over python-blosc2 tables and N-d arrays and print the
+    /// result. Tables are CTables (live rows; nulls as NULL); arrays have one row per element
+    /// with columns i0, i1, ... and value.
+    Sql {
+        /// The query, e.g. `SELECT tag, avg(score) FROM t GROUP BY tag`.
+        query: String,
+        /// A table: NAME=PATH, PATH a .b2z / .b2d table or PATH#KEY inside a store (repeat).
+        #[arg(long = "table", value_name = "NAME=PATH", value_parser = sql::parse_named)]
+        tables: Vec<sql::Named>,
+        /// An N-d array as a table: NAME=PATH (a .b2nd file, sparse directory, or PATH#KEY).
+        #[arg(long = "array", value_name = "NAME=PATH", value_parser = sql::parse_named)]
+        arrays: Vec<sql::Named>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: sql::Format,
+        /// Threads (partitions and workers; default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Write the array, or a slice of it, as a NumPy .npy file (streamed: never held whole).
     ToNpy {
@@ -717,6 +741,13 @@ fn main() -> ExitCode {
             threads,
         } => edit::append(&array, &input, axis, threads),
         Cmd::Resize { array, shape } => edit::resize(&array, &shape),
+        Cmd::Sql {
+            query,
+            tables,
+            arrays,
+            format,
+            threads,
+        } => sql::run(&query, &tables, &arrays, format, threads),
         Cmd::Write {
             array,
             input,

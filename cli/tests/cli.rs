@@ -1078,3 +1078,78 @@ fn url_reads_end_with_one_line_when_the_server_fails() {
     // A bad --timeout is a usage error.
     run_fail(b2nd().arg("info").arg(&url).args(["--timeout", "-1"]), 2);
 }
+
+#[cfg(feature = "sql")]
+#[test]
+fn sql_over_tables_and_arrays_in_every_format() {
+    let t = format!("t={}", data_dir().join("tables/basic.b2z").display());
+    let q = "SELECT id, tag FROM t WHERE id >= 6 ORDER BY id";
+    let out = run_ok(b2nd().args(["sql", q, "--table", &t]));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("| id | tag |"), "{text}");
+    assert!(
+        text.contains("| 6  | a   |") && text.contains("| 7  | b   |"),
+        "{text}"
+    );
+    let out = run_ok(b2nd().args(["sql", q, "--table", &t, "--format", "csv"]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "id,tag\n6,a\n7,b\n");
+    let out = run_ok(b2nd().args(["sql", q, "--table", &t, "--format", "json"]));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"id\":6,\"tag\":\"a\"}\n{\"id\":7,\"tag\":\"b\"}\n"
+    );
+    // An array: one row per element.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.b2nd");
+    b2nd::ArrayBuilder::for_type::<i32>(&[3, 4])
+        .write(
+            b2nd::Target::File(p.clone()),
+            &(0..12).collect::<Vec<i32>>(),
+        )
+        .unwrap();
+    let a = format!("a={}", p.display());
+    let out = run_ok(b2nd().args([
+        "sql",
+        "SELECT sum(value) AS s, max(i1) AS m FROM a WHERE i0 = 1",
+        "--array",
+        &a,
+        "--format",
+        "csv",
+    ]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "s,m\n22,3\n");
+}
+
+#[cfg(feature = "sql")]
+#[test]
+fn sql_errors_are_one_line_exit_1_and_usage_errors_exit_2() {
+    let t = format!("t={}", data_dir().join("tables/basic.b2z").display());
+    for (args, code) in [
+        (vec!["sql", "SELECT nope FROM t", "--table", &t], 1),
+        (vec!["sql", "SELECT * FROM missing", "--table", &t], 1),
+        (vec!["sql", "SELEC 1", "--table", &t], 1),
+        (
+            vec!["sql", "SELECT * FROM t", "--table", "t=/no/such.b2z"],
+            1,
+        ),
+        (vec!["sql", "SELECT 1", "--table", "t"], 2),
+        (vec!["sql", "SELECT 1", "--format", "xml"], 2),
+    ] {
+        let out = b2nd().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        if code == 1 {
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(err.starts_with("b2nd: error: "), "{err}");
+        }
+    }
+}
+
+#[cfg(not(feature = "sql"))]
+#[test]
+fn sql_without_the_feature_says_how_to_get_it() {
+    let out = b2nd().args(["sql", "SELECT 1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--features sql"), "{err}");
+}

@@ -1,0 +1,109 @@
+//! `b2nd sql`: a SQL query over tables and arrays with DataFusion (`b2nd-datafusion`).
+
+use std::io::Write;
+use std::sync::Arc;
+
+use b2nd_datafusion::B2ndTable;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+/// One `NAME=PATH` of `--table` / `--array`.
+#[derive(Clone, Debug)]
+pub(crate) struct Named {
+    pub name: String,
+    pub spec: String,
+}
+
+/// Parse `NAME=PATH` (PATH may be `PATH#KEY`, a member of a store).
+pub(crate) fn parse_named(s: &str) -> Result<Named, String> {
+    match s.split_once('=') {
+        Some((n, p)) if !n.is_empty() && !p.is_empty() => Ok(Named {
+            name: n.to_string(),
+            spec: p.to_string(),
+        }),
+        _ => Err(format!("{s:?} is not NAME=PATH")),
+    }
+}
+
+/// How results are printed.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// An aligned text table.
+    Table,
+    /// CSV with a header line.
+    Csv,
+    /// One JSON object per row (JSON lines).
+    Json,
+}
+
+/// Run `query` over the named tables and arrays and print its result.
+pub(crate) fn run(
+    query: &str,
+    tables: &[Named],
+    arrays: &[Named],
+    format: Format,
+    threads: Option<usize>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let cores = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cores)
+        .build()?;
+    let batches = rt
+        .block_on(async {
+            let ctx =
+                SessionContext::new_with_config(SessionConfig::new().with_target_partitions(cores));
+            for t in tables {
+                ctx.register_table(t.name.as_str(), Arc::new(B2ndTable::table(&t.spec)?))?;
+            }
+            for a in arrays {
+                ctx.register_table(a.name.as_str(), Arc::new(B2ndTable::array(&a.spec)?))?;
+            }
+            ctx.sql(query).await?.collect().await
+        })
+        .map_err(one_line)?;
+    print(&batches, format)
+}
+
+/// DataFusion's message on one line, without its "External error: " wrapping of b2nd's.
+fn one_line(e: datafusion::error::DataFusionError) -> Box<dyn std::error::Error> {
+    let e = e.find_root();
+    let msg = match e {
+        datafusion::error::DataFusionError::External(inner) => inner.to_string(),
+        other => other.to_string(),
+    };
+    msg.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .into()
+}
+
+fn print(batches: &[RecordBatch], format: Format) -> Result<(), Box<dyn std::error::Error>> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match format {
+        Format::Table => {
+            let t = datafusion::arrow::util::pretty::pretty_format_batches(batches)?;
+            writeln!(out, "{t}")?;
+        }
+        Format::Csv => {
+            let mut w = datafusion::arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(&mut out);
+            for b in batches {
+                w.write(b)?;
+            }
+        }
+        Format::Json => {
+            let mut w = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);
+            let refs: Vec<&RecordBatch> = batches.iter().collect();
+            w.write_batches(&refs)?;
+            w.finish()?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,33 @@
+//! SQL over python-blosc2's tables (CTables) and N-d arrays with
+//! [DataFusion](https://datafusion.apache.org), read by [b2nd](https://docs.rs/b2nd).
+//!
+//! - [`B2ndTable`]: a table or an array as a DataFusion `TableProvider` (projection and
+//!   limit pushed down, partitions of whole storage chunks, row counts for the planner).
+//! - [`B2ndScanExec`]: its scan, whose partitions are plain row ranges of a [`Source`].
+//! - [`B2ndCodec`]: the datafusion-proto extension codec that ships scans to other processes.
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use datafusion::prelude::SessionContext;
+//! let ctx = SessionContext::new();
+//! let t = b2nd_datafusion::B2ndTable::table("../tests/data/tables/basic.b2z")?;
+//! ctx.register_table("t", std::sync::Arc::new(t))?;
+//! let df = ctx.sql("SELECT id, score FROM t WHERE score IS NOT NULL ORDER BY id LIMIT 2").await?;
+//! let batches = df.collect().await?;
+//! assert!(batches.iter().map(|b| b.num_rows()).sum::<usize>() <= 2);
+//! # Ok::<(), datafusion::error::DataFusionError>(())
+//! # }).unwrap();
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod codec;
+mod provider;
+mod rows;
+mod scan;
+mod source;
+
+pub use codec::B2ndCodec;
+pub use provider::B2ndTable;
+pub use scan::B2ndScanExec;
+pub use source::{Kind, Source};

@@ -1,0 +1,122 @@
+//! [`B2ndTable`]: a b2nd table or array as a DataFusion table.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::stats::Precision;
+use datafusion::common::{Result, Statistics};
+use datafusion::datasource::TableType;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::scan::{split_rows, B2ndScanExec};
+use crate::source::{Kind, Shared, Source};
+
+/// A python-blosc2 CTable or an N-d array as a DataFusion table.
+///
+/// Tables: one column per table column (b2nd's Arrow types), live rows only (deleted rows
+/// never appear), nulls as SQL NULL. Arrays: one row per element, `i0`, `i1`, … and `value`.
+/// Scans read only the projected columns, in partitions of whole storage chunks (one per
+/// target partition of the session), and stop at a pushed-down limit.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use datafusion::prelude::SessionContext;
+/// let ctx = SessionContext::new();
+/// let t = b2nd_datafusion::B2ndTable::table("../tests/data/tables/basic.b2z")?;
+/// ctx.register_table("t", std::sync::Arc::new(t))?;
+/// let rows = ctx.sql("SELECT count(*) AS n FROM t").await?.collect().await?;
+/// assert_eq!(rows[0].num_rows(), 1);
+/// # Ok::<(), datafusion::error::DataFusionError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct B2ndTable {
+    source: Source,
+    opened: Shared,
+    schema: SchemaRef,
+}
+
+impl B2ndTable {
+    /// The source opened, its schema read.
+    pub fn open(source: Source) -> Result<B2ndTable> {
+        let opened: Shared = Arc::new(source.open()?);
+        let schema = opened.schema()?;
+        Ok(B2ndTable {
+            source,
+            opened,
+            schema,
+        })
+    }
+
+    /// The CTable at `spec` (`PATH` or `PATH#KEY` inside a store).
+    pub fn table(spec: &str) -> Result<B2ndTable> {
+        B2ndTable::open(Source::parse(spec, Kind::Table))
+    }
+
+    /// The N-d array at `spec` (`PATH` or `PATH#KEY` inside a store).
+    pub fn array(spec: &str) -> Result<B2ndTable> {
+        B2ndTable::open(Source::parse(spec, Kind::Array))
+    }
+
+    /// Where the data is.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+}
+
+#[async_trait]
+impl TableProvider for B2ndTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = match projection {
+            Some(p) => Arc::new(self.schema.project(p)?),
+            None => self.schema.clone(),
+        };
+        let unit = self.opened.rows_per_chunk();
+        let n = self.opened.n_rows();
+        let parts = split_rows(n, unit, state.config().target_partitions());
+        // Batches of whole chunks, about the session's batch size or more.
+        let want = state.config().batch_size() as u64;
+        let batch_rows = want.div_ceil(unit).max(1) * unit;
+        Ok(Arc::new(B2ndScanExec::new(
+            self.source.clone(),
+            schema,
+            parts,
+            batch_rows,
+            limit,
+            Some(self.opened.clone()),
+        )))
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![
+            TableProviderFilterPushDown::Unsupported;
+            filters.len()
+        ])
+    }
+
+    fn statistics(&self) -> Option<Statistics> {
+        let mut s = Statistics::new_unknown(&self.schema);
+        s.num_rows = Precision::Exact(self.opened.n_rows() as usize);
+        Some(s)
+    }
+}

@@ -1,0 +1,163 @@
+//! [`Source`]: where a table's or an array's bytes are, as a plain description a scan can
+//! carry to another process (a path or URL and, inside a store, a key), and [`Opened`], the
+//! source opened for reading rows.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use b2nd::{Array, Store, Table};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::{DataFusionError, Result};
+
+use crate::rows;
+
+/// What kind of data a source holds, as SQL sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A python-blosc2 CTable: one SQL column per table column, live rows only.
+    Table,
+    /// An N-d array: one row per element, index columns `i0`, `i1`, … and a `value`
+    /// column (or one column per field of a structured dtype).
+    Array,
+}
+
+/// Where a table or an array lives: `location` is a local path (a `.b2z`/`.b2d` table or
+/// store, a `.b2nd` file, a sparse directory) or, with b2nd's `remote` feature, a URL; `key`
+/// names a member inside a store (`PATH#KEY` on the command line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The path or URL.
+    pub location: String,
+    /// The key inside a store, if any (`/` or empty: the store itself).
+    pub key: Option<String>,
+    /// Table or array.
+    pub kind: Kind,
+}
+
+impl Source {
+    /// A source from `PATH` or `PATH#KEY` (a table or array inside a store).
+    pub fn parse(spec: &str, kind: Kind) -> Source {
+        match spec.rsplit_once('#') {
+            Some((loc, key)) if !key.is_empty() && !loc.is_empty() => Source {
+                location: loc.to_string(),
+                key: Some(key.to_string()),
+                kind,
+            },
+            _ => Source {
+                location: spec.to_string(),
+                key: None,
+                kind,
+            },
+        }
+    }
+
+    /// Open it for reading.
+    pub(crate) fn open(&self) -> Result<Opened> {
+        self.try_open()
+            .map_err(|e| DataFusionError::External(format!("{}: {e}", self.display()).into()))
+    }
+
+    fn try_open(&self) -> b2nd::Result<Opened> {
+        let key = self.key.as_deref().filter(|k| !k.is_empty() && *k != "/");
+        Ok(match (self.kind, key) {
+            (Kind::Table, None) => Opened::Table(Table::open(&self.location)?, Default::default()),
+            (Kind::Table, Some(k)) => Opened::Table(
+                Store::open(&self.location)?.open_table(k)?,
+                Default::default(),
+            ),
+            (Kind::Array, None) => Opened::Array(Array::open(&self.location)?),
+            (Kind::Array, Some(k)) => Opened::Array(Store::open(&self.location)?.open_array(k)?),
+        })
+    }
+
+    /// `location` or `location#key`, for messages.
+    pub fn display(&self) -> String {
+        match &self.key {
+            Some(k) => format!("{}#{k}", self.location),
+            None => self.location.clone(),
+        }
+    }
+
+    /// The description as bytes (for [`crate::B2ndCodec`]).
+    pub(crate) fn encode(&self, out: &mut Vec<String>) {
+        out.push(match self.kind {
+            Kind::Table => "table".into(),
+            Kind::Array => "array".into(),
+        });
+        out.push(self.location.clone());
+        out.push(self.key.clone().unwrap_or_default());
+    }
+
+    /// The description [`Source::encode`] wrote, from its three fields.
+    pub(crate) fn decode(kind: &str, location: &str, key: &str) -> Result<Source> {
+        let kind = match kind {
+            "table" => Kind::Table,
+            "array" => Kind::Array,
+            other => {
+                return Err(DataFusionError::Internal(format!(
+                    "b2nd scan: unknown source kind {other:?}"
+                )))
+            }
+        };
+        Ok(Source {
+            location: location.to_string(),
+            key: (!key.is_empty()).then(|| key.to_string()),
+            kind,
+        })
+    }
+}
+
+/// A source opened for reading rows.
+#[derive(Debug)]
+pub(crate) enum Opened {
+    /// A CTable, and its columns converted whole.
+    Table(Table, rows::WholeColumns),
+    /// An N-d array.
+    Array(Array),
+}
+
+impl Opened {
+    /// How many rows SQL sees.
+    pub(crate) fn n_rows(&self) -> u64 {
+        match self {
+            Opened::Table(t, _) => t.n_rows(),
+            Opened::Array(a) => a.nitems(),
+        }
+    }
+
+    /// The rows one storage chunk holds along the row order (partitions and batches are cut
+    /// at multiples of it, so that no chunk is read by two of them).
+    pub(crate) fn rows_per_chunk(&self) -> u64 {
+        match self {
+            Opened::Table(t, _) => t
+                .columns()
+                .iter()
+                .find_map(|c| t.column_array(c.name()).ok())
+                .map_or(1 << 16, |a| a.chunks()[0].max(1)),
+            Opened::Array(a) => {
+                let inner: u64 = a.shape()[1..].iter().product::<u64>().max(1);
+                a.chunks().first().copied().unwrap_or(1).max(1) * inner
+            }
+        }
+    }
+
+    /// The full SQL schema.
+    pub(crate) fn schema(&self) -> Result<SchemaRef> {
+        match self {
+            Opened::Table(t, w) => rows::table_schema(t, w),
+            Opened::Array(a) => rows::array_schema(a),
+        }
+    }
+
+    /// Rows `rows` of the columns of `schema` (a projection of [`Opened::schema`]).
+    pub(crate) fn batch(&self, schema: &SchemaRef, rows: Range<u64>) -> Result<RecordBatch> {
+        match self {
+            Opened::Table(t, w) => rows::table_batch(t, w, schema, rows),
+            Opened::Array(a) => rows::array_batch(a, schema, rows),
+        }
+    }
+}
+
+/// An opened source shared by the partitions of a scan.
+pub(crate) type Shared = Arc<Opened>;

@@ -1,0 +1,308 @@
+//! SQL over b2nd tables and arrays, answers checked against b2nd's own reads of the same
+//! data; scans ship through the extension codec and give the same answers.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use b2nd_datafusion::{B2ndCodec, B2ndTable};
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{Float64Type, Int64Type, UInt64Type};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion_proto::bytes::{
+    physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
+};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/tables")
+}
+
+fn ctx(partitions: usize) -> SessionContext {
+    SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions))
+}
+
+async fn rows(ctx: &SessionContext, q: &str) -> Vec<RecordBatch> {
+    ctx.sql(q).await.unwrap().collect().await.unwrap()
+}
+
+fn i64s(b: &[RecordBatch], col: usize) -> Vec<Option<i64>> {
+    b.iter()
+        .flat_map(|b| {
+            let a = b.column(col).as_primitive::<Int64Type>();
+            (0..a.len()).map(move |i| a.is_valid(i).then(|| a.value(i)))
+        })
+        .collect()
+}
+
+fn f64s(b: &[RecordBatch], col: usize) -> Vec<Option<f64>> {
+    b.iter()
+        .flat_map(|b| {
+            let a = b.column(col).as_primitive::<Float64Type>();
+            (0..a.len()).map(move |i| a.is_valid(i).then(|| a.value(i)))
+        })
+        .collect()
+}
+
+/// A table b2nd writes: 1 200 000 rows in several chunks, every 5th `x` null (in a mask),
+/// `g` a group number.
+fn big_table(dir: &Path) -> (PathBuf, Vec<i64>, Vec<Option<f64>>, Vec<i64>) {
+    let n = 1_200_000usize;
+    let id: Vec<i64> = (0..n as i64).collect();
+    let x: Vec<f64> = (0..n).map(|i| (i % 1000) as f64 * 0.5).collect();
+    let valid: Vec<bool> = (0..n).map(|i| i % 5 != 0).collect();
+    let g: Vec<i64> = (0..n as i64).map(|i| i % 7).collect();
+    let p = dir.join("big.b2z");
+    b2nd::TableBuilder::new()
+        .column("id", &id)
+        .unwrap()
+        .nullable_column("x", &x, &valid)
+        .unwrap()
+        .column("g", &g)
+        .unwrap()
+        .write(&p)
+        .unwrap();
+    let xs = x
+        .iter()
+        .zip(&valid)
+        .map(|(&v, &ok)| ok.then_some(v))
+        .collect();
+    (p, id, xs, g)
+}
+
+#[tokio::test]
+async fn python_blosc2_tables_answer_as_b2nd_reads_them() {
+    let t = b2nd::Table::open(fixtures().join("basic.b2z")).unwrap();
+    let ids: Vec<i64> = t.read_column("id").unwrap();
+    for parts in [1, 3] {
+        let ctx = ctx(parts);
+        let p = fixtures().join("basic.b2z");
+        ctx.register_table(
+            "t",
+            Arc::new(B2ndTable::table(p.to_str().unwrap()).unwrap()),
+        )
+        .unwrap();
+        // Live rows only (the fixture has deleted rows), in order.
+        let b = rows(&ctx, "SELECT id FROM t ORDER BY id").await;
+        let got: Vec<i64> = i64s(&b, 0).into_iter().map(Option::unwrap).collect();
+        assert_eq!(got, ids);
+        let b = rows(
+            &ctx,
+            "SELECT count(*), count(score), count(opt), count(fsent) FROM t",
+        )
+        .await;
+        let counts: Vec<i64> = (0..4).map(|c| i64s(&b, c)[0].unwrap()).collect();
+        let nonnull = |name: &str| {
+            t.read_validity(name)
+                .unwrap()
+                .map_or(ids.len(), |v| v.iter().filter(|&&x| x).count()) as i64
+        };
+        assert_eq!(
+            counts,
+            [
+                ids.len() as i64,
+                nonnull("score"),
+                nonnull("opt"),
+                nonnull("fsent")
+            ]
+        );
+        // Strings, dictionaries and their nulls.
+        let want: Vec<Option<String>> = t.read_utf8("txt").unwrap();
+        let b = rows(&ctx, "SELECT txt FROM t ORDER BY id").await;
+        let got: Vec<Option<String>> = b
+            .iter()
+            .flat_map(|b| {
+                let a = b.column(0).as_string::<i32>();
+                (0..a.len())
+                    .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(got, want);
+        let b = rows(&ctx, "SELECT count(*) FROM t WHERE tag IS NOT NULL").await;
+        assert!(i64s(&b, 0)[0].unwrap() <= ids.len() as i64);
+    }
+}
+
+#[tokio::test]
+async fn queries_over_a_table_of_many_chunks_in_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, id, x, g) = big_table(dir.path());
+    let spec = p.to_str().unwrap();
+    let chunk_rows = b2nd::Table::open(&p)
+        .unwrap()
+        .column_array("id")
+        .unwrap()
+        .chunks()[0];
+    let nchunks = (id.len() as u64).div_ceil(chunk_rows) as usize;
+    assert!(nchunks >= 2, "{nchunks} chunks");
+    let mut answers = Vec::new();
+    for parts in [1, 2, 4] {
+        let ctx = ctx(parts);
+        ctx.register_table("t", Arc::new(B2ndTable::table(spec).unwrap()))
+            .unwrap();
+        // Aggregates by group against the same sums done here.
+        let b = rows(
+            &ctx,
+            "SELECT g, count(*), count(x), sum(x), min(id), max(id) FROM t GROUP BY g ORDER BY g",
+        )
+        .await;
+        let groups: Vec<i64> = i64s(&b, 0).into_iter().map(Option::unwrap).collect();
+        assert_eq!(groups, (0..7).collect::<Vec<_>>());
+        for (k, &grp) in groups.iter().enumerate() {
+            let rows: Vec<usize> = (0..id.len()).filter(|&i| g[i] == grp).collect();
+            let sum: f64 = rows.iter().filter_map(|&i| x[i]).sum();
+            assert_eq!(i64s(&b, 1)[k], Some(rows.len() as i64));
+            assert_eq!(
+                i64s(&b, 2)[k],
+                Some(rows.iter().filter(|&&i| x[i].is_some()).count() as i64)
+            );
+            assert!((f64s(&b, 3)[k].unwrap() - sum).abs() < 1e-6 * sum.max(1.0));
+            assert_eq!(i64s(&b, 4)[k], Some(id[rows[0]]));
+            assert_eq!(i64s(&b, 5)[k], Some(id[*rows.last().unwrap()]));
+        }
+        // A selective filter, and a limit.
+        let b = rows(
+            &ctx,
+            "SELECT id FROM t WHERE id BETWEEN 1123456 AND 1123460 ORDER BY id",
+        )
+        .await;
+        assert_eq!(
+            i64s(&b, 0),
+            (1123456..=1123460).map(Some).collect::<Vec<_>>()
+        );
+        let b = rows(&ctx, "SELECT * FROM t LIMIT 7").await;
+        assert_eq!(b.iter().map(|b| b.num_rows()).sum::<usize>(), 7);
+        // The plan: only the projected columns, one partition per target partition.
+        let b = rows(&ctx, "EXPLAIN SELECT sum(id) FROM t").await;
+        let plan = format!(
+            "{}",
+            datafusion::arrow::util::pretty::pretty_format_batches(&b).unwrap()
+        );
+        assert!(plan.contains("columns=[id]"), "{plan}");
+        let want = parts.min(nchunks);
+        assert!(plan.contains(&format!("partitions={want}")), "{plan}");
+        answers.push(rows(&ctx, "SELECT sum(id), sum(x) FROM t").await);
+    }
+    for a in &answers[1..] {
+        assert_eq!(i64s(a, 0), i64s(&answers[0], 0));
+    }
+}
+
+#[tokio::test]
+async fn arrays_are_tables_of_elements() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.b2nd");
+    let shape = [30u64, 20, 10];
+    let data: Vec<f64> = (0..6000).map(|i| (i as f64).sqrt()).collect();
+    b2nd::ArrayBuilder::for_type::<f64>(&shape)
+        .chunks(&[7, 20, 10])
+        .blocks(&[2, 10, 10])
+        .write(b2nd::Target::File(p.clone()), &data)
+        .unwrap();
+    for parts in [1, 3] {
+        let ctx = ctx(parts);
+        ctx.register_table(
+            "a",
+            Arc::new(B2ndTable::array(p.to_str().unwrap()).unwrap()),
+        )
+        .unwrap();
+        let b = rows(&ctx, "SELECT count(*), sum(value) FROM a").await;
+        assert_eq!(i64s(&b, 0)[0], Some(6000));
+        let want: f64 = data.iter().sum();
+        assert!((f64s(&b, 1)[0].unwrap() - want).abs() < 1e-6 * want);
+        // Indices: element [i0, i1, i2] is data[i0 * 200 + i1 * 10 + i2].
+        let b = rows(
+            &ctx,
+            "SELECT i0, i1, i2, value FROM a WHERE i1 = 3 AND i2 = 4 ORDER BY i0",
+        )
+        .await;
+        let mut k = 0;
+        for batch in &b {
+            let i0 = batch.column(0).as_primitive::<UInt64Type>();
+            let v = batch.column(3).as_primitive::<Float64Type>();
+            for r in 0..batch.num_rows() {
+                let i = i0.value(r);
+                assert_eq!(i, k);
+                assert_eq!(v.value(r), data[(i * 200 + 3 * 10 + 4) as usize]);
+                k += 1;
+            }
+        }
+        assert_eq!(k, 30);
+        // Only indices: no data read, still right.
+        let b = rows(&ctx, "SELECT max(i0), max(i1), max(i2) FROM a").await;
+        for (c, want) in [29u64, 19, 9].into_iter().enumerate() {
+            assert_eq!(b[0].column(c).as_primitive::<UInt64Type>().value(0), want);
+        }
+    }
+    // Refused by name: an array of strings has no SQL form here.
+    let s = dir.path().join("s.b2nd");
+    let dt = b2nd::Dtype::parse("<U3").unwrap();
+    b2nd::ArrayBuilder::new(&[2], dt)
+        .write_bytes(b2nd::Target::File(s.clone()), &[0u8; 24])
+        .unwrap();
+    let e = B2ndTable::array(s.to_str().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("<U3"), "{e}");
+}
+
+#[tokio::test]
+async fn scans_shipped_through_the_codec_give_the_same_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, ..) = big_table(dir.path());
+    let ctx = ctx(3);
+    ctx.register_table(
+        "t",
+        Arc::new(B2ndTable::table(p.to_str().unwrap()).unwrap()),
+    )
+    .unwrap();
+    let q = "SELECT g, count(*), sum(x) FROM t WHERE id % 3 = 1 GROUP BY g ORDER BY g";
+    let want = rows(&ctx, q).await;
+    let plan = ctx
+        .sql(q)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let bytes = physical_plan_to_bytes_with_extension_codec(plan, &B2ndCodec).unwrap();
+    // A fresh session: nothing registered, the scan opens the source from its description.
+    let worker = SessionContext::new();
+    let back =
+        physical_plan_from_bytes_with_extension_codec(&bytes, &worker.task_ctx(), &B2ndCodec)
+            .unwrap();
+    let got = datafusion::physical_plan::collect(back, worker.task_ctx())
+        .await
+        .unwrap();
+    assert_eq!(i64s(&got, 0), i64s(&want, 0));
+    assert_eq!(i64s(&got, 1), i64s(&want, 1));
+    assert_eq!(f64s(&got, 2), f64s(&want, 2));
+    // Garbage is an error, not a panic.
+    for cut in [0, 5, 20, bytes.len() / 2] {
+        let _ = physical_plan_from_bytes_with_extension_codec(
+            &bytes[..cut],
+            &worker.task_ctx(),
+            &B2ndCodec,
+        );
+    }
+}
+
+#[tokio::test]
+async fn bad_queries_are_errors() {
+    let ctx = ctx(2);
+    let p = fixtures().join("basic.b2z");
+    ctx.register_table(
+        "t",
+        Arc::new(B2ndTable::table(p.to_str().unwrap()).unwrap()),
+    )
+    .unwrap();
+    for q in [
+        "SELECT nope FROM t",
+        "SELECT * FROM missing",
+        "SELEC id FROM t",
+    ] {
+        assert!(ctx.sql(q).await.is_err(), "{q}");
+    }
+    assert!(B2ndTable::table("/no/such/table.b2z").is_err());
+    assert!(B2ndTable::table(fixtures().join("basic.b2z.json").to_str().unwrap()).is_err());
+}
