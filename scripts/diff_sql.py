@@ -1,0 +1,304 @@
+"""Randomized differential test of `b2nd sql` (DataFusion over b2nd) against python-blosc2.
+
+python-blosc2 4.14.1 writes random CTables (integers with mask and sentinel nulls, floats with
+NaN-sentinel and default nulls, bools, fixed strings, utf8 with nulls, dictionary strings,
+timestamps; deleted rows; .b2z and .b2d) and random N-d arrays. For each, random queries
+(filters on every column kind, aggregates, GROUP BY, ORDER BY + LIMIT, joins of two tables,
+arrays as tables of elements) run through `b2nd sql --format json`, and their answers are
+compared with the same query evaluated here in Python over the values python-blosc2 reads
+(`t[name][:]`, live rows only; SQL's NULL logic: a row passes a filter only when every term is
+true). Float sums compare within 1e-9 relative; everything else exactly.
+
+Any error fails the run; it prints the seed, the number of queries per kind and fails under a
+floor. A failure prints the query and both answers; SEED=... replays it.
+
+Usage: python scripts/diff_sql.py B2ND_BINARY WORKDIR [TABLES]
+"""
+
+import dataclasses
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+import blosc2 as b2
+import numpy as np
+
+assert b2.__version__ == "4.14.1", b2.__version__
+BIN, WORK = sys.argv[1], sys.argv[2]
+NTABLES = int(sys.argv[3]) if len(sys.argv) > 3 else 6
+SEED = int(os.environ.get("SEED", random.randrange(1 << 31)))
+print(f"diff_sql: SEED={SEED} (replays)")
+rng = random.Random(SEED)
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+WORDS = ["a", "bb", "ccc", "héllo", "zz", ""]
+TAGS = ["red", "green", "blue", "x"]
+
+
+@dataclasses.dataclass
+class Row:
+    id: int = b2.field(b2.int64())
+    k: int = b2.field(b2.int32(), default=0)
+    im: int = b2.field(b2.int32(nullable=True, null_storage="mask"), default=None)
+    isent: int = b2.field(b2.int16(nullable=True, null_value=-1), default=None)
+    f: float = b2.field(b2.float64(), default=0.0)
+    fnan: float = b2.field(b2.float32(nullable=True, null_value=float("nan")), default=None)
+    fnull: float = b2.field(b2.float64(nullable=True), default=None)
+    flag: bool = b2.field(b2.bool(), default=False)
+    name: str = b2.field(b2.string(max_length=6), default="")
+    txt: str = b2.field(b2.utf8(nullable=True), default=None)
+    tag: str = b2.field(b2.dictionary(value_type=b2.vlstring()), default="x")
+    ts: np.datetime64 = b2.field(b2.timestamp(unit="s"), default=None)
+
+
+def make_table(path, n, keys):
+    t = b2.CTable(Row, urlpath=path, mode="w")
+    rows = []
+    for i in range(n):
+        rows.append(Row(
+            id=i,
+            k=rng.choice(keys),
+            im=None if rng.random() < 0.2 else rng.randrange(-50, 50),
+            isent=-1 if rng.random() < 0.2 else rng.randrange(0, 100),
+            f=round(rng.uniform(-100, 100), 3),
+            fnan=float("nan") if rng.random() < 0.15 else rng.randrange(-8, 8) / 4,
+            fnull=None if rng.random() < 0.25 else round(rng.uniform(0, 10), 2),
+            flag=rng.random() < 0.5,
+            name=rng.choice(WORDS[:5]),
+            txt=None if rng.random() < 0.2 else rng.choice(WORDS),
+            tag=rng.choice(TAGS),
+            ts=np.datetime64(1_700_000_000 + rng.randrange(0, 1000), "s"),
+        ))
+    t.extend([dataclasses.astuple(r) for r in rows])
+    if n > 0 and rng.random() < 0.8:
+        gone = sorted(rng.sample(range(n), rng.randrange(0, max(1, n // 5))))
+        t.delete(gone)
+        proof["deleted"] += len(gone)
+    t.close()
+
+
+def live_values(path):
+    """Column name -> list of live-row values (None for NULL) as SQL sees them."""
+    t = b2.open(path, mode="r")
+    out = {}
+    for c in t.col_names:
+        v = t[c][:]
+        if isinstance(v, np.ma.MaskedArray):
+            vals = [None if m else x for x, m in zip(v.data.tolist(), np.ma.getmaskarray(v).tolist())]
+        elif isinstance(v, np.ndarray):
+            vals = v.tolist()
+        else:
+            vals = list(v)
+        # Sentinel nulls (`null_value`) come back as values from `t[c][:]`: python-blosc2's
+        # `is_null()` says which rows are NULL.
+        nulls = np.asarray(t[c].is_null()).tolist() if hasattr(t[c], "is_null") else [False] * len(vals)
+        vals = [None if nul or (isinstance(x, float) and x != x) else x for x, nul in zip(vals, nulls)]
+        if c == "ts":
+            vals = [None if x is None else int(np.datetime64(x, "s").astype("int64")) for x in vals]
+        if c in ("name", "txt", "tag"):
+            vals = [None if x is None or x is np.ma.masked else str(x) for x in vals]
+        out[c] = vals
+    return out
+
+
+def sql(query, tables=(), arrays=()):
+    args = [BIN, "sql", query, "--format", "json"]
+    for n, p in tables:
+        args += ["--table", f"{n}={p}"]
+    for n, p in arrays:
+        args += ["--array", f"{n}={p}"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"b2nd sql failed ({r.returncode}): {query}\n{r.stderr}")
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+NUM = ["id", "k", "im", "isent", "f", "fnan", "fnull"]
+
+
+def literal(c, vals):
+    present = [v for v in vals if v is not None]
+    if c in ("name", "txt", "tag"):
+        w = rng.choice(present) if present and rng.random() < 0.8 else rng.choice(WORDS + TAGS)
+        return "'" + w.replace("'", "''") + "'", w
+    if c == "flag":
+        return None, None
+    v = rng.choice(present) if present and rng.random() < 0.7 else rng.uniform(-100, 100)
+    if c in ("id", "k", "im", "isent"):
+        v = int(round(v))
+    return repr(v), v
+
+
+def term(cols, vals):
+    """A random filter term: (SQL, python predicate returning True / False / None)."""
+    c = rng.choice(cols)
+    vs = vals[c]
+    r = rng.random()
+    if r < 0.15:
+        return f"{c} IS NULL", (lambda i, c=c: vals[c][i] is None)
+    if r < 0.25:
+        return f"{c} IS NOT NULL", (lambda i, c=c: vals[c][i] is not None)
+    if c == "flag":
+        neg = rng.random() < 0.5
+        return ("NOT flag" if neg else "flag"), (lambda i: None if vals["flag"][i] is None
+                                                 else (not vals["flag"][i]) if neg else vals["flag"][i])
+    if c == "ts":
+        v = 1_700_000_000 + rng.randrange(0, 1000)
+        return (f"CAST(ts AS BIGINT) >= {v}",
+                lambda i, v=v: None if vals["ts"][i] is None else vals["ts"][i] >= v)
+    lit, v = literal(c, vs)
+    ops = ["=", "<>"] if c in ("name", "txt", "tag") else ["=", "<>", "<", "<=", ">", ">="]
+    op = rng.choice(ops)
+    f = {"=": lambda a, b: a == b, "<>": lambda a, b: a != b, "<": lambda a, b: a < b,
+         "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}[op]
+    return f"{c} {op} {lit}", (lambda i, c=c, v=v, f=f: None if vals[c][i] is None else f(vals[c][i], v))
+
+
+def where(cols, vals, n):
+    terms = [term(cols, vals) for _ in range(rng.randrange(0, 3))]
+    if not terms:
+        return "", list(range(n))
+    keep = [i for i in range(n) if all(p(i) is True for _, p in terms)]
+    return " WHERE " + " AND ".join(s for s, _ in terms), keep
+
+
+def close(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, float) or isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    return a == b
+
+
+def agg(name, xs):
+    xs = [x for x in xs if x is not None]
+    if name == "count":
+        return len(xs)
+    if not xs:
+        return None
+    return {"sum": sum, "min": min, "max": max}[name](xs)
+
+
+counts = {}
+failures = []
+proof = {"rows": 0, "deleted": 0, "nulls": {}}
+
+
+def check(kind, query, got, want, tables=()):
+    counts[kind] = counts.get(kind, 0) + 1
+    ok = len(got) == len(want) and all(
+        len(g) == len(w) and all(close(g.get(k), w[k]) for k in w) for g, w in zip(got, want))
+    if not ok:
+        failures.append((query, tables, got[:5], want[:5]))
+        print(f"MISMATCH {kind}: {query} on {tables}\n  got  {got[:5]}\n  want {want[:5]}")
+
+
+def run_table(path, other):
+    vals = live_values(path)
+    n = len(vals["id"])
+    proof["rows"] += n
+    for c, v in vals.items():
+        proof["nulls"][c] = proof["nulls"].get(c, 0) + sum(x is None for x in v)
+    cols = list(vals)
+    tbl = [("t", path)]
+    for _ in range(12):
+        w, keep = where(cols, vals, n)
+        q = f"SELECT count(*) AS n FROM t{w}"
+        check("count", q, sql(q, tbl), [{"n": len(keep)}], tbl)
+        c = rng.choice(NUM)
+        q = (f"SELECT count({c}) AS a, sum({c}) AS b, min({c}) AS c, max({c}) AS d FROM t{w}")
+        xs = [vals[c][i] for i in keep]
+        want = {"a": agg("count", xs), "b": agg("sum", xs), "c": agg("min", xs), "d": agg("max", xs)}
+        got = sql(q, tbl)
+        # JSON omits NULL fields: absent means NULL.
+        check("aggregate", q, [{k: g.get(k) for k in want} for g in got], [want], tbl)
+        g = rng.choice(["tag", "flag", "name", "k"])
+        q = f"SELECT {g} AS g, count(*) AS n, sum(id) AS s FROM t{w} GROUP BY {g} ORDER BY {g}"
+        groups = {}
+        for i in keep:
+            groups.setdefault(vals[g][i], []).append(vals["id"][i])
+        want = [{"g": k, "n": len(v), "s": sum(v)} for k, v in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0]))]
+        got = [{k: r.get(k) for k in ("g", "n", "s")} for r in sql(q, tbl)]
+        check("group by", q, got, want, tbl)
+        lim = rng.randrange(1, 20)
+        c = rng.choice(cols)
+        q = f"SELECT id, {c} AS v FROM t{w} ORDER BY id DESC LIMIT {lim}"
+        rows = sorted(keep, key=lambda i: -vals["id"][i])[:lim]
+        want = [{"id": vals["id"][i]} for i in rows]
+        got = [{"id": r.get("id")} for r in sql(q, tbl)]
+        check("order by limit", q, got, want, tbl)
+    # A join on k with another table.
+    ov = live_values(other)
+    if True:
+        q = "SELECT count(*) AS n, sum(a.id + b.id) AS s FROM a JOIN b ON a.k = b.k WHERE a.flag"
+        by_k = {}
+        for j in range(len(ov["k"])):
+            by_k.setdefault(ov["k"][j], []).append(ov["id"][j])
+        nn = s = 0
+        for i in range(n):
+            if vals["flag"][i]:
+                for bid in by_k.get(vals["k"][i], []):
+                    nn += 1
+                    s += vals["id"][i] + bid
+        got = [{k: r.get(k) for k in ("n", "s")} for r in sql(q, [("a", path), ("b", other)])]
+        check("join", q, got, [{"n": nn, "s": s if nn else None}], (path, other))
+
+
+def run_array(path, arr):
+    shape = arr.shape
+    for _ in range(6):
+        d = rng.randrange(len(shape))
+        lim = rng.randrange(0, shape[d] + 1)
+        thr = float(np.quantile(arr, rng.random())) if arr.size else 0.0
+        q = f"SELECT count(*) AS n, sum(value) AS s FROM a WHERE i{d} < {lim} AND value > {thr!r}"
+        idx = np.indices(shape)[d] if len(shape) else np.zeros((), int)
+        sel = (idx < lim) & (arr > thr)
+        n = int(sel.sum())
+        s = (arr[sel].astype("f8" if arr.dtype.kind == "f" else "i8").sum().item()) if n else None
+        got = [{k: r.get(k) for k in ("n", "s")} for r in sql(q, arrays=[("a", path)])]
+        check("array", q, got, [{"n": n, "s": s}], (path,))
+
+
+tables = []
+for ti in range(NTABLES):
+    ext = rng.choice([".b2z", ".b2d"])
+    path = os.path.join(WORK, f"t{ti}{ext}")
+    n = rng.choice([0, 1, 7, 300, 5000, 40000])
+    make_table(path, n, keys=list(range(rng.randrange(1, 30))))
+    tables.append(path)
+for ti, path in enumerate(tables):
+    try:
+        run_table(path, tables[(ti + 1) % len(tables)])
+    except Exception as e:  # noqa: BLE001 - every error fails the run, with its table
+        failures.append((str(e), path, None, None))
+        print(f"ERROR on {path}: {e}")
+for ai in range(4):
+    nd = rng.randrange(1, 4)
+    shape = tuple(rng.randrange(1, 40) for _ in range(nd))
+    dt = rng.choice(["<i4", "<i8", "<f8", "<u2", "<f4"])
+    arr = (np.random.default_rng(SEED + ai).integers(-1000, 1000, size=shape)).astype(dt)
+    if arr.dtype.kind == "f":
+        arr = arr / 8
+    path = os.path.join(WORK, f"a{ai}.b2nd")
+    chunks = tuple(max(1, s // rng.randrange(1, 4)) for s in shape)
+    b2.asarray(arr, urlpath=path, mode="w", chunks=chunks)
+    try:
+        run_array(path, arr)
+    except Exception as e:  # noqa: BLE001
+        failures.append((str(e), path, None, None))
+        print(f"ERROR on {path}: {e}")
+
+total = sum(counts.values())
+# The run proves what it is named for: deleted rows and NULLs of every storage were there.
+print(f"diff_sql: {proof['rows']} live rows, {proof['deleted']} deleted, NULLs per column {proof['nulls']}")
+for c in ("im", "isent", "fnan", "fnull", "txt"):
+    if proof["nulls"].get(c, 0) == 0 and proof["rows"] > 1000:
+        failures.append((f"no NULLs in {c}", None, None, None))
+print(f"diff_sql: SEED={SEED}: {total} queries ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}), "
+      f"{len(failures)} failed")
+if failures or total < 30 * NTABLES or (proof["rows"] > 1000 and proof["deleted"] == 0):
+    sys.exit(1)
