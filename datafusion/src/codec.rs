@@ -13,7 +13,7 @@ use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConve
 use crate::scan::B2ndScanExec;
 use crate::source::Source;
 
-const MAGIC: &[u8] = b"b2nd-scan-1";
+const MAGIC: &[u8] = b"b2nd-scan-2";
 
 /// Serializes and deserializes [`B2ndScanExec`] nodes of physical plans.
 ///
@@ -94,11 +94,17 @@ impl PhysicalExtensionCodec for B2ndCodec {
         for _ in 0..ncols.min(1 << 20) {
             names.push(r.text()?.to_string());
         }
+        let total_rows = r.number()?;
         let nparts = r.number()?;
         let mut parts = Vec::new();
         for _ in 0..nparts.min(1 << 20) {
-            let (a, b) = (r.number()?, r.number()?);
-            parts.push(a..b);
+            let nranges = r.number()?;
+            let mut p = Vec::new();
+            for _ in 0..nranges.min(1 << 24) {
+                let (a, b) = (r.number()?, r.number()?);
+                p.push(a..b);
+            }
+            parts.push(p);
         }
         let batch_rows = r.number()?;
         let limit = match r.number()? {
@@ -120,6 +126,7 @@ impl PhysicalExtensionCodec for B2ndCodec {
             source,
             schema,
             parts,
+            total_rows,
             batch_rows,
             limit,
             Some(opened),
@@ -148,10 +155,14 @@ impl PhysicalExtensionCodec for B2ndCodec {
         for f in scan.schema.fields() {
             put(buf, f.name().as_bytes());
         }
+        put(buf, &scan.total_rows.to_le_bytes());
         put(buf, &(scan.partitions.len() as u64).to_le_bytes());
         for p in &scan.partitions {
-            put(buf, &p.start.to_le_bytes());
-            put(buf, &p.end.to_le_bytes());
+            put(buf, &(p.len() as u64).to_le_bytes());
+            for r in p {
+                put(buf, &r.start.to_le_bytes());
+                put(buf, &r.end.to_le_bytes());
+            }
         }
         put(buf, &scan.batch_rows.to_le_bytes());
         put(

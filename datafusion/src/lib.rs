@@ -1,8 +1,9 @@
 //! SQL over python-blosc2's tables (CTables) and N-d arrays with
 //! [DataFusion](https://datafusion.apache.org), read by [b2nd](https://docs.rs/b2nd).
 //!
-//! - [`B2ndTable`]: a table or an array as a DataFusion `TableProvider` (projection and
-//!   limit pushed down, partitions of whole storage chunks, row counts for the planner).
+//! - [`B2ndTable`]: a table or an array as a DataFusion `TableProvider` (projection, limit
+//!   and numeric comparisons pushed down, the last pruning chunks by zone maps; partitions of
+//!   whole storage chunks; row counts for the planner).
 //! - [`B2ndScanExec`]: its scan, whose partitions are plain row ranges of a [`Source`].
 //! - [`B2ndCodec`]: the datafusion-proto extension codec that ships scans to other processes.
 //!
@@ -23,6 +24,7 @@
 
 mod codec;
 mod provider;
+mod prune;
 mod rows;
 mod scan;
 mod source;

@@ -11,7 +11,8 @@ use datafusion::datasource::TableType;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::scan::{split_rows, B2ndScanExec};
+use crate::prune::{self, Zones};
+use crate::scan::{split_ranges, B2ndScanExec};
 use crate::source::{Kind, Shared, Source};
 
 /// A python-blosc2 CTable or an N-d array as a DataFusion table.
@@ -19,7 +20,9 @@ use crate::source::{Kind, Shared, Source};
 /// Tables: one column per table column (b2nd's Arrow types), live rows only (deleted rows
 /// never appear), nulls as SQL NULL. Arrays: one row per element, `i0`, `i1`, … and `value`.
 /// Scans read only the projected columns, in partitions of whole storage chunks (one per
-/// target partition of the session), and stop at a pushed-down limit.
+/// target partition of the session), skip the chunks of rows that filters such as
+/// `x > 5 AND id BETWEEN 10 AND 20` on numeric columns cannot match (zone maps computed on
+/// the first such query and kept), and stop at a pushed-down limit.
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -37,6 +40,8 @@ pub struct B2ndTable {
     source: Source,
     opened: Shared,
     schema: SchemaRef,
+    /// Zone maps of the columns filters were pushed on.
+    zones: Zones,
 }
 
 impl B2ndTable {
@@ -48,6 +53,7 @@ impl B2ndTable {
             source,
             opened,
             schema,
+            zones: Zones::default(),
         })
     }
 
@@ -81,7 +87,7 @@ impl TableProvider for B2ndTable {
         &self,
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
+        filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let schema = match projection {
@@ -90,7 +96,11 @@ impl TableProvider for B2ndTable {
         };
         let unit = self.opened.rows_per_chunk();
         let n = self.opened.n_rows();
-        let parts = split_rows(n, unit, state.config().target_partitions());
+        // Zones (chunks of rows) no filter can match are left out.
+        let ranges = self
+            .zones
+            .ranges(&self.opened, &self.schema, filters, unit)?;
+        let parts = split_ranges(&ranges, unit, state.config().target_partitions());
         // Batches of whole chunks, about the session's batch size or more.
         let want = state.config().batch_size() as u64;
         let batch_rows = want.div_ceil(unit).max(1) * unit;
@@ -98,6 +108,7 @@ impl TableProvider for B2ndTable {
             self.source.clone(),
             schema,
             parts,
+            n,
             batch_rows,
             limit,
             Some(self.opened.clone()),
@@ -108,10 +119,18 @@ impl TableProvider for B2ndTable {
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        Ok(vec![
-            TableProviderFilterPushDown::Unsupported;
-            filters.len()
-        ])
+        // Filters with `numeric column <op> literal` parts prune zones; DataFusion still
+        // applies every filter exactly.
+        Ok(filters
+            .iter()
+            .map(|f| {
+                if prune::usable(f) {
+                    TableProviderFilterPushDown::Inexact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
+            .collect())
     }
 
     fn statistics(&self) -> Option<Statistics> {

@@ -27,8 +27,10 @@ pub struct B2ndScanExec {
     pub(crate) source: Source,
     /// The columns produced (a projection of the source's schema).
     pub(crate) schema: SchemaRef,
-    /// One row range per partition.
-    pub(crate) partitions: Vec<Range<u64>>,
+    /// The row ranges of each partition.
+    pub(crate) partitions: Vec<Vec<Range<u64>>>,
+    /// Rows of the source in all (to report what pruning left out).
+    pub(crate) total_rows: u64,
     /// Rows per batch (a multiple of the rows of a storage chunk).
     pub(crate) batch_rows: u64,
     /// At most this many rows per partition (the planner's limit, pushed down).
@@ -56,7 +58,8 @@ impl B2ndScanExec {
     pub(crate) fn new(
         source: Source,
         schema: SchemaRef,
-        partitions: Vec<Range<u64>>,
+        partitions: Vec<Vec<Range<u64>>>,
+        total_rows: u64,
         batch_rows: u64,
         limit: Option<usize>,
         opened: Option<Shared>,
@@ -71,6 +74,7 @@ impl B2ndScanExec {
             source,
             schema,
             partitions,
+            total_rows,
             batch_rows: batch_rows.max(1),
             limit,
             opened: Mutex::new(opened),
@@ -83,9 +87,20 @@ impl B2ndScanExec {
         &self.source
     }
 
-    /// The row range of each partition.
-    pub fn partitions(&self) -> &[Range<u64>] {
+    /// The row ranges of each partition.
+    pub fn partitions(&self) -> &[Vec<Range<u64>>] {
         &self.partitions
+    }
+
+    /// How many rows the scan reads (after pruning), of how many.
+    pub fn rows(&self) -> (u64, u64) {
+        let read = self
+            .partitions
+            .iter()
+            .flatten()
+            .map(|r| r.end - r.start)
+            .sum();
+        (read, self.total_rows)
     }
 
     fn opened(&self) -> Result<Shared> {
@@ -100,20 +115,43 @@ impl B2ndScanExec {
 }
 
 /// `n` rows cut into at most `parts` ranges, each a whole number of `unit`s (but the last).
+#[cfg(test)]
 pub(crate) fn split_rows(n: u64, unit: u64, parts: usize) -> Vec<Range<u64>> {
+    let all = 0..n;
+    split_ranges(std::slice::from_ref(&all), unit, parts)
+        .into_iter()
+        .map(|p| {
+            p.first()
+                .map_or(0..0, |f| f.start..p.last().expect("one").end)
+        })
+        .collect()
+}
+
+/// The rows of `ranges` (starting at multiples of `unit`) shared among at most `parts`
+/// partitions of about equal rows, cut at multiples of `unit`.
+pub(crate) fn split_ranges(ranges: &[Range<u64>], unit: u64, parts: usize) -> Vec<Vec<Range<u64>>> {
     let unit = unit.max(1);
-    let units = n.div_ceil(unit);
+    let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+    let units = total.div_ceil(unit);
     let parts = (parts.max(1) as u64).min(units.max(1));
-    let per = units.div_ceil(parts).max(1);
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < n {
-        let end = (at + per * unit).min(n);
-        out.push(at..end);
-        at = end;
+    let per = units.div_ceil(parts).max(1) * unit;
+    let mut out: Vec<Vec<Range<u64>>> = vec![Vec::new()];
+    let mut room = per;
+    for r in ranges {
+        let mut at = r.start;
+        while at < r.end {
+            if room == 0 {
+                out.push(Vec::new());
+                room = per;
+            }
+            let end = (at + room).min(r.end);
+            out.last_mut().expect("one").push(at..end);
+            room -= end - at;
+            at = end;
+        }
     }
-    if out.is_empty() {
-        out.push(0..0);
+    if out.last().is_some_and(Vec::is_empty) && out.len() > 1 {
+        out.pop();
     }
     out
 }
@@ -133,6 +171,10 @@ impl DisplayAs for B2ndScanExec {
             cols.join(", "),
             self.partitions.len()
         )?;
+        let (read, total) = self.rows();
+        if read < total {
+            write!(f, ", rows={read} of {total} (pruned)")?;
+        }
         if let Some(l) = self.limit {
             write!(f, ", limit={l}")?;
         }
@@ -178,7 +220,7 @@ impl ExecutionPlan for B2ndScanExec {
         partition: usize,
         _context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let range = self.partitions.get(partition).cloned().ok_or_else(|| {
+        let ranges = self.partitions.get(partition).cloned().ok_or_else(|| {
             DataFusionError::Internal(format!(
                 "B2ndScanExec: partition {partition} of {}",
                 self.partitions.len()
@@ -186,22 +228,31 @@ impl ExecutionPlan for B2ndScanExec {
         })?;
         let opened = self.opened()?;
         let schema = self.schema.clone();
-        let end = match self.limit {
-            Some(l) => range.end.min(range.start.saturating_add(l as u64)),
-            None => range.end,
-        };
+        let mut left = self.limit.map_or(u64::MAX, |l| l as u64);
         let step = self.batch_rows;
-        let mut at = range.start;
-        let batches = std::iter::from_fn(move || {
-            if at >= end {
-                return None;
-            }
-            // Whole batches of chunks; the last one up to the end.
-            let stop = (at / step + 1).saturating_mul(step).min(end);
-            let r = at..stop;
-            at = stop;
-            Some(opened.batch(&schema, r))
+        // Batches of whole chunks (cut at multiples of `step`), range after range.
+        let batches = ranges.into_iter().flat_map(move |r| {
+            let mut at = r.start;
+            std::iter::from_fn(move || {
+                if at >= r.end {
+                    return None;
+                }
+                let stop = (at / step + 1).saturating_mul(step).min(r.end);
+                let span = at..stop;
+                at = stop;
+                Some(span)
+            })
         });
+        let batches = batches
+            .map_while(move |r| {
+                if left == 0 {
+                    return None;
+                }
+                let take = (r.end - r.start).min(left);
+                left -= take;
+                Some(r.start..r.start + take)
+            })
+            .map(move |r| opened.batch(&schema, r));
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
             futures::stream::iter(batches),
@@ -209,9 +260,10 @@ impl ExecutionPlan for B2ndScanExec {
     }
 
     fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
+        let len = |p: &Vec<Range<u64>>| p.iter().map(|r| r.end - r.start).sum::<u64>();
         let rows: u64 = match partition {
-            Some(p) => self.partitions.get(p).map_or(0, |r| r.end - r.start),
-            None => self.partitions.iter().map(|r| r.end - r.start).sum(),
+            Some(p) => self.partitions.get(p).map_or(0, len),
+            None => self.partitions.iter().map(len).sum(),
         };
         let rows = match self.limit {
             Some(l) => rows.min(l as u64 * self.partitions.len().max(1) as u64),
@@ -229,7 +281,7 @@ impl ExecutionPlan for B2ndScanExec {
 
 #[cfg(test)]
 mod tests {
-    use super::split_rows;
+    use super::{split_ranges, split_rows};
 
     #[test]
     fn rows_split_at_chunk_boundaries() {
@@ -246,6 +298,16 @@ mod tests {
                 assert_eq!(w[0].end, w[1].start);
                 assert_eq!(w[0].end % u, 0);
             }
+        }
+        // Pruned ranges: the same rows, shared out, cut at multiples of the unit.
+        let kept = [0..10, 30..50, 90..95];
+        for parts in 1..6 {
+            let p = split_ranges(&kept, 10, parts);
+            assert!(p.len() <= parts && !p.is_empty());
+            let flat: Vec<u64> = p.iter().flatten().flat_map(|r| r.clone()).collect();
+            let want: Vec<u64> = kept.iter().flat_map(|r| r.clone()).collect();
+            assert_eq!(flat, want, "{parts}");
+            assert!(p.iter().flatten().all(|r| r.start % 10 == 0));
         }
     }
 }
