@@ -197,6 +197,10 @@ async fn queries_over_a_table_of_many_chunks_in_partitions() {
             plan.contains(&format!("rows={read} of {} (pruned)", id.len())),
             "{plan}"
         );
+        eprintln!(
+            "pruned: rows={read} of {}, chunks of {chunk_rows} rows",
+            id.len()
+        );
         // Pruned or not, the same answers: each filter against one the zones cannot use.
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = move |m: u64| {
