@@ -115,8 +115,11 @@ impl PhysicalExtensionCodec for B2ndCodec {
             return Err(Reader::bad());
         }
         // The worker opens the source and projects its schema by the column names.
-        let opened = Arc::new(source.open()?);
-        let full = opened.schema()?;
+        let (opened, full) = crate::source::off_runtime(|| -> Result<_> {
+            let opened = Arc::new(source.open()?);
+            let full = opened.schema()?;
+            Ok((opened, full))
+        })?;
         let idx: Vec<usize> = names
             .iter()
             .map(|n| full.index_of(n))

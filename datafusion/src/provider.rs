@@ -40,6 +40,8 @@ pub struct B2ndTable {
     source: Source,
     opened: Shared,
     schema: SchemaRef,
+    /// Rows per storage chunk in row order (the unit of partitions, batches and zones).
+    unit: u64,
     /// Zone maps of the columns filters were pushed on.
     zones: Zones,
 }
@@ -47,12 +49,17 @@ pub struct B2ndTable {
 impl B2ndTable {
     /// The source opened, its schema read.
     pub fn open(source: Source) -> Result<B2ndTable> {
-        let opened: Shared = Arc::new(source.open()?);
-        let schema = opened.schema()?;
+        let (opened, schema, unit) = crate::source::off_runtime(|| -> Result<_> {
+            let opened: Shared = Arc::new(source.open()?);
+            let schema = opened.schema()?;
+            let unit = opened.rows_per_chunk();
+            Ok((opened, schema, unit))
+        })?;
         Ok(B2ndTable {
             source,
             opened,
             schema,
+            unit,
             zones: Zones::default(),
         })
     }
@@ -94,12 +101,12 @@ impl TableProvider for B2ndTable {
             Some(p) => Arc::new(self.schema.project(p)?),
             None => self.schema.clone(),
         };
-        let unit = self.opened.rows_per_chunk();
+        let unit = self.unit;
         let n = self.opened.n_rows();
         // Zones (chunks of rows) no filter can match are left out.
-        let ranges = self
-            .zones
-            .ranges(&self.opened, &self.schema, filters, unit)?;
+        let ranges = crate::source::off_runtime(|| {
+            self.zones.ranges(&self.opened, &self.schema, filters, unit)
+        })?;
         let parts = split_ranges(&ranges, unit, state.config().target_partitions());
         // Batches of whole chunks, about the session's batch size or more.
         let want = state.config().batch_size() as u64;

@@ -19,6 +19,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
     SendableRecordBatchStream,
 };
+use futures::StreamExt;
 
 use crate::source::{Shared, Source};
 
@@ -252,10 +253,20 @@ impl ExecutionPlan for B2ndScanExec {
                 left -= take;
                 Some(r.start..r.start + take)
             })
-            .map(move |r| opened.batch(&schema, r));
+            .collect::<Vec<_>>();
+        // Each batch is read on Tokio's blocking threads: b2nd's reads block (remote ones
+        // on a runtime of their own).
+        let stream = futures::stream::iter(batches).then(move |r| {
+            let (opened, schema) = (opened.clone(), schema.clone());
+            async move {
+                tokio::task::spawn_blocking(move || opened.batch(&schema, r))
+                    .await
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?
+            }
+        });
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
-            futures::stream::iter(batches),
+            stream,
         )))
     }
 

@@ -54,12 +54,15 @@ impl Source {
 
     /// Open it for reading.
     pub(crate) fn open(&self) -> Result<Opened> {
-        self.try_open()
+        off_runtime(|| self.try_open())
             .map_err(|e| DataFusionError::External(format!("{}: {e}", self.display()).into()))
     }
 
     fn try_open(&self) -> b2nd::Result<Opened> {
         let key = self.key.as_deref().filter(|k| !k.is_empty() && *k != "/");
+        if self.location.contains("://") {
+            return self.open_url(key);
+        }
         Ok(match (self.kind, key) {
             (Kind::Table, None) => Opened::Table(Table::open(&self.location)?, Default::default()),
             (Kind::Table, Some(k)) => Opened::Table(
@@ -69,6 +72,28 @@ impl Source {
             (Kind::Array, None) => Opened::Array(Array::open(&self.location)?),
             (Kind::Array, Some(k)) => Opened::Array(Store::open(&self.location)?.open_array(k)?),
         })
+    }
+
+    /// A URL (`http(s)://`, `s3://`, `gs://`, `az://`, `file://`): read by ranges.
+    #[cfg(feature = "remote")]
+    fn open_url(&self, key: Option<&str>) -> b2nd::Result<Opened> {
+        let url = &self.location;
+        Ok(match (self.kind, key) {
+            (Kind::Table, None) => Opened::Table(Table::open_url(url)?, Default::default()),
+            (Kind::Table, Some(k)) => {
+                Opened::Table(Store::open_url(url)?.open_table(k)?, Default::default())
+            }
+            (Kind::Array, None) => Opened::Array(Array::open_url(url)?),
+            (Kind::Array, Some(k)) => Opened::Array(Store::open_url(url)?.open_array(k)?),
+        })
+    }
+
+    #[cfg(not(feature = "remote"))]
+    fn open_url(&self, _key: Option<&str>) -> b2nd::Result<Opened> {
+        Err(b2nd::Error::InvalidArgument(format!(
+            "{}: URLs need b2nd-datafusion's `remote` feature",
+            self.location
+        )))
     }
 
     /// `location` or `location#key`, for messages.
@@ -157,6 +182,19 @@ impl Opened {
             Opened::Array(a) => rows::array_batch(a, schema, rows),
         }
     }
+}
+
+/// Run `f`, which may block (b2nd's remote reads run a runtime of their own), off any Tokio
+/// runtime this thread is part of: on a thread of its own when there is one (a runtime's
+/// thread cannot block on another runtime), else here.
+pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return f();
+    }
+    std::thread::scope(|s| match s.spawn(f).join() {
+        Ok(t) => t,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
 }
 
 /// An opened source shared by the partitions of a scan.
