@@ -7,10 +7,6 @@ mod edit;
 mod json;
 mod ls;
 mod progress;
-#[cfg(feature = "sql")]
-mod sql;
-#[cfg(not(feature = "sql"))]
-#[path = "no_sql.rs"]
 mod sql;
 mod to_npy;
 

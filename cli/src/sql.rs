@@ -1,14 +1,22 @@
-//! `b2nd sql`: a SQL query over tables and arrays with DataFusion (`b2nd-datafusion`).
+//! `b2nd sql`: a SQL query over tables and arrays with DataFusion (`b2nd-datafusion`), in
+//! builds with the `sql` feature; without it, the same options and an error saying how to
+//! get it.
 
+#[cfg(feature = "sql")]
 use std::io::Write;
+#[cfg(feature = "sql")]
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use b2nd_datafusion::B2ndTable;
+#[cfg(feature = "sql")]
 use datafusion::arrow::record_batch::RecordBatch;
+#[cfg(feature = "sql")]
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 /// One `NAME=PATH` of `--table` / `--array`.
 #[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "sql"), allow(dead_code))]
 pub(crate) struct Named {
     pub name: String,
     pub spec: String,
@@ -36,7 +44,23 @@ pub(crate) enum Format {
     Json,
 }
 
+/// Refuse: this build has no SQL engine.
+#[cfg(not(feature = "sql"))]
+pub(crate) fn run(
+    _query: &str,
+    _tables: &[Named],
+    _arrays: &[Named],
+    _format: Format,
+    _threads: Option<usize>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    Err(
+        "this b2nd was built without SQL: build it with `cargo build --release --features sql`"
+            .into(),
+    )
+}
+
 /// Run `query` over the named tables and arrays and print its result.
+#[cfg(feature = "sql")]
 pub(crate) fn run(
     query: &str,
     tables: &[Named],
@@ -66,6 +90,7 @@ pub(crate) fn run(
     print(&batches, format)
 }
 
+#[cfg(feature = "sql")]
 /// DataFusion's message on one line, without its "External error: " wrapping of b2nd's.
 fn one_line(e: datafusion::error::DataFusionError) -> Box<dyn std::error::Error> {
     let e = e.find_root();
@@ -81,6 +106,7 @@ fn one_line(e: datafusion::error::DataFusionError) -> Box<dyn std::error::Error>
         .into()
 }
 
+#[cfg(feature = "sql")]
 fn print(batches: &[RecordBatch], format: Format) -> Result<(), Box<dyn std::error::Error>> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
