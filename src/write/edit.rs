@@ -130,7 +130,7 @@ fn edit_vlmeta(
         path,
         sparse,
         disk: &disk,
-        durability: crate::Durability::Disk,
+        durability: crate::model::durability::Durability::Disk,
     }
     .publish(Contents {
         chunks,
