@@ -8,6 +8,7 @@ use b2nd_datafusion::{B2ndCodec, B2ndTable};
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{Float64Type, Int64Type, UInt64Type};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::physical_plan::displayable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_proto::bytes::{
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
@@ -297,34 +298,69 @@ async fn arrays_are_tables_of_elements() {
 #[tokio::test]
 async fn scans_shipped_through_the_codec_give_the_same_answers() {
     let dir = tempfile::tempdir().unwrap();
-    let (p, ..) = big_table(dir.path());
+    let (p, id, x, g) = big_table(dir.path());
     let ctx = ctx(3);
     ctx.register_table(
         "t",
         Arc::new(B2ndTable::table(p.to_str().unwrap()).unwrap()),
     )
     .unwrap();
-    let q = "SELECT g, count(*), sum(x) FROM t WHERE id % 3 = 1 GROUP BY g ORDER BY g";
-    let want = rows(&ctx, q).await;
-    let plan = ctx
-        .sql(q)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
-    let bytes = physical_plan_to_bytes_with_extension_codec(plan, &B2ndCodec).unwrap();
     // A fresh session: nothing registered, the scan opens the source from its description.
     let worker = SessionContext::new();
-    let back =
-        physical_plan_from_bytes_with_extension_codec(&bytes, &worker.task_ctx(), &B2ndCodec)
+    let shipped = |q: &'static str| {
+        let ctx = &ctx;
+        let worker = &worker;
+        async move {
+            let plan = ctx
+                .sql(q)
+                .await
+                .unwrap()
+                .create_physical_plan()
+                .await
+                .unwrap();
+            let shown = displayable(plan.as_ref()).indent(true).to_string();
+            assert!(shown.contains("B2ndScan"), "{q}: no scan in\n{shown}");
+            let bytes = physical_plan_to_bytes_with_extension_codec(plan, &B2ndCodec).unwrap();
+            let back = physical_plan_from_bytes_with_extension_codec(
+                &bytes,
+                &worker.task_ctx(),
+                &B2ndCodec,
+            )
             .unwrap();
-    let got = datafusion::physical_plan::collect(back, worker.task_ctx())
-        .await
-        .unwrap();
-    assert_eq!(i64s(&got, 0), i64s(&want, 0));
-    assert_eq!(i64s(&got, 1), i64s(&want, 1));
-    assert_eq!(f64s(&got, 2), f64s(&want, 2));
+            let got = datafusion::physical_plan::collect(back, worker.task_ctx())
+                .await
+                .unwrap();
+            (got, bytes)
+        }
+    };
+    // Every row of every partition: sums over all rows, not only those a filter keeps (a scan
+    // that lost one row per range would still pass a filtered query that happens to drop it).
+    let (got, _) = shipped("SELECT sum(id), sum(x), sum(g) FROM t").await;
+    let want_x: f64 = x.iter().flatten().sum();
+    assert_eq!(i64s(&got, 0), vec![Some(id.iter().sum())]);
+    assert_eq!(f64s(&got, 1), vec![Some(want_x)]);
+    assert_eq!(i64s(&got, 2), vec![Some(g.iter().sum())]);
+    // Grouped and filtered, against the generator's own values.
+    let (got, bytes) =
+        shipped("SELECT g, count(*), sum(x) FROM t WHERE id % 3 = 1 GROUP BY g ORDER BY g").await;
+    let mut want: Vec<(i64, i64, f64)> = (0..7).map(|k| (k, 0, 0.0)).collect();
+    for i in (0..id.len()).filter(|&i| id[i] % 3 == 1) {
+        let w = &mut want[g[i] as usize];
+        w.1 += 1;
+        w.2 += x[i].unwrap_or(0.0);
+    }
+    let groups: Vec<Option<i64>> = want.iter().map(|w| Some(w.0)).collect();
+    let counts: Vec<Option<i64>> = want.iter().map(|w| Some(w.1)).collect();
+    assert_eq!(i64s(&got, 0), groups);
+    assert_eq!(i64s(&got, 1), counts);
+    let sums = f64s(&got, 2);
+    for (s, w) in sums.iter().zip(&want) {
+        assert!(
+            (s.unwrap() - w.2).abs() <= 1e-9 * w.2.abs(),
+            "{s:?} vs {}",
+            w.2
+        );
+    }
     // Garbage is an error, not a panic.
     for cut in [0, 5, 20, bytes.len() / 2] {
         let _ = physical_plan_from_bytes_with_extension_codec(
