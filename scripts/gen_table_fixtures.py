@@ -146,3 +146,76 @@ with zipfile.ZipFile(p("basic.b2z")) as z:
     names = z.namelist()
     assert "_cols/opt.notnull.b2nd" in names and "_cols/txt.utf8.b2nd" in names, names
 print("table fixtures written to", OUT)
+
+# SUMMARY indexes (python-blosc2 builds one per numeric column on close): 3000 rows in blocks
+# of 250 rows (12 segments), deleted rows across segments, NaN (f), values beyond i64 (u), a
+# mask-null column with an all-null block (x), sentinel nulls (s); and a copy whose indexes a
+# later write made stale. `<name>.summary.json`: python's records and descriptor flags.
+
+
+@dataclasses.dataclass
+class Summ:
+    id: int = b2.field(b2.int64(), chunks=(1000,), blocks=(250,))
+    f: float = b2.field(b2.float32(), chunks=(1000,), blocks=(250,))
+    u: int = b2.field(b2.uint64(), chunks=(1000,), blocks=(250,))
+    x: float = b2.field(b2.float64(nullable=True, null_storage="mask"), default=None, chunks=(1000,), blocks=(250,))
+    s: int = b2.field(b2.int16(nullable=True, null_value=-1), default=None, chunks=(1000,), blocks=(250,))
+
+
+def summ_rows(n):
+    for i in range(n):
+        yield (
+            3000 - i if i < 1500 else i,
+            float("nan") if i % 500 == 3 or 1000 <= i < 1250 else i * 0.5,
+            2**63 + i,
+            None if i % 7 == 0 or 500 <= i < 750 else float(i % 100) - 50.0,
+            -1 if i % 11 == 0 else i % 50,
+        )
+
+
+def make_summ(path, stale):
+    t = b2.CTable(Summ, urlpath=path, mode="w", expected_size=3000)
+    t.extend(list(summ_rows(3000)))
+    t.delete(list(range(100, 400)) + list(range(2990, 3000)))
+    t.close()
+    if stale:
+        # A value write to the closed table: python marks every index stale and keeps the
+        # old records (a write before the first close is summarised on close instead).
+        t = b2.open(path, mode="a")
+        t["id"][5] = -7
+        t.close()
+
+
+def describe_summaries(name):
+    t = b2.open(p(name))
+    cat = t._storage.load_index_catalog()
+    out = {"physical_rows": len(t._valid_rows), "n_rows": len(t), "columns": {}}
+    for c in ["id", "f", "u", "x", "s"]:
+        d = cat[c]
+        level = d["levels"]["block"]
+        with b2.TreeStore(p(name), mode="r") as st:
+            recs = st[f"/_indexes/{c}/summary.block"][:]
+        out["columns"][c] = {
+            "stale": bool(d.get("stale", False)),
+            "segment_len": level["segment_len"],
+            "min": [float(v) if recs.dtype["min"].kind == "f" else int(v) for v in recs["min"]],
+            "max": [float(v) if recs.dtype["max"].kind == "f" else int(v) for v in recs["max"]],
+            "flags": [int(v) for v in recs["flags"]],
+        }
+    with open(p(name + ".summary.json"), "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+    return out
+
+
+for name, stale in [("summaries.b2z", False), ("summaries_stale.b2z", True)]:
+    make_summ(p(name), stale)
+    d = describe_summaries(name)
+    # The fixture proves what it is named for: 12 segments per column, fresh or stale indexes,
+    # NaN and all-null segments, values beyond i64, deleted rows.
+    for c, v in d["columns"].items():
+        assert v["stale"] == stale and v["segment_len"] == 250 and len(v["flags"]) == 12, (name, c, v)
+    # python drops the trailing deleted rows (2990 physical rows), keeps the others.
+    assert d["physical_rows"] == 2990 and d["n_rows"] == 2690, d
+    assert d["columns"]["f"]["flags"][4] & 1 and any(x & 2 for x in d["columns"]["f"]["flags"])
+    assert d["columns"]["x"]["flags"][2] & 4, d["columns"]["x"]["flags"]
+    assert d["columns"]["u"]["max"][-1] > 2**63

@@ -32,6 +32,11 @@ use crate::store::Store;
 
 #[cfg(feature = "arrow")]
 mod arrow;
+mod live;
+mod summary;
+
+use live::LiveRows;
+pub use summary::{BlockSummary, Bound, Segment};
 
 /// One column of a table's schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,9 +97,8 @@ pub struct Table {
     root: String,
     schema: String,
     columns: Vec<Column>,
-    /// Physical row `i` is live.
-    valid: Vec<bool>,
-    n_rows: u64,
+    /// Which physical rows are live.
+    valid: LiveRows,
 }
 
 impl std::fmt::Debug for Table {
@@ -102,7 +106,7 @@ impl std::fmt::Debug for Table {
         f.debug_struct("Table")
             .field("store", &self.store.path())
             .field("root", &self.root)
-            .field("n_rows", &self.n_rows)
+            .field("n_rows", &self.valid.live())
             .field("columns", &self.columns.len())
             .finish()
     }
@@ -227,14 +231,12 @@ impl Table {
             )));
         }
         let valid: Vec<bool> = valid_arr.read()?;
-        let n_rows = valid.iter().filter(|&&v| v).count() as u64;
         let t = Table {
             store,
             root,
             schema,
             columns,
-            valid,
-            n_rows,
+            valid: LiveRows::new(valid),
         };
         // Every readable column must exist and cover the physical rows.
         for c in t.columns.iter().filter(|c| c.is_fixed_width()) {
@@ -269,12 +271,12 @@ impl Table {
 
     /// Live rows (deleted rows excluded).
     pub fn n_rows(&self) -> u64 {
-        self.n_rows
+        self.valid.live()
     }
 
     /// Physical rows, deleted ones included.
     pub fn physical_rows(&self) -> u64 {
-        self.valid.len() as u64
+        self.valid.physical()
     }
 
     /// The columns, in schema order.
@@ -332,26 +334,26 @@ impl Table {
 
     /// The physical rows of live rows `rows`.
     fn live_range(&self, rows: std::ops::Range<u64>) -> Vec<usize> {
-        self.live()
-            .skip(rows.start as usize)
-            .take((rows.end - rows.start) as usize)
-            .collect()
+        self.valid.physical_of(rows)
     }
 
     /// The physical rows that are live.
     fn live(&self) -> impl Iterator<Item = usize> + '_ {
-        self.valid
-            .iter()
-            .enumerate()
-            .filter(|(_, &v)| v)
-            .map(|(i, _)| i)
+        self.valid.iter()
+    }
+
+    /// Live rows among physical rows `0 .. physical` (the position, among live rows, of the
+    /// first live row at or after `physical`): maps physical segments, such as those of a
+    /// [`BlockSummary`], to the live rows readers count.
+    pub fn live_rows_before(&self, physical: u64) -> u64 {
+        self.valid.before(physical)
     }
 
     /// A fixed-width column's live rows as raw bytes in C order, with its dtype and the shape
     /// of the result (`(n_rows, *item_shape)`), as python-blosc2's `t[name].to_numpy()`
     /// returns them (null slots hold whatever the column stores there).
     pub fn read_column_bytes(&self, name: &str) -> Result<(Dtype, Vec<u64>, Vec<u8>)> {
-        self.read_rows_bytes(name, 0..self.n_rows)
+        self.read_rows_bytes(name, 0..self.valid.live())
     }
 
     /// Live rows `rows` (counted among live rows, as python-blosc2's `t[name][a:b]`) of a
@@ -362,10 +364,12 @@ impl Table {
         name: &str,
         rows: std::ops::Range<u64>,
     ) -> Result<(Dtype, Vec<u64>, Vec<u8>)> {
-        if rows.start > rows.end || rows.end > self.n_rows {
+        if rows.start > rows.end || rows.end > self.valid.live() {
             return Err(Error::InvalidArgument(format!(
                 "rows {}..{} of a table of {} rows",
-                rows.start, rows.end, self.n_rows
+                rows.start,
+                rows.end,
+                self.valid.live()
             )));
         }
         let a = self.column_array(name)?;
@@ -432,7 +436,7 @@ impl Table {
 
     /// A fixed-width column's live rows as `T` (checked against its dtype).
     pub fn read_column<T: Element + Default>(&self, name: &str) -> Result<Vec<T>> {
-        self.read_rows(name, 0..self.n_rows)
+        self.read_rows(name, 0..self.valid.live())
     }
 
     /// Which live rows of column `name` hold a value (`true`) rather than a null; `None`
@@ -440,7 +444,7 @@ impl Table {
     /// (absent: no nulls), sentinel-stored ones from comparing with `null_value` (`NaN`
     /// matching any NaN).
     pub fn read_validity(&self, name: &str) -> Result<Option<Vec<bool>>> {
-        self.read_validity_rows(name, 0..self.n_rows)
+        self.read_validity_rows(name, 0..self.valid.live())
     }
 
     /// [`Table::read_validity`] for live rows `rows` only (only the chunks of the mask, or
@@ -451,10 +455,12 @@ impl Table {
         rows: std::ops::Range<u64>,
     ) -> Result<Option<Vec<bool>>> {
         let c = self.column(name)?.clone();
-        if rows.start > rows.end || rows.end > self.n_rows {
+        if rows.start > rows.end || rows.end > self.valid.live() {
             return Err(Error::InvalidArgument(format!(
                 "rows {}..{} of a table of {} rows",
-                rows.start, rows.end, self.n_rows
+                rows.start,
+                rows.end,
+                self.valid.live()
             )));
         }
         let n = (rows.end - rows.start) as usize;
@@ -633,7 +639,7 @@ impl Table {
             ));
         }
         let validity = self.read_validity(name)?;
-        let mut out = Vec::with_capacity(self.n_rows as usize);
+        let mut out = Vec::with_capacity(self.valid.live() as usize);
         for (n, i) in self.live().enumerate() {
             if validity.as_ref().is_some_and(|v| !v[n]) {
                 out.push(None);

@@ -287,3 +287,106 @@ fn row_ranges_as_arrow_are_slices_of_the_whole_column() {
         }
     }
 }
+
+/// python-blosc2's SUMMARY indexes read as python holds them (records, flags, geometry); a
+/// stale one is not used; every live value lies within its segment's bounds.
+#[test]
+fn python_summary_indexes_read_as_python_holds_them() {
+    use b2nd::Bound;
+    for (name, stale) in [("summaries.b2z", false), ("summaries_stale.b2z", true)] {
+        let want: J = serde_json::from_str(
+            &std::fs::read_to_string(dir().join(format!("{name}.summary.json"))).unwrap(),
+        )
+        .unwrap();
+        let t = Table::open(dir().join(name)).unwrap();
+        assert_eq!(t.physical_rows(), want["physical_rows"].as_u64().unwrap());
+        for (col, w) in want["columns"].as_object().unwrap() {
+            let got = t.block_summary(col).unwrap();
+            if stale {
+                assert!(w["stale"].as_bool().unwrap());
+                assert_eq!(got, None, "{name} {col}: a stale index is not used");
+                continue;
+            }
+            let s = got.unwrap_or_else(|| panic!("{name} {col}: no summary"));
+            assert_eq!(s.segment_rows, w["segment_len"].as_u64().unwrap());
+            let flags: Vec<u8> = serde_json::from_value(w["flags"].clone()).unwrap();
+            assert_eq!(
+                s.segments.iter().map(|g| g.flags).collect::<Vec<_>>(),
+                flags
+            );
+            for (k, g) in s.segments.iter().enumerate() {
+                for (b, v) in [(g.min, &w["min"][k]), (g.max, &w["max"][k])] {
+                    match b {
+                        Bound::Int(i) => assert_eq!(i.to_string(), v.to_string(), "{col} {k}"),
+                        Bound::Float(f) => assert_eq!(f, v.as_f64().unwrap(), "{col} {k}"),
+                    }
+                }
+            }
+            // Soundness: live values (not null, not NaN) of each segment within its bounds.
+            let ranges: Vec<(u64, u64)> = (0..s.segments.len() as u64)
+                .map(|k| {
+                    let p = k * s.segment_rows;
+                    (
+                        t.live_rows_before(p),
+                        t.live_rows_before(p + s.segment_rows),
+                    )
+                })
+                .collect();
+            assert_eq!(ranges.last().unwrap().1, t.n_rows());
+            let vals: Vec<f64> = match col.as_str() {
+                "u" => t
+                    .read_column::<u64>(col)
+                    .unwrap()
+                    .iter()
+                    .map(|&v| v as f64)
+                    .collect(),
+                "s" => t
+                    .read_column::<i16>(col)
+                    .unwrap()
+                    .iter()
+                    .map(|&v| v.into())
+                    .collect(),
+                "f" => t
+                    .read_column::<f32>(col)
+                    .unwrap()
+                    .iter()
+                    .map(|&v| v.into())
+                    .collect(),
+                "id" => t
+                    .read_column::<i64>(col)
+                    .unwrap()
+                    .iter()
+                    .map(|&v| v as f64)
+                    .collect(),
+                _ => t.read_column::<f64>(col).unwrap(),
+            };
+            let valid = t.read_validity(col).unwrap();
+            let f = |b: Bound| match b {
+                Bound::Int(i) => i as f64,
+                Bound::Float(f) => f,
+            };
+            for (k, &(a, b)) in ranges.iter().enumerate() {
+                let g = s.segments[k];
+                for i in a as usize..b as usize {
+                    let null =
+                        valid.as_ref().is_some_and(|v| !v[i]) || (col == "s" && vals[i] == -1.0);
+                    if null || vals[i].is_nan() {
+                        continue;
+                    }
+                    assert!(!g.all_null(), "{col}: a value in all-null segment {k}");
+                    assert!(
+                        f(g.min) <= vals[i] && vals[i] <= f(g.max),
+                        "{col} row {i} segment {k}"
+                    );
+                }
+            }
+        }
+    }
+    let t = Table::open(dir().join("basic.b2z")).unwrap();
+    assert_eq!(
+        t.block_summary("name").unwrap(),
+        None,
+        "no summary of strings"
+    );
+    assert!(t.block_summary("nope").is_err());
+}

@@ -122,6 +122,23 @@ pub(crate) fn err(reason: impl Into<String>) -> AttrError {
 }
 
 impl Value {
+    /// Python's truth value of the decoded value (`None`, `False`, zero and empty are false).
+    #[must_use]
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::Nil => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::UInt(u) => *u != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::Bytes(b) => !b.is_empty(),
+            Value::Array(a) | Value::Tuple(a) | Value::Set(a) => !a.is_empty(),
+            Value::Map(m) => !m.is_empty(),
+            _ => true,
+        }
+    }
+
     /// The string, if this is a [`Value::Str`].
     #[must_use]
     pub fn as_str(&self) -> Option<&str> {

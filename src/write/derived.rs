@@ -73,7 +73,7 @@ fn mark_stale(catalog: &Value) -> Option<Value> {
         // python: `if not descriptor.get("stale", False): descriptor["stale"] = True`.
         let Value::Map(fields) = d else { continue };
         match fields.iter_mut().find(|(k, _)| k.as_str() == Some("stale")) {
-            Some((_, v)) if truthy(v) => {}
+            Some((_, v)) if v.truthy() => {}
             Some((_, v)) => {
                 *v = Value::Bool(true);
                 changed = true;
@@ -85,22 +85,6 @@ fn mark_stale(catalog: &Value) -> Option<Value> {
         }
     }
     changed.then_some(Value::Map(top))
-}
-
-/// Python's truth value of a decoded msgpack value (for the `stale` flag).
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Nil => false,
-        Value::Bool(b) => *b,
-        Value::Int(i) => *i != 0,
-        Value::UInt(u) => *u != 0,
-        Value::Float(f) => *f != 0.0,
-        Value::Str(s) => !s.is_empty(),
-        Value::Bytes(b) => !b.is_empty(),
-        Value::Array(a) | Value::Tuple(a) | Value::Set(a) => !a.is_empty(),
-        Value::Map(m) => !m.is_empty(),
-        _ => true,
-    }
 }
 
 /// A stored vlmeta value (a Blosc2 chunk) decoded.

@@ -1,0 +1,136 @@
+//! [`LiveRows`]: which physical rows of a table are live (`_valid_rows`), and the one place
+//! that converts between live-row positions (what readers count) and physical rows (where
+//! the values are), in time independent of the table's length.
+
+#![forbid(unsafe_code)]
+
+/// Physical rows per checkpoint of the live-row count.
+const STRIDE: usize = 4096;
+
+/// The live flags of a table's physical rows, with the count of live rows before every
+/// [`STRIDE`]-th physical row.
+#[derive(Debug, Clone)]
+pub(crate) struct LiveRows {
+    valid: Vec<bool>,
+    /// `marks[k]`: live rows among physical rows `0 .. k * STRIDE`.
+    marks: Vec<u64>,
+    live: u64,
+}
+
+impl LiveRows {
+    pub(crate) fn new(valid: Vec<bool>) -> LiveRows {
+        let mut marks = Vec::with_capacity(valid.len() / STRIDE + 1);
+        let mut live = 0u64;
+        for part in valid.chunks(STRIDE) {
+            marks.push(live);
+            live += part.iter().filter(|&&v| v).count() as u64;
+        }
+        LiveRows { valid, marks, live }
+    }
+
+    /// Live rows.
+    pub(crate) fn live(&self) -> u64 {
+        self.live
+    }
+
+    /// Physical rows.
+    pub(crate) fn physical(&self) -> u64 {
+        self.valid.len() as u64
+    }
+
+    /// Live rows among physical rows `0 .. physical` (clamped to the table).
+    pub(crate) fn before(&self, physical: u64) -> u64 {
+        let p = (physical.min(self.physical())) as usize;
+        let k = p / STRIDE;
+        let Some(&mark) = self.marks.get(k) else {
+            return self.live;
+        };
+        mark + self.valid[k * STRIDE..p].iter().filter(|&&v| v).count() as u64
+    }
+
+    /// The physical rows holding live rows `rows` (positions among live rows, in range).
+    pub(crate) fn physical_of(&self, rows: std::ops::Range<u64>) -> Vec<usize> {
+        let want = (rows.end.saturating_sub(rows.start)) as usize;
+        // The last checkpoint at or before the first wanted live row.
+        let k = self
+            .marks
+            .partition_point(|&m| m <= rows.start)
+            .saturating_sub(1);
+        let mut seen = self.marks.get(k).copied().unwrap_or(0);
+        let mut out = Vec::with_capacity(want);
+        for (i, &v) in self.valid.iter().enumerate().skip(k * STRIDE) {
+            if out.len() == want {
+                break;
+            }
+            if v {
+                if seen >= rows.start {
+                    out.push(i);
+                }
+                seen += 1;
+            }
+        }
+        out
+    }
+
+    /// The physical rows that are live, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.valid
+            .iter()
+            .enumerate()
+            .filter(|(_, &v)| v)
+            .map(|(i, _)| i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_agree_with_a_walk_of_the_flags() {
+        // A pseudo-random pattern with long deleted runs across checkpoints.
+        let mut x = 12345u64;
+        let valid: Vec<bool> = (0..3 * STRIDE + 77)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                !(STRIDE..STRIDE + 5000).contains(&i) && (x >> 60) != 0
+            })
+            .collect();
+        let rows = LiveRows::new(valid.clone());
+        let walk: Vec<usize> = (0..valid.len()).filter(|&i| valid[i]).collect();
+        assert_eq!(rows.live(), walk.len() as u64);
+        assert_eq!(rows.iter().collect::<Vec<_>>(), walk);
+        for p in [
+            0,
+            1,
+            STRIDE - 1,
+            STRIDE,
+            STRIDE + 4999,
+            2 * STRIDE + 3,
+            valid.len(),
+            valid.len() + 9,
+        ] {
+            let want = walk.iter().filter(|&&i| i < p).count() as u64;
+            assert_eq!(rows.before(p as u64), want, "before({p})");
+        }
+        let n = walk.len() as u64;
+        for r in [
+            0..0,
+            0..1,
+            0..n,
+            5..6,
+            n - 1..n,
+            1000..3000,
+            4090..4100,
+            n..n,
+        ] {
+            let want = &walk[r.start as usize..r.end as usize];
+            assert_eq!(rows.physical_of(r.clone()), want, "{r:?}");
+        }
+        let none = LiveRows::new(Vec::new());
+        assert_eq!((none.live(), none.before(5)), (0, 0));
+        assert!(none.physical_of(0..0).is_empty());
+    }
+}
