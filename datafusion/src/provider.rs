@@ -11,7 +11,7 @@ use datafusion::datasource::TableType;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::prune::{self, Zones};
+use crate::prune::{self, Cut, Zones};
 use crate::scan::{split_ranges, B2ndScanExec};
 use crate::source::{Kind, Shared, Source};
 
@@ -19,10 +19,12 @@ use crate::source::{Kind, Shared, Source};
 ///
 /// Tables: one column per table column (b2nd's Arrow types), live rows only (deleted rows
 /// never appear), nulls as SQL NULL. Arrays: one row per element, `i0`, `i1`, … and `value`.
-/// Scans read only the projected columns, in partitions of whole storage chunks (one per
-/// target partition of the session), skip the chunks of rows that filters such as
-/// `x > 5 AND id BETWEEN 10 AND 20` on numeric columns cannot match (zone maps computed on
-/// the first such query and kept), and stop at a pushed-down limit.
+/// Scans read only the projected columns, in partitions of about equal rows (one per target
+/// partition of the session), skip the blocks of rows that filters such as
+/// `x > 5 AND id BETWEEN 10 AND 20` on numeric columns cannot match (python-blosc2's own
+/// SUMMARY indexes when fresh, else zone maps computed on the first such query and kept),
+/// and stop at a pushed-down limit. The planner gets the row count and each numeric
+/// column's bounds from the same zones.
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -40,8 +42,10 @@ pub struct B2ndTable {
     source: Source,
     opened: Shared,
     schema: SchemaRef,
-    /// Rows per storage chunk in row order (the unit of partitions, batches and zones).
+    /// Rows per storage chunk in row order (the unit of partitions and batches).
     unit: u64,
+    /// Rows per storage block in row order (the unit of computed zones).
+    block: u64,
     /// Zone maps of the columns filters were pushed on.
     zones: Zones,
 }
@@ -49,17 +53,18 @@ pub struct B2ndTable {
 impl B2ndTable {
     /// The source opened, its schema read.
     pub fn open(source: Source) -> Result<B2ndTable> {
-        let (opened, schema, unit) = crate::source::off_runtime(|| -> Result<_> {
+        let (opened, schema, unit, block) = crate::source::off_runtime(|| -> Result<_> {
             let opened: Shared = Arc::new(source.open()?);
             let schema = opened.schema()?;
-            let unit = opened.rows_per_chunk();
-            Ok((opened, schema, unit))
+            let (unit, block) = (opened.rows_per_chunk(), opened.rows_per_block());
+            Ok((opened, schema, unit, block))
         })?;
         Ok(B2ndTable {
             source,
             opened,
             schema,
             unit,
+            block,
             zones: Zones::default(),
         })
     }
@@ -103,23 +108,35 @@ impl TableProvider for B2ndTable {
         };
         let unit = self.unit;
         let n = self.opened.n_rows();
-        // Zones (chunks of rows) no filter can match are left out.
-        let ranges = crate::source::off_runtime(|| {
-            self.zones.ranges(&self.opened, &self.schema, filters, unit)
+        let cut = Cut {
+            read_rows: unit,
+            zone_rows: self.block,
+        };
+        // Zones (blocks of rows) no filter can match are left out; the planner gets the
+        // columns' bounds.
+        let (ranges, pruned_by, columns) = crate::source::off_runtime(|| -> Result<_> {
+            let (ranges, notes) = self
+                .zones
+                .ranges(&self.opened, &self.schema, filters, cut)?;
+            let columns = self.zones.statistics(&self.opened, &schema)?;
+            Ok((ranges, notes, columns))
         })?;
         let parts = split_ranges(&ranges, unit, state.config().target_partitions());
         // Batches of whole chunks, about the session's batch size or more.
         let want = state.config().batch_size() as u64;
         let batch_rows = want.div_ceil(unit).max(1) * unit;
-        Ok(Arc::new(B2ndScanExec::new(
-            self.source.clone(),
-            schema,
-            parts,
-            n,
-            batch_rows,
-            limit,
-            Some(self.opened.clone()),
-        )))
+        Ok(Arc::new(
+            B2ndScanExec::new(
+                self.source.clone(),
+                schema,
+                parts,
+                n,
+                batch_rows,
+                limit,
+                Some(self.opened.clone()),
+            )
+            .with_planning(columns, pruned_by),
+        ))
     }
 
     fn supports_filters_pushdown(
@@ -143,6 +160,11 @@ impl TableProvider for B2ndTable {
     fn statistics(&self) -> Option<Statistics> {
         let mut s = Statistics::new_unknown(&self.schema);
         s.num_rows = Precision::Exact(self.opened.n_rows() as usize);
+        if let Ok(c) =
+            crate::source::off_runtime(|| self.zones.statistics(&self.opened, &self.schema))
+        {
+            s.column_statistics = c;
+        }
         Some(s)
     }
 }

@@ -1,8 +1,10 @@
-//! Zone maps: per zone of rows (one storage chunk of the scan's row order), the minimum and
-//! maximum of a numeric column, computed by b2nd on the first filtered scan that needs them
-//! and kept by the table; and which zones a conjunction of `column <op> literal` filters can
-//! match. Scans read only those zones; DataFusion still applies the filters exactly (the
-//! pushdown is `Inexact`).
+//! Zone maps: per zone of rows, the minimum and maximum of a numeric column (and whether it
+//! holds NaN). A table column's zones are python-blosc2's own SUMMARY index when the table
+//! has a fresh one (one zone per block of physical rows, mapped to the live rows SQL sees),
+//! else computed by b2nd, one zone per storage block of rows, on the first filtered scan that
+//! needs them; either is kept by the table. A conjunction of `column <op> literal` filters
+//! keeps only the zones it can match; DataFusion still applies the filters exactly (the
+//! pushdown is `Inexact`). The same zones give the planner each column's bounds.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -10,8 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema};
-use datafusion::common::{Result, ScalarValue};
+use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, UInt64Type};
+use datafusion::common::stats::Precision;
+use datafusion::common::{ColumnStatistics, Result, ScalarValue};
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
 
 use crate::source::Opened;
@@ -19,7 +22,8 @@ use crate::source::Opened;
 /// A bound of a zone, or a literal, in the column's number domain.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
 enum Num {
-    Int(i64),
+    /// Every integer type's values exactly (`u64` included).
+    Int(i128),
     Float(f64),
 }
 
@@ -30,11 +34,15 @@ struct Zone {
     nan: bool,
 }
 
-/// The zones of one column.
+/// The zones of one column: zone `k` covers rows `starts[k] .. starts[k + 1]` (the last one
+/// up to `end`).
 #[derive(Debug)]
 pub(crate) struct ZoneMap {
-    unit: u64,
+    starts: Vec<u64>,
+    end: u64,
     zones: Vec<Zone>,
+    /// Where the zones come from (shown in plans).
+    origin: &'static str,
 }
 
 /// Whether the planner may push filters on a column of this type into the scan.
@@ -55,22 +63,98 @@ pub(crate) fn prunable(dt: &DataType) -> bool {
 }
 
 impl ZoneMap {
-    /// The zones of `column` (of type `dt`) in `opened`, `unit` rows each.
-    fn compute(opened: &Opened, column: &str, dt: &DataType, unit: u64) -> Result<ZoneMap> {
+    /// The zones of `column` (of type `dt`) in `opened`, cut at multiples of `zone_rows`,
+    /// read `read_rows` rows at a time.
+    fn compute(
+        opened: &Opened,
+        column: &str,
+        dt: &DataType,
+        read_rows: u64,
+        zone_rows: u64,
+    ) -> Result<ZoneMap> {
         let schema = Arc::new(Schema::new(vec![Field::new(column, dt.clone(), true)]));
         let n = opened.n_rows();
-        let mut zones = Vec::with_capacity(n.div_ceil(unit.max(1)) as usize);
+        let zone_rows = zone_rows.max(1);
+        let mut map = ZoneMap {
+            starts: Vec::with_capacity(n.div_ceil(zone_rows) as usize),
+            end: n,
+            zones: Vec::with_capacity(n.div_ceil(zone_rows) as usize),
+            origin: "computed",
+        };
         let mut at = 0;
         while at < n {
-            let end = (at + unit).min(n);
+            let end = (at + read_rows.max(1)).min(n);
             let b = opened.batch(&schema, at..end)?;
-            zones.push(zone_of(b.column(0).as_ref(), dt)?);
+            let mut z = at;
+            while z < end {
+                let stop = ((z / zone_rows + 1) * zone_rows).min(end);
+                let part = b.column(0).slice((z - at) as usize, (stop - z) as usize);
+                map.starts.push(z);
+                map.zones.push(zone_of(part.as_ref(), dt)?);
+                z = stop;
+            }
             at = end;
         }
-        Ok(ZoneMap { unit, zones })
+        Ok(map)
     }
 
-    /// Which zones may hold rows where `op` holds against `lit` (`column op lit`).
+    /// The zones python-blosc2's SUMMARY index `s` of a column of `t` gives: its segments of
+    /// physical rows as the live rows they hold.
+    fn from_summary(t: &b2nd::Table, s: &b2nd::BlockSummary) -> ZoneMap {
+        let mut map = ZoneMap {
+            starts: Vec::with_capacity(s.segments.len()),
+            end: t.n_rows(),
+            zones: Vec::with_capacity(s.segments.len()),
+            origin: "python-blosc2 summary",
+        };
+        for (k, g) in s.segments.iter().enumerate() {
+            map.starts
+                .push(t.live_rows_before(k as u64 * s.segment_rows));
+            map.zones.push(Zone {
+                // A segment without a number holds zero placeholders as bounds.
+                range: (!g.all_null() && g.flags & b2nd::Segment::ALL_NAN == 0)
+                    .then(|| (num(g.min), num(g.max))),
+                nan: !g.all_null() && g.has_nan(),
+            });
+        }
+        map
+    }
+
+    /// The rows of zones `keep` marks, merged.
+    fn rows(&self, keep: &[bool]) -> Vec<Range<u64>> {
+        let mut out: Vec<Range<u64>> = Vec::new();
+        for (k, _) in keep.iter().enumerate().filter(|(_, &k)| k) {
+            let r = self.starts[k]..self.starts.get(k + 1).copied().unwrap_or(self.end);
+            if r.is_empty() {
+                continue;
+            }
+            match out.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ => out.push(r),
+            }
+        }
+        out
+    }
+
+    /// The smallest and largest number of the column (NaN and NULL aside), if any.
+    fn bounds(&self) -> Option<(Num, Num)> {
+        let lt = |a: Num, b: Num| match (a, b) {
+            (Num::Int(x), Num::Int(y)) => x < y,
+            (a, b) => as_f64(a) < as_f64(b),
+        };
+        self.zones
+            .iter()
+            .filter_map(|z| z.range)
+            .reduce(|(lo, hi), (a, b)| {
+                (
+                    if lt(a, lo) { a } else { lo },
+                    if lt(hi, b) { b } else { hi },
+                )
+            })
+    }
+
+    /// Which zones may hold rows where `op` holds against `lit` (`column op lit`): clears
+    /// `out[k]` for the others.
     fn keep(&self, op: Operator, lit: Num, out: &mut [bool]) {
         for (k, z) in self.zones.iter().enumerate() {
             if !out[k] || z.nan {
@@ -109,6 +193,14 @@ impl ZoneMap {
     }
 }
 
+/// A summary's bound as a zone bound.
+fn num(b: b2nd::Bound) -> Num {
+    match b {
+        b2nd::Bound::Int(i) => Num::Int(i),
+        b2nd::Bound::Float(f) => Num::Float(f),
+    }
+}
+
 fn as_f64(n: Num) -> f64 {
     match n {
         Num::Int(i) => i as f64,
@@ -143,30 +235,8 @@ fn zone_of(a: &dyn Array, dt: &DataType) -> Result<Zone> {
                 });
             }
         }
-        DataType::UInt64 => {
-            // Beyond i64: kept as floats, widened by one unit of their precision.
-            let f = cast(a, &DataType::Float64)?;
-            let f = f.as_primitive::<Float64Type>();
-            for i in (0..f.len()).filter(|&i| f.is_valid(i)) {
-                let v = f.value(i);
-                let (lo, hi) = (
-                    v - v.abs() * f64::EPSILON - 1.0,
-                    v + v.abs() * f64::EPSILON + 1.0,
-                );
-                z.range = Some(match z.range {
-                    None => (Num::Float(lo), Num::Float(hi)),
-                    Some((Num::Float(a), Num::Float(b))) => {
-                        (Num::Float(a.min(lo)), Num::Float(b.max(hi)))
-                    }
-                    Some(r) => r,
-                });
-            }
-        }
         _ => {
-            let v = cast(a, &DataType::Int64)?;
-            let v = v.as_primitive::<Int64Type>();
-            for i in (0..v.len()).filter(|&i| v.is_valid(i)) {
-                let x = v.value(i);
+            let mut ints = |x: i128| {
                 z.range = Some(match z.range {
                     None => (Num::Int(x), Num::Int(x)),
                     Some((Num::Int(lo), Num::Int(hi))) => {
@@ -174,6 +244,18 @@ fn zone_of(a: &dyn Array, dt: &DataType) -> Result<Zone> {
                     }
                     Some(r) => r,
                 });
+            };
+            if *dt == DataType::UInt64 {
+                let v = a.as_primitive::<UInt64Type>();
+                (0..v.len())
+                    .filter(|&i| v.is_valid(i))
+                    .for_each(|i| ints(v.value(i).into()));
+            } else {
+                let v = cast(a, &DataType::Int64)?;
+                let v = v.as_primitive::<Int64Type>();
+                (0..v.len())
+                    .filter(|&i| v.is_valid(i))
+                    .for_each(|i| ints(v.value(i).into()));
             }
         }
     }
@@ -186,20 +268,31 @@ fn literal(s: &ScalarValue) -> Option<Num> {
         ScalarValue::Int8(Some(v)) => Num::Int((*v).into()),
         ScalarValue::Int16(Some(v)) => Num::Int((*v).into()),
         ScalarValue::Int32(Some(v)) => Num::Int((*v).into()),
-        ScalarValue::Int64(Some(v)) => Num::Int(*v),
+        ScalarValue::Int64(Some(v)) => Num::Int((*v).into()),
         ScalarValue::UInt8(Some(v)) => Num::Int((*v).into()),
         ScalarValue::UInt16(Some(v)) => Num::Int((*v).into()),
         ScalarValue::UInt32(Some(v)) => Num::Int((*v).into()),
-        ScalarValue::UInt64(Some(v)) => Num::Int(i64::try_from(*v).ok()?),
+        ScalarValue::UInt64(Some(v)) => Num::Int((*v).into()),
         ScalarValue::Float32(Some(v)) if v.is_finite() => Num::Float((*v).into()),
         ScalarValue::Float64(Some(v)) if v.is_finite() => Num::Float(*v),
         _ => return None,
     })
 }
 
-/// `column op literal` terms of a filter (its AND-ed parts), with the column's name; other
-/// parts are left out (they prune nothing).
-fn terms(e: &Expr, out: &mut Vec<(String, Operator, Num)>) {
+/// One prunable part of a filter: `column op literal`, the column maybe cast first.
+#[derive(Debug)]
+struct Term {
+    column: String,
+    /// The type the column is cast to before the comparison, if it is.
+    cast: Option<DataType>,
+    op: Operator,
+    lit: Num,
+}
+
+/// `column op literal` terms of a filter (its AND-ed parts; `CAST(column AS type)` too, as
+/// DataFusion writes a comparison of a `f4` column with a `f8` literal); other parts are
+/// left out (they prune nothing).
+fn terms(e: &Expr, out: &mut Vec<Term>) {
     let Expr::BinaryExpr(BinaryExpr { left, op, right }) = e else {
         if let Expr::Between(b) = e {
             if !b.negated {
@@ -221,9 +314,17 @@ fn terms(e: &Expr, out: &mut Vec<(String, Operator, Num)>) {
         Operator::GtEq => Operator::LtEq,
         o => o,
     };
-    let (col, op, lit) = match (left.as_ref(), right.as_ref()) {
-        (Expr::Column(c), Expr::Literal(l, _)) => (c, *op, l),
-        (Expr::Literal(l, _), Expr::Column(c)) => (c, flip(*op), l),
+    let (side, op, lit) = match (left.as_ref(), right.as_ref()) {
+        (c, Expr::Literal(l, _)) => (c, *op, l),
+        (Expr::Literal(l, _), c) => (c, flip(*op), l),
+        _ => return,
+    };
+    let (col, cast) = match side {
+        Expr::Column(c) => (c, None),
+        Expr::Cast(c) => match c.expr.as_ref() {
+            Expr::Column(col) => (col, Some(c.field.data_type().clone())),
+            _ => return,
+        },
         _ => return,
     };
     if !matches!(
@@ -233,7 +334,35 @@ fn terms(e: &Expr, out: &mut Vec<(String, Operator, Num)>) {
         return;
     }
     if let Some(v) = literal(lit) {
-        out.push((col.name.clone(), op, v));
+        out.push(Term {
+            column: col.name.clone(),
+            cast,
+            op,
+            lit: v,
+        });
+    }
+}
+
+/// Whether casting `from` to `to` keeps the order of values (never reverses two of them), so
+/// that bounds of the column bound the cast values: to a float, or to an integer type that
+/// holds every value of `from`.
+fn keeps_order(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    let int = |d: &DataType| match d {
+        Int8 => Some((true, 8)),
+        Int16 => Some((true, 16)),
+        Int32 => Some((true, 32)),
+        Int64 => Some((true, 64)),
+        UInt8 => Some((false, 8)),
+        UInt16 => Some((false, 16)),
+        UInt32 => Some((false, 32)),
+        UInt64 => Some((false, 64)),
+        _ => None,
+    };
+    match (int(from), int(to)) {
+        _ if matches!(to, Float32 | Float64) => true,
+        (Some((fs, fb)), Some((ts, tb))) => (fs == ts && tb >= fb) || (!fs && ts && tb > fb),
+        _ => false,
     }
 }
 
@@ -244,59 +373,214 @@ pub(crate) fn usable(e: &Expr) -> bool {
     !t.is_empty()
 }
 
-/// Zone maps of a table's columns, computed once each.
+/// Zone maps of a table's columns, made once each.
 #[derive(Debug, Default)]
 pub(crate) struct Zones(Mutex<HashMap<String, Arc<ZoneMap>>>);
 
+/// How the zones of a source are cut: rows per read and per computed zone.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cut {
+    /// Rows read at a time when computing zones (a storage chunk).
+    pub(crate) read_rows: u64,
+    /// Rows per computed zone (a storage block).
+    pub(crate) zone_rows: u64,
+}
+
 impl Zones {
-    fn get(&self, opened: &Opened, column: &str, dt: &DataType, unit: u64) -> Result<Arc<ZoneMap>> {
-        if let Some(z) = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(column) {
-            return Ok(z.clone());
-        }
-        let z = Arc::new(ZoneMap::compute(opened, column, dt, unit)?);
+    fn cached(&self, column: &str) -> Option<Arc<ZoneMap>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(column)
+            .cloned()
+    }
+
+    fn keep_map(&self, column: &str, z: ZoneMap) -> Arc<ZoneMap> {
+        let z = Arc::new(z);
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(column.to_string(), z.clone());
-        Ok(z)
+        z
     }
 
-    /// The row ranges of `opened` (zones of `unit` rows) that the AND of `filters` may
-    /// match, merged; every row when no filter part can prune.
+    /// python-blosc2's summary of a table column as zones, if it has a usable one.
+    fn summary(&self, opened: &Opened, column: &str) -> Result<Option<Arc<ZoneMap>>> {
+        if let Some(z) = self.cached(column) {
+            return Ok(Some(z));
+        }
+        let Opened::Table(t, _) = opened else {
+            return Ok(None);
+        };
+        if t.column(column).is_err() {
+            return Ok(None);
+        }
+        let s = t
+            .block_summary(column)
+            .map_err(|e| datafusion::common::DataFusionError::External(Box::new(e)))?;
+        Ok(s.map(|s| self.keep_map(column, ZoneMap::from_summary(t, &s))))
+    }
+
+    fn get(&self, opened: &Opened, column: &str, dt: &DataType, cut: Cut) -> Result<Arc<ZoneMap>> {
+        if let Some(z) = self.summary(opened, column)? {
+            return Ok(z);
+        }
+        let z = ZoneMap::compute(opened, column, dt, cut.read_rows, cut.zone_rows)?;
+        Ok(self.keep_map(column, z))
+    }
+
+    /// The row ranges of `opened` that the AND of `filters` may match, merged (every row
+    /// when no filter part can prune), and for each column that pruned, where its zones
+    /// come from.
     pub(crate) fn ranges(
         &self,
         opened: &Opened,
         schema: &Schema,
         filters: &[Expr],
-        unit: u64,
-    ) -> Result<Vec<Range<u64>>> {
+        cut: Cut,
+    ) -> Result<(Vec<Range<u64>>, Vec<String>)> {
         let n = opened.n_rows();
-        let nzones = n.div_ceil(unit.max(1)) as usize;
-        let mut keep = vec![true; nzones];
+        let mut kept: Vec<Range<u64>> = std::iter::once(0..n).collect();
         let mut all = Vec::new();
         for f in filters {
             terms(f, &mut all);
         }
-        for (col, op, v) in all {
+        let mut notes: Vec<String> = Vec::new();
+        for Term {
+            column: col,
+            cast,
+            op,
+            lit: v,
+        } in all
+        {
             let Ok(field) = schema.field_with_name(&col) else {
                 continue;
             };
-            if !prunable(field.data_type()) {
+            if !prunable(field.data_type())
+                || cast.is_some_and(|to| !keeps_order(field.data_type(), &to))
+            {
                 continue;
             }
-            let z = self.get(opened, &col, field.data_type(), unit)?;
-            if z.unit == unit && z.zones.len() == nzones {
-                z.keep(op, v, &mut keep);
+            let z = self.get(opened, &col, field.data_type(), cut)?;
+            if z.end != n {
+                continue;
+            }
+            let mut keep = vec![true; z.zones.len()];
+            z.keep(op, v, &mut keep);
+            kept = intersect(&kept, &z.rows(&keep));
+            let note = format!("{col}: {}", z.origin);
+            if !notes.contains(&note) {
+                notes.push(note);
             }
         }
-        let mut out: Vec<Range<u64>> = Vec::new();
-        for (k, _) in keep.iter().enumerate().filter(|(_, &k)| k) {
-            let r = k as u64 * unit..((k as u64 + 1) * unit).min(n);
-            match out.last_mut() {
-                Some(last) if last.end == r.start => last.end = r.end,
-                _ => out.push(r),
-            }
+        Ok((kept, notes))
+    }
+
+    /// What the planner may know of each column of `schema`: bounds (inexact: a summary may
+    /// cover deleted rows) from the zones known without reading values (python-blosc2's
+    /// summaries, zones already computed), no NULL in a column that cannot hold one (a
+    /// table column not nullable, an array's index and value columns).
+    pub(crate) fn statistics(
+        &self,
+        opened: &Opened,
+        schema: &Schema,
+    ) -> Result<Vec<ColumnStatistics>> {
+        schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let mut c = ColumnStatistics::new_unknown();
+                let never_null = match opened {
+                    Opened::Table(t, _) => t.column(f.name()).is_ok_and(|c| !c.nullable()),
+                    Opened::Array(_) => true,
+                } || !f.is_nullable();
+                if never_null {
+                    c.null_count = Precision::Exact(0);
+                }
+                if prunable(f.data_type()) {
+                    let z = match self.cached(f.name()) {
+                        Some(z) => Some(z),
+                        None => self.summary(opened, f.name())?,
+                    };
+                    // NaN sorts above every number in DataFusion's comparisons: a column
+                    // holding NaN has no upper bound to give (nor a lower one, kept simple).
+                    let nan = z.as_deref().is_some_and(|z| z.zones.iter().any(|z| z.nan));
+                    if let Some((lo, hi)) = z.as_deref().filter(|_| !nan).and_then(ZoneMap::bounds)
+                    {
+                        c.min_value = scalar(lo, f.data_type());
+                        c.max_value = scalar(hi, f.data_type());
+                    }
+                }
+                Ok(c)
+            })
+            .collect()
+    }
+}
+
+/// A bound as an inexact statistic of a column of type `dt`.
+fn scalar(n: Num, dt: &DataType) -> Precision<ScalarValue> {
+    let s = match n {
+        Num::Int(i) => match i64::try_from(i) {
+            Ok(i) => ScalarValue::Int64(Some(i)),
+            Err(_) => match u64::try_from(i) {
+                Ok(u) => ScalarValue::UInt64(Some(u)),
+                Err(_) => return Precision::Absent,
+            },
+        },
+        Num::Float(f) => ScalarValue::Float64(Some(f)),
+    };
+    s.cast_to(dt).map_or(Precision::Absent, Precision::Inexact)
+}
+
+/// The rows in both `a` and `b` (each sorted and disjoint).
+fn intersect(a: &[Range<u64>], b: &[Range<u64>]) -> Vec<Range<u64>> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() && j < b.len() {
+        let r = a[i].start.max(b[j].start)..a[i].end.min(b[j].end);
+        if !r.is_empty() {
+            out.push(r);
         }
-        Ok(out)
+        if a[i].end < b[j].end {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{intersect, keeps_order};
+    use datafusion::arrow::datatypes::DataType::*;
+
+    #[test]
+    fn casts_that_keep_the_order_of_values() {
+        for (from, to, keeps) in [
+            (Float32, Float64, true),
+            (Int64, Float64, true),
+            (UInt64, Float32, true),
+            (Int32, Int64, true),
+            (UInt32, Int64, true),
+            (UInt8, UInt16, true),
+            (Int64, Int32, false),
+            (Int32, UInt64, false),
+            (UInt64, Int64, false),
+            (Float64, Int64, false),
+        ] {
+            assert_eq!(keeps_order(&from, &to), keeps, "{from} -> {to}");
+        }
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)]
+    fn intersections_of_row_ranges() {
+        assert_eq!(intersect(&[0..10], &[2..4, 6..12]), vec![2..4, 6..10]);
+        assert_eq!(
+            intersect(&[0..3, 5..9], &[2..6, 8..20]),
+            vec![2..3, 5..6, 8..9]
+        );
+        assert_eq!(intersect(&[0..3], &[3..6]), vec![]);
+        assert_eq!(intersect(&[], &[0..6]), vec![]);
     }
 }

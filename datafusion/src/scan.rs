@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{DataFusionError, Result, Statistics};
+use datafusion::common::{ColumnStatistics, DataFusionError, Result, Statistics};
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -39,6 +39,10 @@ pub struct B2ndScanExec {
     /// The source, opened on first use and shared by the partitions.
     opened: Mutex<Option<Shared>>,
     props: Arc<PlanProperties>,
+    /// What the planner knows of each column (bounds, NULLs), unknown when not given.
+    columns: Vec<ColumnStatistics>,
+    /// The columns whose zones pruned rows, and where those zones came from.
+    pruned_by: Vec<String>,
 }
 
 impl fmt::Debug for B2ndScanExec {
@@ -80,7 +84,23 @@ impl B2ndScanExec {
             limit,
             opened: Mutex::new(opened),
             props: Arc::new(props),
+            columns: Vec::new(),
+            pruned_by: Vec::new(),
         }
+    }
+
+    /// The scan with what planning learnt: each column's statistics (in `schema`'s order)
+    /// and the columns whose zones pruned rows (shown in plans).
+    pub(crate) fn with_planning(
+        mut self,
+        columns: Vec<ColumnStatistics>,
+        pruned_by: Vec<String>,
+    ) -> B2ndScanExec {
+        if columns.len() == self.schema.fields().len() {
+            self.columns = columns;
+        }
+        self.pruned_by = pruned_by;
+        self
     }
 
     /// The source this scan reads.
@@ -174,7 +194,11 @@ impl DisplayAs for B2ndScanExec {
         )?;
         let (read, total) = self.rows();
         if read < total {
-            write!(f, ", rows={read} of {total} (pruned)")?;
+            write!(f, ", rows={read} of {total} (pruned")?;
+            if !self.pruned_by.is_empty() {
+                write!(f, " by {}", self.pruned_by.join(", "))?;
+            }
+            write!(f, ")")?;
         }
         if let Some(l) = self.limit {
             write!(f, ", limit={l}")?;
@@ -281,6 +305,9 @@ impl ExecutionPlan for B2ndScanExec {
             None => rows,
         };
         let mut s = Statistics::new_unknown(&self.schema);
+        if !self.columns.is_empty() {
+            s.column_statistics = self.columns.clone();
+        }
         s.num_rows = if self.limit.is_some() {
             Precision::Inexact(rows as usize)
         } else {

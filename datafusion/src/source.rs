@@ -167,6 +167,20 @@ impl Opened {
         }
     }
 
+    /// The rows one storage block holds along the row order (computed zones are cut at
+    /// multiples of it: python-blosc2's summaries are per block of a table column too);
+    /// arrays: [`Opened::rows_per_chunk`].
+    pub(crate) fn rows_per_block(&self) -> u64 {
+        match self {
+            Opened::Table(t, _) => t
+                .columns()
+                .iter()
+                .find_map(|c| t.column_array(c.name()).ok())
+                .map_or_else(|| self.rows_per_chunk(), |a| a.blocks()[0].max(1)),
+            Opened::Array(_) => self.rows_per_chunk(),
+        }
+    }
+
     /// The full SQL schema.
     pub(crate) fn schema(&self) -> Result<SchemaRef> {
         match self {

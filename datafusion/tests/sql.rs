@@ -8,6 +8,8 @@ use b2nd_datafusion::{B2ndCodec, B2ndTable};
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{Float64Type, Int64Type, UInt64Type};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::stats::Precision;
+use datafusion::common::ScalarValue;
 use datafusion::physical_plan::displayable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_proto::bytes::{
@@ -129,11 +131,8 @@ async fn queries_over_a_table_of_many_chunks_in_partitions() {
     let dir = tempfile::tempdir().unwrap();
     let (p, id, x, g) = big_table(dir.path());
     let spec = p.to_str().unwrap();
-    let chunk_rows = b2nd::Table::open(&p)
-        .unwrap()
-        .column_array("id")
-        .unwrap()
-        .chunks()[0];
+    let id_array = b2nd::Table::open(&p).unwrap().column_array("id").unwrap();
+    let (chunk_rows, block_rows) = (id_array.chunks()[0], id_array.blocks()[0]);
     let nchunks = (id.len() as u64).div_ceil(chunk_rows) as usize;
     assert!(nchunks >= 2, "{nchunks} chunks");
     let mut answers = Vec::new();
@@ -183,7 +182,8 @@ async fn queries_over_a_table_of_many_chunks_in_partitions() {
         let want = parts.min(nchunks);
         assert!(plan.contains(&format!("partitions={want}")), "{plan}");
         answers.push(rows(&ctx, "SELECT sum(id), sum(x) FROM t").await);
-        // Pruning: a range of ids lies in one chunk of rows; only that chunk is read.
+        // Pruning: a range of ids lies in one block of rows; only that block is read, found
+        // by the SUMMARY index b2nd's TableBuilder writes as python-blosc2 does.
         let b = rows(
             &ctx,
             "EXPLAIN SELECT id FROM t WHERE id BETWEEN 1123456 AND 1123460",
@@ -193,13 +193,16 @@ async fn queries_over_a_table_of_many_chunks_in_partitions() {
             "{}",
             datafusion::arrow::util::pretty::pretty_format_batches(&b).unwrap()
         );
-        let read = chunk_rows.min(id.len() as u64 - 1123456 / chunk_rows * chunk_rows);
+        let read = block_rows.min(id.len() as u64 - 1123456 / block_rows * block_rows);
         assert!(
-            plan.contains(&format!("rows={read} of {} (pruned)", id.len())),
+            plan.contains(&format!(
+                "rows={read} of {} (pruned by id: python-blosc2 summary)",
+                id.len()
+            )),
             "{plan}"
         );
         eprintln!(
-            "pruned: rows={read} of {}, chunks of {chunk_rows} rows",
+            "pruned: rows={read} of {}, chunks of {chunk_rows} rows, blocks of {block_rows}",
             id.len()
         );
         // Pruned or not, the same answers: each filter against one the zones cannot use.
@@ -234,6 +237,103 @@ async fn queries_over_a_table_of_many_chunks_in_partitions() {
     }
     for a in &answers[1..] {
         assert_eq!(i64s(a, 0), i64s(&answers[0], 0));
+    }
+}
+
+/// python-blosc2's tables with fresh SUMMARY indexes are pruned by them, those whose indexes
+/// a write made stale by zones b2nd computes; both give the answers of unprunable filters,
+/// and the planner gets the columns' bounds.
+#[tokio::test]
+async fn python_summaries_prune_and_stale_ones_are_not_trusted() {
+    for (name, origin) in [
+        ("summaries.b2z", "python-blosc2 summary"),
+        ("summaries_stale.b2z", "computed"),
+    ] {
+        let p = fixtures().join(name);
+        let t = B2ndTable::table(p.to_str().unwrap()).unwrap();
+        // Bounds for the planner: from python's summary (deleted rows included: inexact).
+        let stats = datafusion::catalog::TableProvider::statistics(&t).unwrap();
+        let id_stats = &stats.column_statistics[0];
+        if origin == "computed" {
+            assert_eq!(
+                id_stats.min_value,
+                Precision::Absent,
+                "nothing computed yet"
+            );
+        } else {
+            assert_eq!(
+                id_stats.min_value,
+                Precision::Inexact(ScalarValue::Int64(Some(1500)))
+            );
+            assert_eq!(
+                id_stats.max_value,
+                Precision::Inexact(ScalarValue::Int64(Some(3000)))
+            );
+            assert_eq!(id_stats.null_count, Precision::Exact(0));
+        }
+        let ctx = ctx(2);
+        ctx.register_table("t", Arc::new(t)).unwrap();
+        let b = rows(&ctx, "EXPLAIN SELECT id FROM t WHERE id < 1600").await;
+        let plan = format!(
+            "{}",
+            datafusion::arrow::util::pretty::pretty_format_batches(&b).unwrap()
+        );
+        assert!(
+            plan.contains(&format!("(pruned by id: {origin})")),
+            "{plan}"
+        );
+        // Every numeric kind prunes: the literal is compared in the column's own type.
+        for (c, v) in [
+            ("id", "2900"),
+            ("f", "700.5"),
+            ("u", "9223372036854778000"),
+            ("x", "48.5"),
+            ("s", "60"),
+            ("f", "2000.5"),
+        ] {
+            let q = format!("SELECT count(*) FROM t WHERE {c} > {v}");
+            let b = rows(&ctx, &format!("EXPLAIN {q}")).await;
+            let plan = format!(
+                "{}",
+                datafusion::arrow::util::pretty::pretty_format_batches(&b).unwrap()
+            );
+            // Pruned by zones, or (python's bounds: every `s` is below 60) no scan at all.
+            // (Computed zones are blocks of live rows: none of them holds only NULLs of `x`.)
+            let by_bounds = origin != "computed" && c == "s" && !plan.contains("B2ndScanExec");
+            let unprunable = origin == "computed" && matches!(c, "x" | "s");
+            assert!(
+                by_bounds || unprunable || plan.contains(&format!("pruned by {c}: {origin}")),
+                "{plan}"
+            );
+            let plain = format!("SELECT count(*) FROM t WHERE {c} + 0 > {v}");
+            let (a, b) = (rows(&ctx, &q).await, rows(&ctx, &plain).await);
+            assert_eq!(i64s(&a, 0), i64s(&b, 0), "{name}: {q}");
+        }
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for _ in 0..40 {
+            let (c, v) = match next(5) {
+                0 => ("id", format!("{}", next(3200))),
+                1 => ("f", format!("{}.5", next(1600))),
+                2 => (
+                    "u",
+                    format!("{}", 9_223_372_036_854_775_808u64 + next(3200)),
+                ),
+                3 => ("x", format!("{}.0", next(120) as i64 - 60)),
+                _ => ("s", format!("{}", next(60) as i64 - 5)),
+            };
+            let op = ["=", "<", "<=", ">", ">="][next(5) as usize];
+            let pruned = format!("SELECT count(*), sum(id) FROM t WHERE {c} {op} {v}");
+            let plain = format!("SELECT count(*), sum(id) FROM t WHERE {c} + 0 {op} {v}");
+            let (a, b) = (rows(&ctx, &pruned).await, rows(&ctx, &plain).await);
+            assert_eq!(i64s(&a, 0), i64s(&b, 0), "{name}: {pruned}");
+            assert_eq!(i64s(&a, 1), i64s(&b, 1), "{name}: {pruned}");
+        }
     }
 }
 
