@@ -2,8 +2,9 @@
 //! [DataFusion](https://datafusion.apache.org), read by [b2nd](https://docs.rs/b2nd).
 //!
 //! - [`B2ndTable`]: a table or an array as a DataFusion `TableProvider` (projection, limit
-//!   and numeric comparisons pushed down, the last pruning chunks by zone maps; partitions of
-//!   whole storage chunks; row counts for the planner).
+//!   and numeric comparisons pushed down, the last skipping blocks of rows by python-blosc2's
+//!   SUMMARY indexes or zone maps b2nd computes; partitions of about equal rows; row counts,
+//!   column bounds and no-NULL facts for the planner).
 //! - [`B2ndScanExec`]: its scan, whose partitions are plain row ranges of a [`Source`].
 //! - [`B2ndCodec`]: the datafusion-proto extension codec that ships scans to other processes.
 //!

@@ -48,6 +48,16 @@ fn f64s(b: &[RecordBatch], col: usize) -> Vec<Option<f64>> {
 
 /// A table b2nd writes: 1 200 000 rows in several chunks, every 5th `x` null (in a mask),
 /// `g` a group number.
+/// A seeded xorshift generator: `next(m)` is below `m`.
+fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |m| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % m
+    }
+}
+
 fn big_table(dir: &Path) -> (PathBuf, Vec<i64>, Vec<Option<f64>>, Vec<i64>) {
     let n = 1_200_000usize;
     let id: Vec<i64> = (0..n as i64).collect();
@@ -206,13 +216,7 @@ async fn queries_over_a_table_of_many_chunks_in_partitions() {
             id.len()
         );
         // Pruned or not, the same answers: each filter against one the zones cannot use.
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..if parts == 2 { 20 } else { 0 } {
             let (c, v) = match next(3) {
                 0 => ("id", format!("{}", next(1_300_000))),
@@ -309,13 +313,7 @@ async fn python_summaries_prune_and_stale_ones_are_not_trusted() {
             let (a, b) = (rows(&ctx, &q).await, rows(&ctx, &plain).await);
             assert_eq!(i64s(&a, 0), i64s(&b, 0), "{name}: {q}");
         }
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..40 {
             let (c, v) = match next(5) {
                 0 => ("id", format!("{}", next(3200))),
