@@ -378,6 +378,17 @@ impl Table {
             .ok()
             .and_then(|r| r.checked_mul(a.itemsize()))
             .ok_or_else(|| self.bad(name, "rows too large".into()))?;
+        let mut shape = vec![rows.end - rows.start];
+        shape.extend_from_slice(&a.shape()[1..]);
+        if let Some(span) = self.valid.consecutive(rows.clone()) {
+            // No deleted row among them: one slice read is the answer.
+            let out = if span.is_empty() {
+                Vec::new()
+            } else {
+                a.read_slice_bytes(&rows_slice(&span))?
+            };
+            return Ok((self.dtype_of(name, &a)?, shape, out));
+        }
         let picked = self.live_range(rows);
         let mut out = Vec::with_capacity(picked.len() * row_bytes);
         if let (Some(&first), Some(&last)) = (picked.first(), picked.last()) {
@@ -392,8 +403,6 @@ impl Table {
                 out.extend_from_slice(&span[at..at + row_bytes]);
             }
         }
-        let mut shape = vec![picked.len() as u64];
-        shape.extend_from_slice(&a.shape()[1..]);
         Ok((self.dtype_of(name, &a)?, shape, out))
     }
 
@@ -403,6 +412,24 @@ impl Table {
         name: &str,
         rows: std::ops::Range<u64>,
     ) -> Result<Vec<T>> {
+        if rows.start <= rows.end && rows.end <= self.n_rows() {
+            if let Some(span) = self.valid.consecutive(rows.clone()) {
+                // No deleted row among them: read straight into the result.
+                let a = self.column_array(name)?;
+                let dtype = self.dtype_of(name, &a)?;
+                element::check::<T>(&dtype)?;
+                let row_items: u64 = a.shape()[1..].iter().product();
+                let n = usize::try_from(span.len() as u64 * row_items)
+                    .map_err(|_| self.bad(name, "rows too large".into()))?;
+                let mut out = vec![T::default(); n];
+                if n > 0 {
+                    T::fill_from_bytes(&mut out, &dtype, &mut |buf| {
+                        a.read_slice_bytes_into(&rows_slice(&span), buf)
+                    })?;
+                }
+                return Ok(out);
+            }
+        }
         let (dtype, shape, bytes) = self.read_rows_bytes(name, rows)?;
         element::check::<T>(&dtype)?;
         let n = shape.iter().product::<u64>() as usize;
@@ -479,6 +506,13 @@ impl Table {
                         m.shape()
                     ),
                 ));
+            }
+            if let Some(span) = self.valid.consecutive(rows.clone()) {
+                if span.is_empty() {
+                    return Ok(Some(Vec::new()));
+                }
+                let bytes = m.read_slice_bytes(&rows_slice(&span))?;
+                return Ok(Some(bytes.iter().map(|&b| b != 0).collect()));
             }
             let picked = self.live_range(rows.clone());
             let (Some(&first), Some(&last)) = (picked.first(), picked.last()) else {
@@ -795,4 +829,13 @@ mod tests {
         assert_eq!(column_path("50%/x"), "50%25%2Fx");
         assert_eq!(column_path("back\\\\slash"), "back%5Cslash");
     }
+}
+
+/// Physical rows `span` of a column as the slice that reads them.
+fn rows_slice(span: &std::ops::Range<usize>) -> [crate::model::selection::SliceItem; 1] {
+    [crate::model::selection::SliceItem::Range {
+        start: Some(span.start as i64),
+        stop: Some(span.end as i64),
+        step: 1,
+    }]
 }

@@ -121,7 +121,7 @@ impl TableProvider for B2ndTable {
             let columns = self.zones.statistics(&self.opened, &schema)?;
             Ok((ranges, notes, columns))
         })?;
-        let parts = split_ranges(&ranges, unit, state.config().target_partitions());
+        let parts = split_ranges(&ranges, self.block, state.config().target_partitions());
         // Batches of whole chunks, about the session's batch size or more.
         let want = state.config().batch_size() as u64;
         let batch_rows = want.div_ceil(unit).max(1) * unit;

@@ -27,6 +27,7 @@ use arrow_array::{
     Array as _, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, PrimitiveArray,
     RecordBatch, StringArray,
 };
+use arrow_buffer::NullBuffer;
 use arrow_schema::{Field, Schema};
 
 use super::Table;
@@ -104,38 +105,37 @@ impl Table {
         }
         let valid = self.read_validity_rows(name, rows.clone())?;
         let ok = |i: usize| valid.as_ref().is_none_or(|v| v[i]);
+        // Values straight into Arrow's buffer, nulls as a bitmap: no per-row work.
         fn prim<T, E>(
             t: &Table,
             name: &str,
             rows: std::ops::Range<u64>,
-            ok: &dyn Fn(usize) -> bool,
+            valid: Option<&[bool]>,
         ) -> Result<ArrayRef>
         where
             T: ArrowPrimitiveType<Native = E>,
-            E: Element + Default,
+            E: Element + Default + arrow_buffer::ArrowNativeType,
         {
             let v: Vec<E> = t.read_rows(name, rows)?;
-            let a: PrimitiveArray<T> = v
-                .into_iter()
-                .enumerate()
-                .map(|(i, x)| ok(i).then_some(x))
-                .collect();
-            Ok(Arc::new(a))
+            let nulls = valid
+                .filter(|v| v.contains(&false))
+                .map(|v| NullBuffer::from(v.to_vec()));
+            Ok(Arc::new(PrimitiveArray::<T>::new(v.into(), nulls)))
         }
         let r = rows.clone();
         let unsupported =
             |what: &str| self.bad(name, format!("a {what} column has no Arrow form here"));
         Ok(match c.kind() {
-            "int8" => prim::<Int8Type, i8>(self, name, r, &ok)?,
-            "int16" => prim::<Int16Type, i16>(self, name, r, &ok)?,
-            "int32" => prim::<Int32Type, i32>(self, name, r, &ok)?,
-            "int64" => prim::<Int64Type, i64>(self, name, r, &ok)?,
-            "uint8" => prim::<UInt8Type, u8>(self, name, r, &ok)?,
-            "uint16" => prim::<UInt16Type, u16>(self, name, r, &ok)?,
-            "uint32" => prim::<UInt32Type, u32>(self, name, r, &ok)?,
-            "uint64" => prim::<UInt64Type, u64>(self, name, r, &ok)?,
-            "float32" => prim::<Float32Type, f32>(self, name, r, &ok)?,
-            "float64" => prim::<Float64Type, f64>(self, name, r, &ok)?,
+            "int8" => prim::<Int8Type, i8>(self, name, r, valid.as_deref())?,
+            "int16" => prim::<Int16Type, i16>(self, name, r, valid.as_deref())?,
+            "int32" => prim::<Int32Type, i32>(self, name, r, valid.as_deref())?,
+            "int64" => prim::<Int64Type, i64>(self, name, r, valid.as_deref())?,
+            "uint8" => prim::<UInt8Type, u8>(self, name, r, valid.as_deref())?,
+            "uint16" => prim::<UInt16Type, u16>(self, name, r, valid.as_deref())?,
+            "uint32" => prim::<UInt32Type, u32>(self, name, r, valid.as_deref())?,
+            "uint64" => prim::<UInt64Type, u64>(self, name, r, valid.as_deref())?,
+            "float32" => prim::<Float32Type, f32>(self, name, r, valid.as_deref())?,
+            "float64" => prim::<Float64Type, f64>(self, name, r, valid.as_deref())?,
             "bool" => {
                 let v: Vec<bool> = self.read_rows(name, r)?;
                 let a: BooleanArray = v

@@ -72,6 +72,17 @@ impl LiveRows {
         out
     }
 
+    /// The physical rows of live rows `rows` when they are consecutive (no deleted row
+    /// between them: one read gives them in order), else `None`.
+    pub(crate) fn consecutive(&self, rows: std::ops::Range<u64>) -> Option<std::ops::Range<usize>> {
+        if rows.is_empty() {
+            return Some(0..0);
+        }
+        let first = *self.physical_of(rows.start..rows.start + 1).first()?;
+        let last = *self.physical_of(rows.end - 1..rows.end).first()?;
+        ((last - first + 1) as u64 == rows.end - rows.start).then_some(first..last + 1)
+    }
+
     /// The physical rows that are live, in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.valid
@@ -129,6 +140,21 @@ mod tests {
             let want = &walk[r.start as usize..r.end as usize];
             assert_eq!(rows.physical_of(r.clone()), want, "{r:?}");
         }
+        assert_eq!(
+            rows.consecutive(0..10),
+            Some(0..10).filter(|_| walk[9] == 9)
+        );
+        let all = LiveRows::new(vec![true; 3 * STRIDE]);
+        assert_eq!(all.consecutive(5..9000), Some(5..9000));
+        assert_eq!(
+            rows.consecutive(n - 1..n),
+            Some(walk[n as usize - 1]..walk[n as usize - 1] + 1)
+        );
+        let holes = LiveRows::new(vec![true, false, true, true]);
+        assert_eq!(
+            (holes.consecutive(0..2), holes.consecutive(1..3)),
+            (None, Some(2..4))
+        );
         let none = LiveRows::new(Vec::new());
         assert_eq!((none.live(), none.before(5)), (0, 0));
         assert!(none.physical_of(0..0).is_empty());

@@ -1,0 +1,84 @@
+//! One SQL query timed over a b2nd table or a Parquet file, local or by URL, in this process:
+//! each run opens the source in a fresh session (nothing cached between runs), runs the query
+//! to the end and keeps the best wall time. Prints one JSON line: the times, the first row of
+//! the answer (to check that every source gives the same answer) and the plan's scan line.
+//!
+//! usage: b2nd-bench-sql (b2nd|parquet) PATH_OR_URL QUERY [RUNS] [PARTITIONS]
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use datafusion::arrow::util::display::array_value_to_string;
+use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 4 {
+        eprintln!("usage: b2nd-bench-sql (b2nd|parquet) PATH_OR_URL QUERY [RUNS] [PARTITIONS]");
+        std::process::exit(2);
+    }
+    let (kind, loc, query) = (&args[1], &args[2], &args[3]);
+    let runs: usize = args.get(4).map_or(Ok(3), |s| s.parse())?;
+    let parts: usize = args.get(5).map_or(Ok(2), |s| s.parse())?;
+    let mut best = f64::INFINITY;
+    let mut times = Vec::new();
+    let mut first_row = Vec::new();
+    let mut scan = String::new();
+    for _ in 0..runs {
+        let t0 = Instant::now();
+        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(parts));
+        match kind.as_str() {
+            "b2nd" => {
+                let loc = loc.clone();
+                let t = tokio::task::spawn_blocking(move || b2nd_datafusion::B2ndTable::table(&loc))
+                    .await??;
+                ctx.register_table("t", Arc::new(t))?;
+            }
+            "parquet" => {
+                if let Some(rest) = loc.strip_prefix("http://") {
+                    let host = rest.split('/').next().unwrap_or_default();
+                    let base = url::Url::parse(&format!("http://{host}"))?;
+                    let store = object_store::http::HttpBuilder::new()
+                        .with_url(base.as_str())
+                        .with_client_options(object_store::ClientOptions::new().with_allow_http(true))
+                        .build()?;
+                    ctx.register_object_store(&base, Arc::new(store));
+                }
+                ctx.register_parquet("t", loc, ParquetReadOptions::default()).await?;
+            }
+            other => return Err(format!("unknown source kind {other}").into()),
+        }
+        let df = ctx.sql(query).await?;
+        let plan = df.clone().create_physical_plan().await?;
+        let batches = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx()).await?;
+        let dt = t0.elapsed().as_secs_f64();
+        times.push(dt);
+        best = best.min(dt);
+        first_row = match batches.iter().find(|b| b.num_rows() > 0) {
+            Some(b) => (0..b.num_columns())
+                .map(|c| array_value_to_string(b.column(c), 0).unwrap_or_default())
+                .collect(),
+            None => Vec::new(),
+        };
+        let shown = datafusion::physical_plan::displayable(plan.as_ref())
+            .indent(false)
+            .to_string();
+        scan = shown
+            .lines()
+            .find(|l| l.contains("B2ndScanExec") || l.contains("DataSourceExec"))
+            .unwrap_or_default()
+            .trim()
+            .chars()
+            .take(300)
+            .collect();
+    }
+    let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+    println!(
+        "{{\"best\": {best:.6}, \"times\": [{}], \"row\": [{}], \"scan\": {}}}",
+        times.iter().map(|t| format!("{t:.6}")).collect::<Vec<_>>().join(", "),
+        first_row.iter().map(|s| q(s)).collect::<Vec<_>>().join(", "),
+        q(&scan)
+    );
+    Ok(())
+}
