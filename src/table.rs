@@ -817,6 +817,15 @@ fn sentinel_validity(
         .ok_or_else(|| format!("sentinel {sentinel:?} on a {s} column"))
 }
 
+/// Physical rows `span` of a column as the slice that reads them.
+fn rows_slice(span: &std::ops::Range<usize>) -> [crate::model::selection::SliceItem; 1] {
+    [crate::model::selection::SliceItem::Range {
+        start: Some(span.start as i64),
+        stop: Some(span.end as i64),
+        step: 1,
+    }]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -829,13 +838,4 @@ mod tests {
         assert_eq!(column_path("50%/x"), "50%25%2Fx");
         assert_eq!(column_path("back\\\\slash"), "back%5Cslash");
     }
-}
-
-/// Physical rows `span` of a column as the slice that reads them.
-fn rows_slice(span: &std::ops::Range<usize>) -> [crate::model::selection::SliceItem; 1] {
-    [crate::model::selection::SliceItem::Range {
-        start: Some(span.start as i64),
-        stop: Some(span.end as i64),
-        step: 1,
-    }]
 }

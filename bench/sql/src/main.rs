@@ -27,12 +27,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut scan = String::new();
     for _ in 0..runs {
         let t0 = Instant::now();
-        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(parts));
+        let ctx =
+            SessionContext::new_with_config(SessionConfig::new().with_target_partitions(parts));
         match kind.as_str() {
             "b2nd" => {
                 let loc = loc.clone();
-                let t = tokio::task::spawn_blocking(move || b2nd_datafusion::B2ndTable::table(&loc))
-                    .await??;
+                let t =
+                    tokio::task::spawn_blocking(move || b2nd_datafusion::B2ndTable::table(&loc))
+                        .await??;
                 ctx.register_table("t", Arc::new(t))?;
             }
             "parquet" => {
@@ -41,11 +43,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let base = url::Url::parse(&format!("http://{host}"))?;
                     let store = object_store::http::HttpBuilder::new()
                         .with_url(base.as_str())
-                        .with_client_options(object_store::ClientOptions::new().with_allow_http(true))
+                        .with_client_options(
+                            object_store::ClientOptions::new().with_allow_http(true),
+                        )
                         .build()?;
                     ctx.register_object_store(&base, Arc::new(store));
                 }
-                ctx.register_parquet("t", loc, ParquetReadOptions::default()).await?;
+                ctx.register_parquet("t", loc, ParquetReadOptions::default())
+                    .await?;
             }
             other => return Err(format!("unknown source kind {other}").into()),
         }
@@ -76,8 +81,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
     println!(
         "{{\"best\": {best:.6}, \"times\": [{}], \"row\": [{}], \"scan\": {}}}",
-        times.iter().map(|t| format!("{t:.6}")).collect::<Vec<_>>().join(", "),
-        first_row.iter().map(|s| q(s)).collect::<Vec<_>>().join(", "),
+        times
+            .iter()
+            .map(|t| format!("{t:.6}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        first_row
+            .iter()
+            .map(|s| q(s))
+            .collect::<Vec<_>>()
+            .join(", "),
         q(&scan)
     );
     Ok(())
