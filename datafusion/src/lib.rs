@@ -29,6 +29,7 @@ mod prune;
 mod rows;
 mod scan;
 mod source;
+mod terms;
 
 pub use codec::B2ndCodec;
 pub use provider::B2ndTable;

@@ -11,9 +11,10 @@ use datafusion::datasource::TableType;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::prune::{self, Cut, Zones};
+use crate::prune::{Cut, Zones};
 use crate::scan::{split_ranges, B2ndScanExec};
 use crate::source::{Kind, Shared, Source};
+use crate::terms;
 
 /// A python-blosc2 CTable or an N-d array as a DataFusion table.
 ///
@@ -148,7 +149,7 @@ impl TableProvider for B2ndTable {
         Ok(filters
             .iter()
             .map(|f| {
-                if prune::usable(f) {
+                if terms::usable(f) {
                     TableProviderFilterPushDown::Inexact
                 } else {
                     TableProviderFilterPushDown::Unsupported

@@ -15,17 +15,10 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, UInt64Type};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, Result, ScalarValue};
-use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
+use datafusion::logical_expr::{Expr, Operator};
 
 use crate::source::Opened;
-
-/// A bound of a zone, or a literal, in the column's number domain.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
-enum Num {
-    /// Every integer type's values exactly (`u64` included).
-    Int(i128),
-    Float(f64),
-}
+use crate::terms::{as_f64, keeps_order, terms, Num, Term};
 
 /// One zone's extrema (`None`: no value in the zone, only NULLs), and whether it holds NaN.
 #[derive(Debug, Clone, Copy)]
@@ -201,13 +194,6 @@ fn num(b: b2nd::Bound) -> Num {
     }
 }
 
-fn as_f64(n: Num) -> f64 {
-    match n {
-        Num::Int(i) => i as f64,
-        Num::Float(f) => f,
-    }
-}
-
 fn zone_of(a: &dyn Array, dt: &DataType) -> Result<Zone> {
     let mut z = Zone {
         range: None,
@@ -260,117 +246,6 @@ fn zone_of(a: &dyn Array, dt: &DataType) -> Result<Zone> {
         }
     }
     Ok(z)
-}
-
-/// A literal as a number of the column's domain, or `None` (not a number, or not exact).
-fn literal(s: &ScalarValue) -> Option<Num> {
-    Some(match s {
-        ScalarValue::Int8(Some(v)) => Num::Int((*v).into()),
-        ScalarValue::Int16(Some(v)) => Num::Int((*v).into()),
-        ScalarValue::Int32(Some(v)) => Num::Int((*v).into()),
-        ScalarValue::Int64(Some(v)) => Num::Int((*v).into()),
-        ScalarValue::UInt8(Some(v)) => Num::Int((*v).into()),
-        ScalarValue::UInt16(Some(v)) => Num::Int((*v).into()),
-        ScalarValue::UInt32(Some(v)) => Num::Int((*v).into()),
-        ScalarValue::UInt64(Some(v)) => Num::Int((*v).into()),
-        ScalarValue::Float32(Some(v)) if v.is_finite() => Num::Float((*v).into()),
-        ScalarValue::Float64(Some(v)) if v.is_finite() => Num::Float(*v),
-        _ => return None,
-    })
-}
-
-/// One prunable part of a filter: `column op literal`, the column maybe cast first.
-#[derive(Debug)]
-struct Term {
-    column: String,
-    /// The type the column is cast to before the comparison, if it is.
-    cast: Option<DataType>,
-    op: Operator,
-    lit: Num,
-}
-
-/// `column op literal` terms of a filter (its AND-ed parts; `CAST(column AS type)` too, as
-/// DataFusion writes a comparison of a `f4` column with a `f8` literal); other parts are
-/// left out (they prune nothing).
-fn terms(e: &Expr, out: &mut Vec<Term>) {
-    let Expr::BinaryExpr(BinaryExpr { left, op, right }) = e else {
-        if let Expr::Between(b) = e {
-            if !b.negated {
-                terms(&b.expr.clone().gt_eq((*b.low).clone()), out);
-                terms(&b.expr.clone().lt_eq((*b.high).clone()), out);
-            }
-        }
-        return;
-    };
-    if *op == Operator::And {
-        terms(left, out);
-        terms(right, out);
-        return;
-    }
-    let flip = |op: Operator| match op {
-        Operator::Lt => Operator::Gt,
-        Operator::LtEq => Operator::GtEq,
-        Operator::Gt => Operator::Lt,
-        Operator::GtEq => Operator::LtEq,
-        o => o,
-    };
-    let (side, op, lit) = match (left.as_ref(), right.as_ref()) {
-        (c, Expr::Literal(l, _)) => (c, *op, l),
-        (Expr::Literal(l, _), c) => (c, flip(*op), l),
-        _ => return,
-    };
-    let (col, cast) = match side {
-        Expr::Column(c) => (c, None),
-        Expr::Cast(c) => match c.expr.as_ref() {
-            Expr::Column(col) => (col, Some(c.field.data_type().clone())),
-            _ => return,
-        },
-        _ => return,
-    };
-    if !matches!(
-        op,
-        Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
-    ) {
-        return;
-    }
-    if let Some(v) = literal(lit) {
-        out.push(Term {
-            column: col.name.clone(),
-            cast,
-            op,
-            lit: v,
-        });
-    }
-}
-
-/// Whether casting `from` to `to` keeps the order of values (never reverses two of them), so
-/// that bounds of the column bound the cast values: to a float, or to an integer type that
-/// holds every value of `from`.
-fn keeps_order(from: &DataType, to: &DataType) -> bool {
-    use DataType::*;
-    let int = |d: &DataType| match d {
-        Int8 => Some((true, 8)),
-        Int16 => Some((true, 16)),
-        Int32 => Some((true, 32)),
-        Int64 => Some((true, 64)),
-        UInt8 => Some((false, 8)),
-        UInt16 => Some((false, 16)),
-        UInt32 => Some((false, 32)),
-        UInt64 => Some((false, 64)),
-        _ => None,
-    };
-    match (int(from), int(to)) {
-        _ if matches!(to, Float32 | Float64) => true,
-        (Some((fs, fb)), Some((ts, tb))) => (fs == ts && tb >= fb) || (!fs && ts && tb > fb),
-        _ => false,
-    }
-}
-
-/// Whether a filter has a part the zones can use.
-pub(crate) fn usable(e: &Expr) -> bool {
-    let mut t = Vec::new();
-    terms(e, &mut t);
-    !t.is_empty()
 }
 
 /// Zone maps of a table's columns, made once each.
@@ -551,26 +426,7 @@ fn intersect(a: &[Range<u64>], b: &[Range<u64>]) -> Vec<Range<u64>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{intersect, keeps_order};
-    use datafusion::arrow::datatypes::DataType::*;
-
-    #[test]
-    fn casts_that_keep_the_order_of_values() {
-        for (from, to, keeps) in [
-            (Float32, Float64, true),
-            (Int64, Float64, true),
-            (UInt64, Float32, true),
-            (Int32, Int64, true),
-            (UInt32, Int64, true),
-            (UInt8, UInt16, true),
-            (Int64, Int32, false),
-            (Int32, UInt64, false),
-            (UInt64, Int64, false),
-            (Float64, Int64, false),
-        ] {
-            assert_eq!(keeps_order(&from, &to), keeps, "{from} -> {to}");
-        }
-    }
+    use super::intersect;
 
     #[test]
     #[allow(clippy::single_range_in_vec_init)]
