@@ -145,6 +145,24 @@ with zipfile.ZipFile(p("nested.b2z")) as z:
 with zipfile.ZipFile(p("basic.b2z")) as z:
     names = z.namelist()
     assert "_cols/opt.notnull.b2nd" in names and "_cols/txt.utf8.b2nd" in names, names
+
+# Crafted: basic.b2z with its scalar columns `opt` (mask nulls) and `sent` (sentinel nulls)
+# stored as 2-D arrays, two values per row. Only `ndarray` columns hold a sub-array per row,
+# so a reader must refuse it by name (values and null flags would not line up).
+phys = len(b2.open(p("basic.b2z"))._valid_rows)
+with zipfile.ZipFile(p("basic.b2z")) as src, zipfile.ZipFile(p("crafted_scalar_2d.b2z"), "w") as dst:
+    for info in src.infolist():
+        data = src.read(info)
+        col = {"_cols/opt.b2nd": "<i4", "_cols/sent.b2nd": "<i2"}.get(info.filename)
+        if col:
+            vals = np.arange(phys * 2, dtype=col).reshape(phys, 2)
+            vals[3] = -1
+            data = b2.asarray(vals).to_cframe()
+        dst.writestr(info, data)
+with zipfile.ZipFile(p("crafted_scalar_2d.b2z")) as z:
+    for n in ["_cols/opt.b2nd", "_cols/sent.b2nd"]:
+        assert b2.ndarray_from_cframe(z.read(n)).shape == (phys, 2), n
+        assert z.getinfo(n).compress_type == zipfile.ZIP_STORED
 print("table fixtures written to", OUT)
 
 # SUMMARY indexes (python-blosc2 builds one per numeric column on close): 3000 rows in blocks

@@ -251,6 +251,17 @@ impl Table {
                     ),
                 ));
             }
+            // One value per row: only `ndarray` columns hold a sub-array per row.
+            if c.kind() != "ndarray" && a.ndim() != 1 {
+                return Err(t.bad(
+                    &c.name,
+                    format!(
+                        "a {} column stored as an array of shape {:?}: one value per row needs 1 dimension",
+                        c.kind(),
+                        a.shape()
+                    ),
+                ));
+            }
         }
         Ok(t)
     }

@@ -194,6 +194,20 @@ fn hostile_tables_are_refused_by_name() {
     std::fs::write(p.join("_valid_rows.b2nd"), frame).unwrap();
     let e = Table::open(&p).unwrap_err().to_string();
     assert!(e.contains("_valid_rows"), "{e}");
+    // A scalar column stored with two values per row (only `ndarray` columns have a sub-array
+    // per row): python-blosc2's table with `opt` (mask nulls) and `sent` (sentinel nulls)
+    // swapped for 2-D arrays by the fixture script.
+    let e = Table::open(dir().join("crafted_scalar_2d.b2z"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"opt\"") && e.contains("1 dimension"), "{e}");
+    let p = make("twod.b2d");
+    let frame = ArrayBuilder::for_type::<i64>(&[3, 2])
+        .to_vec(&[1i64, 2, 3, 4, 5, 6])
+        .unwrap();
+    std::fs::write(p.join("_cols/id.b2nd"), frame).unwrap();
+    let e = Table::open(&p).unwrap_err().to_string();
+    assert!(e.contains("\"id\"") && e.contains("1 dimension"), "{e}");
     // Not a table at all, and a schema that is not JSON.
     let e =
         Table::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stores/dict_ext.b2z"))

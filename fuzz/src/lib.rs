@@ -283,6 +283,13 @@ pub fn store_open(data: &[u8]) {
             for c in t.columns().iter().take(16) {
                 let _ = t.read_column_bytes(c.name());
                 let _ = t.read_validity(c.name());
+                #[cfg(feature = "arrow")]
+                if t.n_rows() <= 4096 {
+                    if let Ok(a) = t.rows_to_arrow(c.name(), 0..t.n_rows()) {
+                        use arrow_array::Array as _;
+                        assert_eq!(a.len() as u64, t.n_rows(), "{}", c.name());
+                    }
+                }
             }
         }
     }
