@@ -99,6 +99,9 @@ pub struct Table {
     columns: Vec<Column>,
     /// Which physical rows are live.
     valid: LiveRows,
+    /// The arrays read so far, by key, kept open: every read of a column shares one frame
+    /// (its parsed index, and over a URL its chunk cache and fetches ahead).
+    arrays: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<Array>>>,
 }
 
 impl std::fmt::Debug for Table {
@@ -237,10 +240,11 @@ impl Table {
             schema,
             columns,
             valid: LiveRows::new(valid),
+            arrays: Default::default(),
         };
         // Every readable column must exist and cover the physical rows.
         for c in t.columns.iter().filter(|c| c.is_fixed_width()) {
-            let a = t.column_array(&c.name)?;
+            let a = t.column_shared(&c.name)?;
             if a.ndim() == 0 || a.shape()[0] < t.physical_rows() {
                 return Err(t.bad(
                     &c.name,
@@ -328,6 +332,26 @@ impl Table {
         self.store.open_array(&self.key(name, ""))
     }
 
+    /// The array at `key`, opened once and shared by the table's reads.
+    fn shared_array(&self, key: &str) -> Result<std::sync::Arc<Array>> {
+        let mut arrays = self.arrays.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = arrays.get(key) {
+            return Ok(a.clone());
+        }
+        let a = std::sync::Arc::new(self.store.open_array(key)?);
+        arrays.insert(key.to_string(), a.clone());
+        Ok(a)
+    }
+
+    /// Column `name`'s array (a fixed-width column), shared by the table's reads.
+    fn column_shared(&self, name: &str) -> Result<std::sync::Arc<Array>> {
+        let c = self.column(name)?;
+        if !c.is_fixed_width() {
+            return Err(self.unsupported(c));
+        }
+        self.shared_array(&self.key(name, ""))
+    }
+
     fn unsupported(&self, c: &Column) -> Error {
         self.bad(
             &c.name,
@@ -383,7 +407,7 @@ impl Table {
                 self.valid.live()
             )));
         }
-        let a = self.column_array(name)?;
+        let a = self.column_shared(name)?;
         let row_items: u64 = a.shape()[1..].iter().product();
         let row_bytes = usize::try_from(row_items)
             .ok()
@@ -426,7 +450,7 @@ impl Table {
         if rows.start <= rows.end && rows.end <= self.n_rows() {
             if let Some(span) = self.valid.consecutive(rows.clone()) {
                 // No deleted row among them: read straight into the result.
-                let a = self.column_array(name)?;
+                let a = self.column_shared(name)?;
                 let dtype = self.dtype_of(name, &a)?;
                 element::check::<T>(&dtype)?;
                 let row_items: u64 = a.shape()[1..].iter().product();
@@ -455,7 +479,7 @@ impl Table {
     /// The dtype of a fixed-width column's values as python-blosc2 returns them, and the
     /// shape of one row's item (`[]` but for `ndarray` columns).
     pub fn column_dtype(&self, name: &str) -> Result<(Dtype, Vec<u64>)> {
-        let a = self.column_array(name)?;
+        let a = self.column_shared(name)?;
         Ok((self.dtype_of(name, &a)?, a.shape()[1..].to_vec()))
     }
 
@@ -507,7 +531,7 @@ impl Table {
         }
         let mask_key = self.key(name, ".notnull");
         if self.store.contains(&mask_key) {
-            let m = self.store.open_array(&mask_key)?;
+            let m = self.shared_array(&mask_key)?;
             if m.ndim() != 1 || m.dtype_str() != "|b1" || m.shape()[0] < self.physical_rows() {
                 return Err(self.bad(
                     name,

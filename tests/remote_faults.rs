@@ -260,3 +260,67 @@ fn a_small_slice_costs_five_requests_and_about_one_block() {
         assert!(bytes <= file_len, "{bytes} bytes of a {file_len}-byte file");
     }
 }
+
+#[test]
+fn a_table_opens_in_three_round_trips_and_fetches_each_chunk_once() {
+    let Some((nginx, dir)) = server("a_table_opens_in_three_round_trips") else {
+        return;
+    };
+    // 4 columns of 1M noisy rows (several chunks each) in a .b2z, as a table has them.
+    let n = 1usize << 20;
+    let mut next = common::xorshift(11);
+    let a: Vec<i64> = (0..n).map(|_| next() as i64).collect();
+    let b: Vec<f64> = (0..n).map(|_| next() as f64 / 7.0).collect();
+    let c: Vec<i32> = (0..n).map(|_| (next() % 1000) as i32).collect();
+    let d: Vec<i8> = (0..n).map(|_| (next() % 10) as i8).collect();
+    let path = dir.path().join("t.b2z");
+    b2nd::TableBuilder::new()
+        .column("a", &a)
+        .unwrap()
+        .column("b", &b)
+        .unwrap()
+        .column("c", &c)
+        .unwrap()
+        .column("d", &d)
+        .unwrap()
+        .write(&path)
+        .unwrap();
+    let file_len = std::fs::metadata(&path).unwrap().len();
+    let chunks: u64 = ["a", "b", "c", "d"]
+        .iter()
+        .map(|k| {
+            let t = b2nd::Table::open(&path).unwrap();
+            let a = t.column_array(k).unwrap();
+            a.nchunks()
+        })
+        .sum();
+    let proxy = Proxy::start(nginx.port());
+    let t = b2nd::Table::open_url(&proxy.url("t.b2z")).unwrap();
+    let (open_requests, open_bytes) = proxy.counts();
+    proxy.reset();
+    for k in ["a", "b", "c", "d"] {
+        for part in 0..4u64 {
+            let rows = part * n as u64 / 4..(part + 1) * n as u64 / 4;
+            t.read_rows_bytes(k, rows).unwrap();
+        }
+    }
+    let (requests, bytes) = proxy.counts();
+    assert_eq!(t.read_rows::<i32>("c", 5..8).unwrap(), c[5..8]);
+    eprintln!(
+        "remote_faults: table open {open_requests} requests {open_bytes} bytes; every column \
+         in 4 parts {requests} requests {bytes} bytes ({chunks} chunks, file {file_len} bytes)"
+    );
+    // Open: the first 8 KiB, the zip directory at the end, then the local headers, frame
+    // headers and trailers of all 7 members asked at once (coalesced, concurrent): 3 round
+    // trips, however many members.
+    assert!(open_requests <= 8, "{open_requests} requests to open");
+    assert!(open_bytes < 2 * 65_536 * 7, "{open_bytes} bytes to open");
+    // Reads: the columns' arrays stay open in the table, and a part of a chunk that covers
+    // half of it or more fetches it whole for the next parts: nothing is fetched twice.
+    // (Parts of less than half a chunk fetch their blocks: up to 4 requests a chunk.)
+    assert!(
+        requests <= 4 * chunks,
+        "{requests} requests for {chunks} chunks"
+    );
+    assert!(bytes <= file_len, "{bytes} bytes of a {file_len}-byte file");
+}

@@ -122,7 +122,14 @@ impl TableProvider for B2ndTable {
             let columns = self.zones.statistics(&self.opened, &schema)?;
             Ok((ranges, notes, columns))
         })?;
-        let parts = split_ranges(&ranges, self.block, state.config().target_partitions());
+        // Partitions are cut at blocks, or at chunks for a URL: there a chunk two partitions
+        // share is fetched twice, and a request costs more than an unbalanced partition.
+        let part_unit = if self.source.is_url() {
+            unit
+        } else {
+            self.block
+        };
+        let parts = split_ranges(&ranges, part_unit, state.config().target_partitions());
         // Batches of whole chunks, about the session's batch size or more.
         let want = state.config().batch_size() as u64;
         let batch_rows = want.div_ceil(unit).max(1) * unit;

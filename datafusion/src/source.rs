@@ -52,6 +52,11 @@ impl Source {
         }
     }
 
+    /// Whether the location is a URL (read by ranges from an object store or server).
+    pub fn is_url(&self) -> bool {
+        self.location.contains("://")
+    }
+
     /// Open it for reading.
     pub(crate) fn open(&self) -> Result<Opened> {
         off_runtime(|| self.try_open())
@@ -60,7 +65,7 @@ impl Source {
 
     fn try_open(&self) -> b2nd::Result<Opened> {
         let key = self.key.as_deref().filter(|k| !k.is_empty() && *k != "/");
-        if self.location.contains("://") {
+        if self.is_url() {
             return self.open_url(key);
         }
         Ok(match (self.kind, key) {

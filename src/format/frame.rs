@@ -451,7 +451,7 @@ const FRAME_TYPE: usize = 26;
 const HEADER_MINLEN: u64 = 87;
 
 /// How many bytes from the frame's start are read first (the header of most frames).
-const HEADER_GUESS: u64 = 8192;
+pub(crate) const HEADER_GUESS: u64 = 8192;
 
 /// The most bytes read at once for the index and trailer where the header says they start.
 const TAIL_GUESS: u64 = 4 << 20;

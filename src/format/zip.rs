@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+use super::frame::HEADER_GUESS;
 use super::Malformed;
 use crate::storage::RangeRead;
 
@@ -150,6 +151,28 @@ fn find_directory(src: &dyn RangeRead, len: u64) -> Result<Directory, Malformed>
     })
 }
 
+/// The bytes of a frame's last part a store reads when it opens a member: its chunk index
+/// and trailer, which python-blosc2's members keep in their last few KiB.
+const MEMBER_TAIL: u64 = 64 << 10;
+
+/// The ranges of a `len`-byte zip file a store reads when it opens each member (local
+/// header offset, data start and end as the central directory gives them): the local header
+/// through the frame reader's first read, and the member's last [`MEMBER_TAIL`] bytes.
+fn member_ends(members: impl Iterator<Item = (u64, u64, u64)>, len: u64) -> Vec<(u64, usize)> {
+    let mut out = Vec::new();
+    for (local, start, end) in members {
+        let head_end = start.saturating_add(HEADER_GUESS).min(len);
+        if local < head_end {
+            out.push((local, (head_end - local) as usize));
+        }
+        let (from, to) = (end.saturating_sub(MEMBER_TAIL).max(head_end), end.min(len));
+        if from < to {
+            out.push((from, (to - from) as usize));
+        }
+    }
+    out
+}
+
 impl ZipIndex {
     /// Read the central directory of the `len`-byte zip file `src` and the local header of
     /// every member, checking everything the module docs list.
@@ -167,9 +190,19 @@ impl ZipIndex {
             )));
         }
         let cd = read(src, dir.offset, dir.size as usize, "the central directory")?;
-        let mut entries: Vec<ZipEntry> = Vec::new();
+        // First the central directory's entries, then every member's local header: those
+        // reads (and the frame headers and trailers a store reads next) are asked of the
+        // source in one batch, which a remote source fetches concurrently.
+        struct Central {
+            name: String,
+            raw_name: Vec<u8>,
+            offset: u64,
+            csize: u64,
+            stored: bool,
+            extra: u64,
+        }
+        let mut centrals: Vec<Central> = Vec::new();
         let mut names = std::collections::HashSet::new();
-        let mut spans: Vec<(u64, u64, usize)> = Vec::new();
         let mut at = 0usize;
         for i in 0..dir.entries {
             let h = cd
@@ -221,6 +254,37 @@ impl ZipIndex {
             if stored && csize != usize_ {
                 return Err(what("stored with a size different from its length"));
             }
+            centrals.push(Central {
+                name,
+                raw_name: raw_name.to_vec(),
+                offset,
+                csize,
+                stored,
+                extra: e as u64,
+            });
+        }
+        src.prefetch(&member_ends(
+            centrals.iter().map(|c| {
+                let start = c
+                    .offset
+                    .saturating_add(LOCAL_LEN + c.raw_name.len() as u64 + c.extra);
+                (c.offset, start, start.saturating_add(c.csize))
+            }),
+            len,
+        ));
+        let mut entries: Vec<ZipEntry> = Vec::with_capacity(centrals.len());
+        let mut spans: Vec<(u64, u64, usize)> = Vec::new();
+        for Central {
+            name,
+            raw_name,
+            offset,
+            csize,
+            stored,
+            ..
+        } in centrals
+        {
+            let n = raw_name.len();
+            let what = |why: &str| Malformed(format!("member {name:?}: {why}"));
             let local =
                 read(src, offset, LOCAL_LEN as usize, "a local header").map_err(|m| what(&m.0))?;
             if u32_at(&local, 0) != LOCAL_SIG {

@@ -215,14 +215,21 @@ impl Array {
             return self.fill_part(w, sel, b);
         }
         let len = b.region.shape();
-        if sel.step.iter().all(|&s| s == 1) && b.out.len() >= g.chunk_bytes() {
-            // A region of the array at least a chunk large: most of every chunk it touches
-            // is wanted, so block masks would save little; the region reader decodes chunks
-            // straight into the output where their layout allows.
+        if sel.step.iter().all(|&s| s == 1) {
             let start: Vec<u64> = (0..nd)
                 .map(|i| sel.start[i] + b.region.start()[i])
                 .collect();
-            return self.fill_region(&Region::new(start, len.to_vec()), b.out, workers);
+            let region = Region::new(start, len.to_vec());
+            if b.out.len() >= g.chunk_bytes() {
+                // A region of the array at least a chunk large: most of every chunk it
+                // touches is wanted, so block masks would save little; the region reader
+                // decodes chunks straight into the output where their layout allows.
+                return self.fill_region(&region, b.out, workers);
+            }
+            // A smaller region: over a URL, when it covers half its chunks or more (a
+            // scan's part of a chunk), they and the next ones are fetched ahead whole and
+            // kept, so the scan's next part finds its chunk here.
+            self.fetch_ahead(&region);
         }
         let d = len.iter().position(|&s| s > 1).unwrap_or(0);
         let row_bytes = len[d + 1..].iter().product::<u64>() as usize * isz;

@@ -103,6 +103,14 @@ impl RangeRead for Window {
         }
     }
 
+    fn prefetch(&self, ranges: &[(u64, usize)]) {
+        let moved: Vec<(u64, usize)> = ranges
+            .iter()
+            .filter_map(|&(p, l)| p.checked_add(self.offset).map(|p| (p, l)))
+            .collect();
+        self.inner.prefetch(&moved);
+    }
+
     fn chunk_cache_budget(&self) -> usize {
         self.inner.chunk_cache_budget()
     }

@@ -9,6 +9,8 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "remote")]
+mod kept;
 mod local;
 mod memory;
 #[cfg(feature = "remote")]
@@ -53,6 +55,11 @@ pub(crate) trait RangeRead: Send + Sync {
             }
         }
     }
+
+    /// A hint: `ranges` (`(pos, len)`, in any order, possibly overlapping) will be read
+    /// soon. A remote backend fetches them now, concurrently, and keeps them for those reads;
+    /// local ones ignore it. Errors are left for the reads to meet.
+    fn prefetch(&self, _ranges: &[(u64, usize)]) {}
 
     /// How many bytes of compressed chunks a frame on this source keeps in memory and
     /// fetches ahead of its readers (0: none; local sources are read directly).

@@ -7,7 +7,7 @@
 #![forbid(unsafe_code)]
 
 use std::ops::Range;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures_util::stream::{self, StreamExt, TryStreamExt};
@@ -16,6 +16,7 @@ use object_store::{
     ClientConfigKey, GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt, RetryConfig,
 };
 
+use super::kept::Kept;
 use super::{Directory, RangeRead};
 use crate::error::{Error, Result};
 
@@ -285,6 +286,8 @@ pub(crate) struct Remote {
     meta: ObjectMeta,
     /// The object's first bytes, fetched when it was opened.
     prefix: bytes::Bytes,
+    /// Ranges fetched by prefetches and small reads, for the reads that come back to them.
+    kept: Mutex<Kept>,
     in_flight: usize,
     coalesce: u64,
     chunk_cache: usize,
@@ -318,6 +321,7 @@ impl Remote {
             url: url.to_string(),
             meta,
             prefix,
+            kept: Mutex::new(Kept::new(KEPT_BUDGET)),
             in_flight: options.in_flight,
             coalesce: options.coalesce,
             chunk_cache: options.chunk_cache,
@@ -372,6 +376,23 @@ impl Remote {
         }
     }
 
+    /// Bytes `pos..end` if they were fetched already (at open, by a prefetch or a small read).
+    fn held(&self, pos: u64, end: u64) -> Option<Vec<u8>> {
+        if end <= self.prefix.len() as u64 {
+            return Some(self.prefix[pos as usize..end as usize].to_vec());
+        }
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.get(pos, end).map(<[u8]>::to_vec)
+    }
+
+    /// Keep a range just fetched when it is small (headers, trailers, indexes).
+    fn keep(&self, pos: u64, bytes: &bytes::Bytes) {
+        if bytes.len() <= KEPT_READ {
+            let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            kept.put(pos, bytes.clone());
+        }
+    }
+
     /// The error for an object replaced since it was opened.
     fn changed(&self) -> Error {
         Error::Remote {
@@ -382,6 +403,14 @@ impl Remote {
         }
     }
 }
+
+/// The most bytes of fetched ranges an opened object keeps (see [`Kept`]).
+const KEPT_BUDGET: usize = 8 << 20;
+/// The largest read kept after it is fetched: a zip file's last 64 KiB (where its directory
+/// is found) and smaller reads. Larger ones are chunks, which the frame's chunk cache keeps.
+const KEPT_READ: usize = 80 << 10;
+/// How far apart two prefetched ranges may be and still be fetched by one request.
+const PREFETCH_GAP: u64 = 16 << 10;
 
 /// How many bytes from an object's start are fetched when it is opened: the header of most
 /// frames, or a whole small object (a sparse frame's chunk file).
@@ -511,10 +540,13 @@ impl RangeRead for Remote {
                 .map(|(i, &(pos, len))| async move {
                     let end = pos.checked_add(len as u64).filter(|&e| e <= self.meta.size);
                     let got = match end {
-                        Some(end) if end <= self.prefix.len() as u64 => {
-                            Ok(self.prefix[pos as usize..end as usize].to_vec())
-                        }
-                        Some(end) => self.get(pos..end).await.map(|b| b.to_vec()),
+                        Some(end) => match self.held(pos, end) {
+                            Some(b) => Ok(b),
+                            None => self.get(pos..end).await.map(|b| {
+                                self.keep(pos, &b);
+                                b.to_vec()
+                            }),
+                        },
                         None => Err(Error::Remote {
                             url: self.url.clone(),
                             reason: format!(
@@ -550,6 +582,40 @@ impl RangeRead for Remote {
         Ok(self.meta.size)
     }
 
+    fn prefetch(&self, ranges: &[(u64, usize)]) {
+        // The ranges not held yet, inside the object, coalesced across small gaps, up to
+        // half the budget; fetched concurrently, then kept whole.
+        let asked: Vec<(u64, usize)> = ranges
+            .iter()
+            .filter_map(|&(pos, len)| {
+                let end = pos.checked_add(len as u64)?.min(self.meta.size);
+                (pos < end && self.held(pos, end).is_none()).then(|| (pos, (end - pos) as usize))
+            })
+            .collect();
+        let (mut ranges, _) = coalesce(&asked, PREFETCH_GAP);
+        let mut room = (KEPT_BUDGET / 2) as u64;
+        let mut fits = 0;
+        for r in &ranges {
+            let n = r.end - r.start;
+            if n > room {
+                break;
+            }
+            room -= n;
+            fits += 1;
+        }
+        ranges.truncate(fits);
+        if ranges.is_empty() {
+            return;
+        }
+        let starts: Vec<u64> = ranges.iter().map(|r| r.start).collect();
+        if let Ok(Ok(got)) = block_on(self.fetch(ranges)) {
+            let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            for (b, start) in got.into_iter().zip(starts) {
+                kept.put(start, b);
+            }
+        }
+    }
+
     fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
         let mut asked = Vec::with_capacity(reads.len());
         for (pos, buf) in reads.iter_mut() {
@@ -564,9 +630,8 @@ impl RangeRead for Remote {
                         self.meta.size
                     ),
                 })?;
-            if end <= self.prefix.len() as u64 {
-                // Fetched when the object was opened.
-                buf.copy_from_slice(&self.prefix[*pos as usize..end as usize]);
+            if let Some(held) = self.held(*pos, end) {
+                buf.copy_from_slice(&held);
                 asked.push((*pos, 0));
             } else {
                 asked.push((*pos, buf.len()));
@@ -576,7 +641,11 @@ impl RangeRead for Remote {
         if ranges.is_empty() {
             return Ok(());
         }
+        let starts: Vec<u64> = ranges.iter().map(|r| r.start).collect();
         let got = block_on(self.fetch(ranges))??;
+        for (b, &start) in got.iter().zip(&starts) {
+            self.keep(start, b);
+        }
         for (((_, buf), (k, at)), &(_, len)) in reads.iter_mut().zip(place).zip(&asked) {
             if len > 0 {
                 buf.copy_from_slice(&got[k][at..at + len]);
