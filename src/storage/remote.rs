@@ -302,7 +302,7 @@ impl Remote {
         url: &str,
         options: &RemoteOptions,
     ) -> Result<Remote> {
-        let (meta, prefix) = first(&store, &path)?.map_err(|e| remote_error(url, e))?;
+        let (meta, prefix, _) = first(&store, &path, 0)?.map_err(|e| remote_error(url, e))?;
         Ok(Remote::opened(store, path, url, meta, prefix, options))
     }
 
@@ -416,23 +416,56 @@ const PREFETCH_GAP: u64 = 16 << 10;
 /// frames, or a whole small object (a sparse frame's chunk file).
 const OPEN_PREFIX: u64 = 8192;
 
+/// How many bytes from an object's end are fetched, beside its first bytes, when a URL is
+/// opened: a zip file's directory record with the longest comment (where a `.b2z`'s member
+/// list is found), and the chunk index and trailer of most frames.
+const OPEN_SUFFIX: u64 = 22 + 0xFFFF;
+
+/// The object's first bytes, its version, and (when `tail` > 0) its last `tail` bytes with
+/// their position, fetched concurrently with the first ones.
+type First = (ObjectMeta, bytes::Bytes, Option<(u64, bytes::Bytes)>);
+
 /// What the store says of the object at `path` (its version) and its first bytes, asked by
 /// one ranged GET (the answer carries size and ETag), or its error. An empty object, which
-/// no range fits, is asked by HEAD.
+/// no range fits, is asked by HEAD. With `tail` > 0 a second GET asks for the last `tail`
+/// bytes at the same time; they are kept only when that answer names the same version (a
+/// failed or mismatched tail is dropped: the reads that need it fetch it).
 fn first(
     store: &Arc<dyn ObjectStore>,
     path: &ObjectPath,
-) -> Result<std::result::Result<(ObjectMeta, bytes::Bytes), object_store::Error>> {
+    tail: u64,
+) -> Result<std::result::Result<First, object_store::Error>> {
     tls_provider();
     block_on(async {
         let options = GetOptions {
             range: Some(GetRange::Bounded(0..OPEN_PREFIX)),
             ..GetOptions::default()
         };
-        match store.get_opts(path, options).await {
+        let suffix = async {
+            if tail == 0 {
+                return None;
+            }
+            let options = GetOptions {
+                range: Some(GetRange::Suffix(tail)),
+                ..GetOptions::default()
+            };
+            let got = store.get_opts(path, options).await.ok()?;
+            let (meta, range) = (got.meta.clone(), got.range.clone());
+            let bytes = got.bytes().await.ok()?;
+            (bytes.len() as u64 == range.end - range.start).then_some((meta, range.start, bytes))
+        };
+        let (head, suffix) =
+            futures_util::future::join(store.get_opts(path, options), suffix).await;
+        match head {
             Ok(got) => {
                 let meta = got.meta.clone();
-                got.bytes().await.map(|b| (meta, b))
+                let tail = suffix.and_then(|(m, at, b)| {
+                    let same = m.size == meta.size
+                        && m.e_tag == meta.e_tag
+                        && (meta.e_tag.is_some() || m.last_modified == meta.last_modified);
+                    same.then_some((at, b))
+                });
+                got.bytes().await.map(|b| (meta, b, tail))
             }
             Err(e)
                 if reason(clone_error(&e))
@@ -440,7 +473,7 @@ fn first(
                     .contains("range") =>
             {
                 match store.head(path).await {
-                    Ok(meta) if meta.size == 0 => Ok((meta, bytes::Bytes::new())),
+                    Ok(meta) if meta.size == 0 => Ok((meta, bytes::Bytes::new(), None)),
                     _ => Err(e),
                 }
             }
@@ -783,15 +816,16 @@ impl RemoteEntry {
         if url.ends_with('/') {
             return Ok(dir(None));
         }
-        match first(&store, &path)? {
-            Ok((meta, prefix)) => Ok(RemoteEntry::Object(Remote::opened(
-                store.clone(),
-                path.clone(),
-                url,
-                meta,
-                prefix,
-                options,
-            ))),
+        match first(&store, &path, OPEN_SUFFIX)? {
+            Ok((meta, prefix, tail)) => {
+                let object =
+                    Remote::opened(store.clone(), path.clone(), url, meta, prefix, options);
+                if let Some((at, bytes)) = tail {
+                    let mut kept = object.kept.lock().unwrap_or_else(|e| e.into_inner());
+                    kept.put(at, bytes);
+                }
+                Ok(RemoteEntry::Object(object))
+            }
             Err(
                 e @ (object_store::Error::NotFound { .. }
                 | object_store::Error::PermissionDenied { .. }),

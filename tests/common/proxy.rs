@@ -172,17 +172,16 @@ fn serve(mut conn: TcpStream, s: &Shared) {
         let (rhead, body) = response.split_at(split);
         let ranged = rhead.starts_with(b"HTTP/1.1 206");
         if fault == Fault::Truncate && ranged && body.len() > 1 {
-            let _ = conn.write_all(rhead);
-            let _ = conn.write_all(&body[..body.len() / 2]);
             s.body_bytes
                 .fetch_add(body.len() as u64 / 2, Ordering::SeqCst);
+            let _ = conn.write_all(rhead);
+            let _ = conn.write_all(&body[..body.len() / 2]);
             let _ = conn.shutdown(Shutdown::Both);
             return;
         }
-        if conn.write_all(&response).is_err() {
-            return;
-        }
+        // Counted before it is sent, so that a client that has its answer sees it counted.
         s.body_bytes.fetch_add(body.len() as u64, Ordering::SeqCst);
+        let _ = conn.write_all(&response);
     }
 }
 
