@@ -15,9 +15,10 @@ exported by pyarrow with its defaults (snappy, row groups of 1Mi rows, statistic
   group by   count and sum of price per cat
 
 Each cell is the best of 3 runs of one process (fresh session and open per run, 2 partitions
-/ threads), the same answer checked across engines. python-blosc2 runs in-process, local
-files only: `t.where(expr)` then the sum, `t.group_by("cat").agg(...)`. nginx (Debian's)
-serves WORKDIR; bench_remote.py's proxy adds the latency to every request.
+/ threads), the same answer checked across engines. python-blosc2 runs in-process:
+`t.where(expr)` then the sum, `t.group_by("cat").agg(...)`, on the local file and, over HTTP,
+on the RemoteCTable `blosc2.open(URL)` returns (needs fsspec and aiohttp, as blosc2[fsspec]).
+nginx (Debian's) serves WORKDIR; bench_remote.py's proxy adds the latency to every request.
 """
 
 import json
@@ -145,8 +146,12 @@ def main():
                 proxy.reset()
                 rp = rust(binary, "parquet", f"{base}/t.parquet", q)
                 rp_req = proxy.requests // 3
-                answers += [rb["row"], rp["row"]]
-                remote.append((ms, rb["best"], rb_req, rp["best"], rp_req))
+                proxy.reset()
+                # python-blosc2's RemoteCTable (fsspec over HTTP, 4.14), a fresh open per run.
+                rpy, rpy_answer = python_time(f"{base}/t.b2z", name, a, b)
+                rpy_req = proxy.requests // 3
+                answers += [rb["row"], rp["row"], rpy_answer]
+                remote.append((ms, rb["best"], rb_req, rp["best"], rp_req, rpy, rpy_req))
             ok = all(same(answers[0], x) for x in answers[1:])
             if not ok:
                 sys.exit(f"{name}: answers differ: {answers}")
@@ -159,15 +164,17 @@ def main():
     head = "| query | python-blosc2 | b2nd | Parquet | b2nd / Parquet |"
     sep = "|---|---|---|---|---|"
     for ms in lats:
-        head += f" b2nd HTTP {ms} ms (requests) | Parquet HTTP {ms} ms (requests) |"
-        sep += "---|---|"
+        head += (f" b2nd HTTP {ms} ms (requests) | Parquet HTTP {ms} ms (requests) |"
+                 f" python-blosc2 HTTP {ms} ms (requests) |")
+        sep += "---|---|---|"
     print(head)
     print(sep)
     for name, py, lb, lp, remote in out:
         line = (f"| {name} | {py * 1000:.1f} ms | {lb['best'] * 1000:.1f} ms | "
                 f"{lp['best'] * 1000:.1f} ms | {lp['best'] / lb['best']:.2f}x |")
-        for ms, rb, rbq, rp, rpq in remote:
-            line += f" {rb * 1000:.1f} ms ({rbq}) | {rp * 1000:.1f} ms ({rpq}) |"
+        for ms, rb, rbq, rp, rpq, rpy, rpyq in remote:
+            line += (f" {rb * 1000:.1f} ms ({rbq}) | {rp * 1000:.1f} ms ({rpq}) |"
+                     f" {rpy * 1000:.1f} ms ({rpyq}) |")
         print(line)
     print("\npython-blosc2 / b2nd (local): " + ", ".join(
         f"{name} {py / lb['best']:.2f}x" for name, py, lb, _, _ in out))
