@@ -450,9 +450,6 @@ const FRAME_TYPE: usize = 26;
 /// The fewest header bytes c-blosc2 reads (`FRAME_HEADER_MINLEN`).
 const HEADER_MINLEN: u64 = 87;
 
-/// How many bytes from the frame's start are read first (the header of most frames).
-pub(crate) const HEADER_GUESS: u64 = 8192;
-
 /// The most bytes read at once for the index and trailer where the header says they start.
 const TAIL_GUESS: u64 = 4 << 20;
 /// The most fixed metalayers a frame holds (`BLOSC2_MAX_METALAYERS`).
@@ -484,7 +481,7 @@ impl Parsed {
         let size = src.size()?;
         // The first 8 KiB hold the header of most frames (metalayers included): one request
         // for a remote source, as python-blosc2's reader makes.
-        let prefix = src.read_range(0, HEADER_GUESS.min(size) as usize)?;
+        let prefix = src.read_range(0, super::FRAME_HEADER_GUESS.min(size) as usize)?;
         let header = FrameHeader::parse(&prefix, size).map_err(bad)?;
         if prefix.len() < HEADER_MINLEN as usize {
             return Err(bad("frame header shorter than its fixed part".into()));

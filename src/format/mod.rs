@@ -23,6 +23,10 @@ pub(crate) mod zip;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Malformed(pub(crate) String);
 
+/// How many bytes from a frame's start its reader asks for first (the header of most
+/// frames); a store prefetches that much of each member.
+pub(crate) const FRAME_HEADER_GUESS: u64 = 8192;
+
 impl std::fmt::Display for Malformed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

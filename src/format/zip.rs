@@ -11,7 +11,6 @@
 
 #![forbid(unsafe_code)]
 
-use super::frame::HEADER_GUESS;
 use super::Malformed;
 use crate::storage::RangeRead;
 
@@ -161,7 +160,7 @@ const MEMBER_TAIL: u64 = 64 << 10;
 fn member_ends(members: impl Iterator<Item = (u64, u64, u64)>, len: u64) -> Vec<(u64, usize)> {
     let mut out = Vec::new();
     for (local, start, end) in members {
-        let head_end = start.saturating_add(HEADER_GUESS).min(len);
+        let head_end = start.saturating_add(super::FRAME_HEADER_GUESS).min(len);
         if local < head_end {
             out.push((local, (head_end - local) as usize));
         }
