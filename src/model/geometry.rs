@@ -415,35 +415,22 @@ impl Geometry {
     /// of `region`, that run's byte range: the chunk can then be decoded straight into it.
     ///
     /// That holds when the chunk has no padding (its extended shape is its extent), its blocks
-    /// tile it in plain C order (with `k` the first dimension split into several blocks, blocks
-    /// span every dimension after `k` and every dimension before `k` is one item), and its
-    /// region is a contiguous run of `region`.
+    /// tile it in plain C order (with `k` the last dimension split into several blocks, blocks
+    /// span every dimension after `k` whole and are one item thick in every dimension before
+    /// `k`: each block is then a C-order run of the chunk, and C order over the block grid
+    /// puts the runs end to end), and its region is a contiguous run of `region`.
     pub fn direct_range(&self, idx: u64, region: &Region) -> Option<std::ops::Range<usize>> {
         let nd = self.ndim();
         if nd == 0 || idx >= self.nchunks || region.ndim() != nd {
             return None;
         }
         let chunk = self.chunk_region(idx);
-        // No padding, and C-order blocks.
-        let mut split = false;
-        // A dimension of more than one item that every block spans whole, before any split.
-        let mut whole_before = false;
-        for i in 0..nd {
-            if self.ext[i] != chunk.shape()[i] {
+        if (0..nd).any(|i| self.ext[i] != chunk.shape()[i]) {
+            return None; // padding
+        }
+        if let Some(k) = (0..nd).rev().find(|&i| self.block_grid[i] > 1) {
+            if self.blocks[..k].iter().any(|&b| b != 1) {
                 return None;
-            }
-            if split {
-                if self.blocks[i] != self.ext[i] {
-                    return None;
-                }
-            } else if self.block_grid[i] > 1 {
-                // Blocks would interleave the items of the whole dimensions before this one.
-                if whole_before {
-                    return None;
-                }
-                split = true;
-            } else if self.ext[i] > 1 {
-                whole_before = true;
             }
         }
         if !region.is_contiguous_part(&chunk) {
@@ -719,14 +706,94 @@ mod tests {
         assert_eq!(g.direct_range(0, &reg(&[0, 0], &[2, 8])), None);
         let g = Geometry::new(&[3, 3, 2, 1, 8], &[1, 3, 2, 1, 8], &[1, 3, 2, 1, 2], 4).unwrap();
         assert_eq!(g.direct_range(1, &reg(&[0; 5], &[3, 3, 2, 1, 8])), None);
-        // Leading dimensions of one item are fine.
+        // Blocks one item thick before the split dimension are C-order runs laid end to end
+        // (python-blosc2's layout for stacks of planes: chunks (4, 512, 512), blocks
+        // (1, 64, 512)).
         let g = Geometry::new(&[3, 1, 8], &[3, 1, 8], &[1, 1, 2], 4).unwrap();
-        assert_eq!(g.direct_range(0, &reg(&[0; 3], &[3, 1, 8])), None);
+        assert_eq!(g.direct_range(0, &reg(&[0; 3], &[3, 1, 8])), Some(0..96));
+        let g = Geometry::new(&[8, 16, 4], &[4, 16, 4], &[1, 2, 4], 8).unwrap();
+        assert_eq!(
+            g.direct_range(1, &reg(&[0; 3], &[8, 16, 4])),
+            Some(2048..4096)
+        );
+        // ... but not thicker ones.
+        let g = Geometry::new(&[8, 16, 4], &[4, 16, 4], &[2, 2, 4], 8).unwrap();
+        assert_eq!(g.direct_range(1, &reg(&[0; 3], &[8, 16, 4])), None);
         let g = Geometry::new(&[1, 1, 8], &[1, 1, 8], &[1, 1, 2], 4).unwrap();
         assert_eq!(g.direct_range(0, &reg(&[0; 3], &[1, 1, 8])), Some(0..32));
         // ... unless the chunk is one row.
         let g = Geometry::new(&[10, 6], &[1, 3], &[1, 3], 4).unwrap();
         assert_eq!(g.direct_range(3, &reg(&[0, 0], &[10, 6])), Some(36..48));
+    }
+
+    /// `direct_range` against the gather it stands for: for every small geometry, a chunk
+    /// it calls direct is, byte for byte, its range of the source, and one it does not call
+    /// direct is not (chunks and blocks dividing the shape, so no padding; the region is the
+    /// whole array; every item's value differs).
+    #[test]
+    fn direct_ranges_are_the_gather() {
+        let dims = [1u64, 2, 3, 4, 6];
+        let mut direct = 0;
+        let mut shapes = Vec::new();
+        for &a in &dims {
+            for &b in &dims {
+                shapes.push(vec![a, b]);
+                for &c in &[1u64, 2, 4] {
+                    shapes.push(vec![a, b, c]);
+                }
+            }
+        }
+        for shape in &shapes {
+            let n: u64 = shape.iter().product();
+            let src: Vec<u8> = (0..n as i32).flat_map(|x| x.to_le_bytes()).collect();
+            let region = reg(&vec![0; shape.len()], shape);
+            // Chunks and blocks dividing the shape, every combination.
+            let divisors = |x: u64| (1..=x).filter(move |d| x % d == 0);
+            let mut chunkings: Vec<Vec<u64>> = vec![vec![]];
+            for &x in shape {
+                chunkings = chunkings
+                    .into_iter()
+                    .flat_map(|c| divisors(x).map(move |d| [c.clone(), vec![d]].concat()))
+                    .collect();
+            }
+            for chunks in &chunkings {
+                let mut blockings: Vec<Vec<u64>> = vec![vec![]];
+                for &x in chunks {
+                    blockings = blockings
+                        .into_iter()
+                        .flat_map(|c| divisors(x).map(move |d| [c.clone(), vec![d]].concat()))
+                        .collect();
+                }
+                let to_i32 = |v: &[u64]| v.iter().map(|&x| x as i32).collect::<Vec<_>>();
+                let shape_i64: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
+                for blocks in &blockings {
+                    let g = Geometry::new(&shape_i64, &to_i32(chunks), &to_i32(blocks), 4).unwrap();
+                    for idx in 0..g.nchunks() {
+                        let mut gathered = vec![0u8; g.chunk_bytes()];
+                        g.copy_region_to_chunk(idx, &src, &mut gathered, &region)
+                            .unwrap();
+                        let start = region.offset_of(g.chunk_region(idx).start()) as usize * 4;
+                        let run = &src[start..start + g.chunk_bytes()];
+                        let got = g.direct_range(idx, &region);
+                        if let Some(r) = &got {
+                            assert_eq!(
+                                &src[r.clone()],
+                                &gathered[..],
+                                "{shape:?} {chunks:?} {blocks:?}"
+                            );
+                            direct += 1;
+                        } else {
+                            assert_ne!(
+                                run,
+                                &gathered[..],
+                                "missed: {shape:?} {chunks:?} {blocks:?} chunk {idx}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(direct > 1000, "{direct} direct chunks");
     }
 
     #[test]
