@@ -28,6 +28,7 @@ use super::frame::{chunk_file_id, chunk_file_name, OnDisk};
 use super::journal::{self, crash_point, journal_path};
 use super::parts::{special_offset, trailer_bytes, FrameParts};
 use crate::error::{Error, Result};
+use crate::ffi::fs::start_writeback;
 use crate::ffi::{Cctx, CompressParams};
 use crate::model::durability::Durability;
 use crate::storage::{parent_dir, sync_dir};
@@ -372,7 +373,13 @@ pub(crate) struct NewFrame {
     /// last one has them (c-blosc2 records 0 otherwise).
     chunksize: Option<(u64, bool)>,
     last_nbytes: u64,
+    /// File position from which writeback has not been started yet (contiguous frames).
+    writeback_from: u64,
 }
+
+/// A contiguous frame's bytes are sent to the disk in steps of this many as they are written
+/// (every new frame is synced before it is published).
+const WRITEBACK_STEP: u64 = 8 << 20;
 
 impl NewFrame {
     /// A contiguous frame at `path`, whose first bytes are already the template's header
@@ -414,6 +421,7 @@ impl NewFrame {
             nbytes: 0,
             chunksize: None,
             last_nbytes: 0,
+            writeback_from: 0,
         }
     }
 
@@ -452,11 +460,22 @@ impl NewFrame {
                         for piece in chunk.chunks(1 << 20) {
                             w.write_all(piece).map_err(io_err(path))?;
                         }
+                        // What reached the file so far starts to go to the disk now, while
+                        // later chunks compress: the sync before publishing then waits for
+                        // the last few MiB only, not the whole file.
+                        let on_file = self.pos + chunk.len() as u64 - w.buffer().len() as u64;
+                        if on_file >= self.writeback_from + WRITEBACK_STEP {
+                            let from = self.writeback_from;
+                            start_writeback(w.get_ref(), from, on_file - from);
+                            self.writeback_from = on_file;
+                        }
                     }
                     Dest::Memory(v) => v.extend_from_slice(chunk),
                     Dest::Dir(dir) => {
                         let p = dir.join(chunk_file_name(n));
-                        std::fs::write(&p, chunk).map_err(io_err(&p))?;
+                        let mut f = std::fs::File::create(&p).map_err(io_err(&p))?;
+                        f.write_all(chunk).map_err(io_err(&p))?;
+                        start_writeback(&f, 0, chunk.len() as u64);
                     }
                 }
                 self.cbytes += chunk.len() as u64;
