@@ -190,7 +190,7 @@ mod tests {
     fn bitunshuffle_matches_definition_and_bitshuffle_inverts_it() {
         for e in [1, 2, 3, 4, 5, 8, 12, 16, 17, 255] {
             for n in [
-                0, 1, 7, 8, 9, 15, 16, 63, 64, 65, 128, 255, 256, 300, 1024, 4103,
+                0, 1, 7, 8, 9, 15, 16, 63, 64, 65, 127, 128, 255, 256, 300, 520, 1024, 4103,
             ] {
                 let len = n * e + n % 5 % e.max(1); // a few blocks end with a partial element
                 let enc = bytes(len, (e * 10_000 + n) as u64);
