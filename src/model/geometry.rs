@@ -748,7 +748,7 @@ mod tests {
             let src: Vec<u8> = (0..n as i32).flat_map(|x| x.to_le_bytes()).collect();
             let region = reg(&vec![0; shape.len()], shape);
             // Chunks and blocks dividing the shape, every combination.
-            let divisors = |x: u64| (1..=x).filter(move |d| x % d == 0);
+            let divisors = |x: u64| (1..=x).filter(move |d| x.is_multiple_of(*d));
             let mut chunkings: Vec<Vec<u64>> = vec![vec![]];
             for &x in shape {
                 chunkings = chunkings
