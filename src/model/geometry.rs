@@ -726,6 +726,22 @@ mod tests {
         assert_eq!(g.direct_range(3, &reg(&[0, 0], &[10, 6])), Some(36..48));
     }
 
+    /// Every shape whose dimensions divide those of `of`.
+    fn divisor_shapes(of: &[u64]) -> Vec<Vec<u64>> {
+        let mut all: Vec<Vec<u64>> = vec![vec![]];
+        for &x in of {
+            all = all
+                .into_iter()
+                .flat_map(|c| {
+                    (1..=x)
+                        .filter(move |d| x.is_multiple_of(*d))
+                        .map(move |d| [c.clone(), vec![d]].concat())
+                })
+                .collect();
+        }
+        all
+    }
+
     /// `direct_range` against the gather it stands for: for every small geometry, a chunk
     /// it calls direct is, byte for byte, its range of the source, and one it does not call
     /// direct is not (chunks and blocks dividing the shape, so no padding; the region is the
@@ -748,22 +764,8 @@ mod tests {
             let src: Vec<u8> = (0..n as i32).flat_map(|x| x.to_le_bytes()).collect();
             let region = reg(&vec![0; shape.len()], shape);
             // Chunks and blocks dividing the shape, every combination.
-            let divisors = |x: u64| (1..=x).filter(move |d| x.is_multiple_of(*d));
-            let mut chunkings: Vec<Vec<u64>> = vec![vec![]];
-            for &x in shape {
-                chunkings = chunkings
-                    .into_iter()
-                    .flat_map(|c| divisors(x).map(move |d| [c.clone(), vec![d]].concat()))
-                    .collect();
-            }
-            for chunks in &chunkings {
-                let mut blockings: Vec<Vec<u64>> = vec![vec![]];
-                for &x in chunks {
-                    blockings = blockings
-                        .into_iter()
-                        .flat_map(|c| divisors(x).map(move |d| [c.clone(), vec![d]].concat()))
-                        .collect();
-                }
+            for chunks in &divisor_shapes(shape) {
+                let blockings = divisor_shapes(chunks);
                 let to_i32 = |v: &[u64]| v.iter().map(|&x| x as i32).collect::<Vec<_>>();
                 let shape_i64: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
                 for blocks in &blockings {
