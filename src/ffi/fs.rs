@@ -54,8 +54,8 @@ pub(crate) fn start_writeback(file: &std::fs::File, offset: u64, len: u64) {
             return;
         };
         // SAFETY: the descriptor is `file`'s, open for the whole call (borrowed); the call
-        // takes no pointers, and offsets out of the file's range are refused by the kernel
-        // with an error code, not undefined behaviour.
+        // takes no pointers, and the kernel checks the range itself (a negative one is
+        // refused with EINVAL, one past the end does nothing): no undefined behaviour.
         let _ =
             unsafe { libc::sync_file_range(file.as_raw_fd(), off, n, libc::SYNC_FILE_RANGE_WRITE) };
     }
