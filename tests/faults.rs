@@ -3,7 +3,8 @@
 //! at many amounts of free space, and under `kill -9` at random moments. Whatever happens,
 //! the target holds the whole old or the whole new contents (compared as values: shape,
 //! dtype, data, attributes, store keys, table columns), a failed write leaves nothing behind,
-//! and a killed one leaves at most hidden temporaries (`.b2nd-*`) or an in-place journal.
+//! and a killed one leaves at most hidden temporaries (`.b2nd-*`) (and, inside a file
+//! changed in place, unpublished bytes past its frame).
 //!
 //! The full-disk half needs root (a small tmpfs) and says it was skipped elsewhere.
 //! `B2ND_FAULT_KILLS` sets the kills per case (default 6).
@@ -418,8 +419,13 @@ fn full_disk_at_every_stage_of_every_write() {
                 }
             }
         }
-        // Sparse compaction only deletes chunk files: it needs no space.
-        let needs_space = c.name != "in place: compact, sparse";
+        // Sparse compaction only deletes chunk files: it needs no space. Deleting an
+        // attribute of a file appends a chunk index, a trailer and the journal record
+        // (under 2 KiB), which fit in the file's last page.
+        let needs_space = !matches!(
+            c.name,
+            "in place: compact, sparse" | "in place: delete_attr, file"
+        );
         assert!(
             failed > 0 || !needs_space,
             "{}: never ran out of space",
@@ -456,9 +462,9 @@ fn fault_child() {
     log.write_all(b"done\n").unwrap();
 }
 
-/// Hidden temporaries and journals a killed write may leave beside its target.
+/// Hidden temporaries a killed write may leave beside its target.
 fn is_leftover(n: &str) -> bool {
-    n.starts_with(".b2nd-") || n.ends_with(".b2nd-journal")
+    n.starts_with(".b2nd-")
 }
 
 #[test]
@@ -699,25 +705,6 @@ fn unreadable_inputs_are_clean_errors() {
             .status()
             .unwrap();
         paths.push(sp);
-        // A FIFO under the journal's name beside a good array: ignored, never read.
-        let good = u32_array(d.path(), "good.b2nd", 100, false);
-        let j = d.path().join("good.b2nd.b2nd-journal");
-        Command::new("mkfifo").arg(&j).status().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let n = b2nd::Array::open(&good)
-                .and_then(|a| a.read::<u32>())
-                .map(|v| v.len());
-            let m = b2nd::ArrayMut::open(&good)
-                .map(|_| ())
-                .map_err(|e| e.to_string());
-            tx.send((n.map_err(|e| e.to_string()), m)).unwrap();
-        });
-        let (n, m) = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("a FIFO named like a journal made opening hang");
-        assert_eq!(n, Ok(100));
-        eprintln!("FIFO as journal: ArrayMut::open -> {m:?}");
     } else {
         common::cannot_run("the FIFO case", "no mkfifo here");
     }

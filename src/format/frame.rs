@@ -12,13 +12,11 @@ use std::sync::{Arc, OnceLock};
 use crate::error::{Error, Result};
 use crate::ffi::{ChunkBytes, EXTENDED_HEADER_LEN};
 use crate::format::chunk::ChunkHeader;
-use crate::format::journal::{HeaderState, Journal};
+use crate::format::journal;
 use crate::format::lock::{FrameLock, Held};
 use crate::format::parts::FrameParts;
 use crate::format::Malformed;
-use crate::storage::{
-    read_at, split_ranges, Directory, LocalDir, LocalFile, Memory, RangeRead, Window,
-};
+use crate::storage::{split_ranges, Directory, LocalDir, LocalFile, Memory, RangeRead, Window};
 
 /// Bytes of the frame header this crate checks (through the filter pipeline).
 const HEADER_PREFIX: usize = 80;
@@ -411,19 +409,12 @@ fn check_chunk_files(dir: &Path) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// Refuse a frame file whose header an interrupted in-place change left half-written: a
-/// valid journal is present and the header is a mix of its old and new copies. (A journal
-/// that matches neither is some other file's, and is ignored here.)
-fn check_journal(path: &Path, source: &str) -> Result<()> {
-    let Some(j) = Journal::read(path) else {
-        return Ok(());
-    };
-    let mut head = vec![0u8; j.old.len()];
-    let f = File::open(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    if read_at(&f, &mut head, 0).is_none() || j.state_of(&head) != HeaderState::Torn {
+/// Refuse a frame file whose header an interrupted in-place change left half-written: the
+/// file ends with a valid journal record and the header is a mix of its old and new copies.
+/// (A record the header matches in no way is dead bytes past the frame, and is ignored.)
+fn check_journal(file: &LocalFile, source: &str) -> Result<()> {
+    let read = |b: &mut [u8], pos: u64| file.read_vectored_at(&mut [(pos, b)]).ok();
+    if !journal::torn(file.size()?, read) {
         return Ok(());
     }
     Err(Error::Frame {
@@ -837,10 +828,11 @@ impl Frame {
                 dir: Arc::new(dir),
             }
         } else {
+            let local = LocalFile::open(path)?;
             if offset == 0 {
-                check_journal(path, source)?;
+                check_journal(&local, source)?;
             }
-            let file: Arc<dyn RangeRead> = Arc::new(LocalFile::open(path)?);
+            let file: Arc<dyn RangeRead> = Arc::new(local);
             if offset == 0 {
                 FrameBytes::Contiguous(file)
             } else {

@@ -11,8 +11,9 @@
 //! Three ways to publish a change, one for each situation, all atomic for readers and after
 //! a crash:
 //! - a contiguous frame with chunks: the new chunks, index and trailer are appended past the
-//!   frame's end, then one header write guarded by a journal ([`journal::publish_header`])
-//!   publishes them (nothing a reader of the old contents reaches is overwritten);
+//!   frame's end with a journal record after them, made durable together, then one header
+//!   write ([`journal::publish_header`]) publishes them (nothing a reader of the old contents
+//!   reaches is overwritten);
 //! - a contiguous frame without chunks (its trailer must follow the header) and compaction:
 //!   a new file beside it, renamed over it;
 //! - a sparse frame: new chunks to new chunk files, then a new `chunks.b2frame` renamed into
@@ -25,7 +26,7 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::frame::{chunk_file_id, chunk_file_name, OnDisk};
-use super::journal::{self, crash_point, journal_path};
+use super::journal::{self, crash_point, Journal};
 use super::parts::{special_offset, trailer_bytes, FrameParts};
 use crate::error::{Error, Result};
 use crate::ffi::fs::start_writeback;
@@ -207,8 +208,9 @@ impl FrameEdit<'_> {
         }
     }
 
-    /// Contiguous frames: append chunks, index and trailer after the current frame end,
-    /// make them durable, then publish with one journaled header write.
+    /// Contiguous frames: append chunks, index, trailer and the journal record after the
+    /// current frame end, make them durable (one sync), then publish with one header write
+    /// and cut the record off.
     fn publish_contiguous(&self, contents: Contents<'_>) -> Result<()> {
         let (path, disk) = (self.path, self.disk);
         let io = io_err(path);
@@ -217,7 +219,7 @@ impl FrameEdit<'_> {
             .write(true)
             .open(path)
             .map_err(&io)?;
-        let result = (|| {
+        let appended = (|| {
             f.seek(SeekFrom::Start(disk.frame_len)).map_err(&io)?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
             let (offsets, pos) =
@@ -225,34 +227,47 @@ impl FrameEdit<'_> {
                     .map_err(&io)?;
             let tail = self.tail(&offsets, contents.vlmeta)?;
             w.write_all(&tail).map_err(&io)?;
+            let frame_len = pos + tail.len() as u64;
+            let new = self.header(&contents, frame_len, &offsets, pos - disk.header_len)?;
+            let record = Journal {
+                old: disk.parts.header.clone(),
+                new,
+            };
+            let record_bytes = record.encode();
+            w.write_all(&record_bytes).map_err(&io)?;
             w.flush().map_err(&io)?;
             drop(w);
-            let frame_len = pos + tail.len() as u64;
+            // The record must end the file: bytes a failed earlier attempt left past it go.
+            let end = frame_len + record_bytes.len() as u64;
+            if f.metadata().map_err(&io)?.len() > end {
+                f.set_len(end).map_err(&io)?;
+            }
             if self.durability.syncs() {
                 f.sync_data().map_err(&io)?;
             }
             crash_point("data");
-            let new = self.header(&contents, frame_len, &offsets, pos - disk.header_len)?;
-            journal::publish_header(path, &mut f, &disk.parts.header, &new, self.durability)?;
-            Ok(frame_len)
+            Ok((frame_len, record.new))
         })();
-        match result {
-            Ok(frame_len) => {
-                // Bytes a failed earlier attempt left past the end.
-                if f.metadata().map(|m| m.len() > frame_len).unwrap_or(false) {
-                    let _ = f.set_len(frame_len);
-                }
-                Ok(())
-            }
+        let (frame_len, new) = match appended {
+            Ok(done) => done,
             Err(e) => {
-                // Nothing was published: drop what was appended (best effort), unless a
-                // journal still refers to it (the next open then finishes the change).
-                if std::fs::symlink_metadata(journal_path(path)).is_err() {
-                    let _ = f.set_len(disk.frame_len);
-                }
-                Err(e)
+                // Nothing was published: drop what was appended (best effort).
+                let _ = f.set_len(disk.frame_len);
+                return Err(e);
             }
-        }
+        };
+        journal::publish_header(
+            path,
+            &mut f,
+            &disk.parts.header,
+            &new,
+            disk.frame_len,
+            self.durability,
+        )?;
+        // Published: the record is no longer needed (if this fails, the next in-place open
+        // cuts it off).
+        let _ = f.set_len(frame_len);
+        Ok(())
     }
 
     /// Sparse frames: new chunks to new files, then a new `chunks.b2frame` renamed into

@@ -1,19 +1,32 @@
-//! [`Journal`]: the sidecar `<file>.b2nd-journal` that makes an in-place change's header
-//! update recoverable even if the header write itself is torn: the old and the new header,
-//! with a checksum. It exists only while a header is being replaced.
+//! [`Journal`]: the record that makes an in-place change's header write recoverable even if
+//! the write itself is torn: the old and the new header, with a checksum. It is written at
+//! the end of the frame file, right after the change's new chunks, index and trailer (past
+//! the new frame's end, where no reader looks), made durable with them by one sync, and cut
+//! off again once the new header is durable.
+//!
+//! The record is trusted only when the header is a mix of its two copies (a torn header
+//! write). The header write starts after the sync, so then the record and the data it
+//! publishes are durable. A header still equal to the old copy means the change was not
+//! published (its data may not have reached the disk): it is rolled back.
 
 #![forbid(unsafe_code)]
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::parts::header_frame_len;
 use super::zip::crc32;
 use crate::error::{Error, Result};
 use crate::model::durability::Durability;
-use crate::storage::{parent_dir, sync_dir};
+use crate::storage::read_at;
 
-const MAGIC: &[u8; 8] = b"B2NDJRN1";
+/// The record's first bytes.
+const MAGIC: &[u8; 8] = b"B2NDJRN2";
+/// The record's last bytes (after the length of what precedes them), found from the file's end.
+const END: &[u8; 8] = b"B2NDJEND";
+/// The largest record read back: two headers (a few hundred bytes each, plus metalayers).
+const MAX_RECORD: u64 = 1 << 26;
 
 /// The two headers of one publication.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,21 +46,15 @@ pub(crate) enum HeaderState {
     New,
     /// Each byte from one copy or the other: a header write cut short.
     Torn,
-    /// Neither: the journal belongs to some other file or version.
+    /// Neither: the record belongs to some other version of the file.
     Foreign,
 }
 
-/// Where the journal of the frame file `path` lives.
-pub(crate) fn journal_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".b2nd-journal");
-    path.with_file_name(name)
-}
-
 impl Journal {
-    /// The journal's bytes: magic, both headers with their lengths, CRC-32 of all before.
+    /// The record's bytes: magic, both headers with their lengths, CRC-32 of all before,
+    /// then the length of all that and the end magic.
     pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(20 + self.old.len() + self.new.len());
+        let mut b = Vec::with_capacity(32 + self.old.len() + self.new.len());
         b.extend_from_slice(MAGIC);
         for h in [&self.old, &self.new] {
             b.extend_from_slice(&(h.len() as u32).to_le_bytes());
@@ -55,12 +62,19 @@ impl Journal {
         }
         let crc = crc32(&b);
         b.extend_from_slice(&crc.to_le_bytes());
+        let n = b.len() as u32;
+        b.extend_from_slice(&n.to_le_bytes());
+        b.extend_from_slice(END);
         b
     }
 
-    /// Parse a journal; `None` when it is incomplete or damaged (a journal whose write was
-    /// interrupted: the header write it guards had not started).
+    /// Parse a whole record; `None` when it is incomplete or damaged.
     pub(crate) fn decode(b: &[u8]) -> Option<Journal> {
+        let b = b.strip_suffix(END)?;
+        let (b, n) = b.split_at(b.len().checked_sub(4)?);
+        if u32::from_le_bytes(n.try_into().ok()?) as usize != b.len() {
+            return None;
+        }
         let body = b.get(..b.len().checked_sub(4)?)?;
         let crc = u32::from_le_bytes(b[body.len()..].try_into().ok()?);
         if !body.starts_with(MAGIC) || crc32(body) != crc {
@@ -75,6 +89,29 @@ impl Journal {
         };
         let (old, new) = (take()?, take()?);
         (old.len() == new.len() && at == body.len()).then_some(Journal { old, new })
+    }
+
+    /// The record that ends a file of `len` bytes read by `read` (buffer, position), and
+    /// where it starts, if there is a valid one right after the frame its new header
+    /// describes.
+    pub(crate) fn at_end(
+        len: u64,
+        read: impl Fn(&mut [u8], u64) -> Option<()>,
+    ) -> Option<(Journal, u64)> {
+        let mut tail = [0u8; 12];
+        read(&mut tail, len.checked_sub(12)?)?;
+        if &tail[4..] != END {
+            return None;
+        }
+        let total = u64::from(u32::from_le_bytes(tail[..4].try_into().ok()?)) + 12;
+        if total > len.min(MAX_RECORD) {
+            return None;
+        }
+        let at = len - total;
+        let mut b = vec![0u8; total as usize];
+        read(&mut b, at)?;
+        let j = Journal::decode(&b)?;
+        (header_frame_len(&j.new) == Some(at)).then_some((j, at))
     }
 
     /// How the header `head` found in the file relates to this journal.
@@ -95,116 +132,100 @@ impl Journal {
         }
     }
 
-    /// Read the journal of `path`, if there is a valid one.
-    pub(crate) fn read(path: &Path) -> Option<Journal> {
-        // Only a regular file: reading a FIFO left under the journal's name would wait.
-        let jpath = journal_path(path);
-        if !std::fs::metadata(&jpath).is_ok_and(|m| m.is_file()) {
-            return None;
-        }
-        let bytes = std::fs::read(jpath).ok()?;
-        Journal::decode(&bytes)
-    }
-}
-
-/// Finish what an interrupted header publication left: a valid journal means all the data
-/// its new header refers to was made durable before it was written, so the new header is
-/// written (again) when the file holds the old one or a mix of both (a torn write); then the
-/// journal is removed. An invalid (incomplete) journal means the header write had not
-/// started: it is removed. A valid journal whose headers the file matches in no way belongs
-/// to another file (copied or left beside this one) and is refused, never applied.
-pub(crate) fn recover(path: &Path) -> Result<()> {
-    let jpath = journal_path(path);
-    if std::fs::symlink_metadata(&jpath).is_err() {
-        return Ok(());
-    }
-    if let Some(j) = Journal::read(path) {
-        let mut f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(io_err(path))?;
+    /// The record ending the file `f`, with the state of the file's header against it.
+    fn in_file(f: &File) -> Option<(Journal, u64, HeaderState)> {
+        let len = f.metadata().ok()?.len();
+        let (j, at) = Journal::at_end(len, |b, pos| read_at(f, b, pos))?;
         let mut head = vec![0u8; j.new.len()];
-        let state = match crate::storage::read_at(&f, &mut head, 0) {
+        let state = match read_at(f, &mut head, 0) {
             Some(()) => j.state_of(&head),
             None => HeaderState::Foreign,
         };
-        match state {
-            HeaderState::New => {}
-            HeaderState::Old | HeaderState::Torn => {
-                f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
-                f.write_all(&j.new).map_err(io_err(path))?;
-                f.sync_data().map_err(io_err(path))?;
-            }
-            HeaderState::Foreign => {
-                return Err(Error::Frame {
-                    source_name: path.display().to_string(),
-                    reason: format!(
-                        "{} belongs to another file or version (its headers match neither \
-                         this file's header nor a mix of them): remove it to change this array",
-                        jpath.display()
-                    ),
-                });
+        Some((j, at, state))
+    }
+}
+
+/// Finish or undo what an interrupted publication left at the end of the frame file `path`:
+/// - a torn header (a mix of the record's two copies): the record and the data it publishes
+///   were durable before the header write began, so the new header is written again;
+/// - the old header: the change was not published, and its data may not be durable: the
+///   appended bytes are cut off;
+/// - the new header: published; the record is cut off;
+/// - neither: a record some other version of the file left past its frame (a writer that
+///   does not know records changed it since): dead bytes, never applied.
+pub(crate) fn recover(path: &Path) -> Result<()> {
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io_err(path))?;
+    let Some((j, at, state)) = Journal::in_file(&f) else {
+        return Ok(());
+    };
+    match state {
+        HeaderState::New => f.set_len(at).map_err(io_err(path))?,
+        HeaderState::Torn => {
+            f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+            f.write_all(&j.new).map_err(io_err(path))?;
+            f.sync_data().map_err(io_err(path))?;
+            f.set_len(at).map_err(io_err(path))?;
+        }
+        HeaderState::Old => {
+            if let Some(end) = header_frame_len(&j.old).filter(|&end| end <= at) {
+                f.set_len(end).map_err(io_err(path))?;
             }
         }
+        HeaderState::Foreign => {}
     }
-    std::fs::remove_file(&jpath).map_err(io_err(&jpath))?;
     Ok(())
 }
 
-/// Publish `new` over `old` (the header at the start of `f`): journal (made durable with its
-/// directory entry), header write, sync, journal removed. A crash before the header write
-/// leaves the old contents; a torn header write is finished from the journal by the next
-/// in-place open (`ArrayMut::open`). With [`Durability::Process`] nothing is synced (same
-/// order of writes).
+/// Whether a frame file of `len` bytes read by `read` (buffer, position) starts with a
+/// header an interrupted publication left torn (a mix of the two copies of the record at
+/// its end), which no reader may read.
+pub(crate) fn torn(len: u64, read: impl Fn(&mut [u8], u64) -> Option<()>) -> bool {
+    let Some((j, _)) = Journal::at_end(len, &read) else {
+        return false;
+    };
+    let mut head = vec![0u8; j.new.len()];
+    read(&mut head, 0).is_some() && j.state_of(&head) == HeaderState::Torn
+}
+
+/// Publish `new` over `old`, the header at the start of `f`, whose record (see
+/// [`Journal::encode`]) ends the file and is durable with the data: one header write, and
+/// a sync. A crash before the write leaves the old contents; a torn write is finished by
+/// the next in-place open (`ArrayMut::open`). If the write fails, the old header is put
+/// back and the file cut to `old_end` (if even that fails, the record stays, and the next
+/// open finishes or undoes the change). With [`Durability::Process`] nothing is synced.
 pub(crate) fn publish_header(
     path: &Path,
     f: &mut File,
     old: &[u8],
     new: &[u8],
+    old_end: u64,
     durability: Durability,
 ) -> Result<()> {
-    let sync = durability.syncs();
-    let jpath = journal_path(path);
-    let journal = Journal {
-        old: old.to_vec(),
-        new: new.to_vec(),
-    }
-    .encode();
-    let saved = File::create(&jpath).and_then(|mut j| {
-        j.write_all(&journal)?;
-        if sync {
-            j.sync_all()?;
-        }
-        Ok(())
-    });
-    if let Err(e) = saved {
-        // Nothing refers to a journal that is not complete (e.g. on a full disk): the
-        // header is untouched, so the change simply did not happen.
-        let _ = std::fs::remove_file(&jpath);
-        return Err(io_err(&jpath)(e));
-    }
-    if sync {
-        sync_dir(&parent_dir(path));
-    }
     crash_point("header");
     let written = f
         .seek(SeekFrom::Start(0))
         .and_then(|_| write_header(f, new))
-        .and_then(|_| if sync { f.sync_data() } else { Ok(()) });
+        .and_then(|_| {
+            if durability.syncs() {
+                f.sync_data()
+            } else {
+                Ok(())
+            }
+        });
     if let Err(e) = written {
-        // Put the old header back and drop the journal; if that fails too, the journal
-        // stays and the next open finishes the change (its data is durable).
         let restored = f
             .seek(SeekFrom::Start(0))
             .and_then(|_| f.write_all(old))
             .and_then(|_| f.sync_data());
         if restored.is_ok() {
-            let _ = std::fs::remove_file(&jpath);
+            let _ = f.set_len(old_end);
         }
         return Err(io_err(path)(e));
     }
-    std::fs::remove_file(&jpath).map_err(io_err(&jpath))?;
     Ok(())
 }
 
@@ -235,6 +256,14 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 mod tests {
     use super::*;
 
+    /// A header whose frame length field says `len`.
+    fn header(len: u64, fill: u8) -> Vec<u8> {
+        let mut h = vec![fill; 30];
+        h[15] = 0xcf;
+        h[16..24].copy_from_slice(&len.to_be_bytes());
+        h
+    }
+
     #[test]
     fn roundtrip_and_every_truncation() {
         let j = Journal {
@@ -245,18 +274,58 @@ mod tests {
         assert_eq!(Journal::decode(&b).as_ref(), Some(&j));
         for cut in 0..b.len() {
             assert_eq!(Journal::decode(&b[..cut]), None);
+            assert_eq!(Journal::decode(&b[cut + 1..]), None);
         }
         assert_eq!(j.state_of(&[1, 2, 3]), HeaderState::Old);
         assert_eq!(j.state_of(&[4, 5, 6]), HeaderState::New);
         assert_eq!(j.state_of(&[4, 2, 6]), HeaderState::Torn);
         assert_eq!(j.state_of(&[4, 9, 6]), HeaderState::Foreign);
         assert_eq!(j.state_of(&[4, 5]), HeaderState::Foreign);
-        let mut bad = b.clone();
-        bad[10] ^= 1;
-        assert_eq!(Journal::decode(&bad), None);
-        assert_eq!(
-            journal_path(Path::new("/a/b.b2nd")),
-            Path::new("/a/b.b2nd.b2nd-journal")
-        );
+        for i in 0..b.len() {
+            let mut bad = b.clone();
+            bad[i] ^= 1;
+            assert_eq!(Journal::decode(&bad), None, "byte {i} flipped");
+        }
+    }
+
+    /// The record is found at the end of a file only where its new header says the frame
+    /// ends, and only whole.
+    #[test]
+    fn found_at_the_end_right_after_its_frame() {
+        let j = Journal {
+            old: header(40, 1),
+            new: header(50, 2),
+        };
+        let mut file = vec![7u8; 50];
+        file.extend_from_slice(&j.encode());
+        let read = |f: &[u8]| {
+            let f = f.to_vec();
+            move |b: &mut [u8], pos: u64| {
+                b.copy_from_slice(f.get(pos as usize..pos as usize + b.len())?);
+                Some(())
+            }
+        };
+        let len = file.len() as u64;
+        assert_eq!(Journal::at_end(len, read(&file)), Some((j.clone(), 50)));
+        // Anywhere else, or cut short, or followed by anything: not a record.
+        let mut moved = vec![7u8; 51];
+        moved.extend_from_slice(&j.encode());
+        assert_eq!(Journal::at_end(len + 1, read(&moved)), None);
+        for cut in 0..file.len() {
+            assert_eq!(Journal::at_end(cut as u64, read(&file[..cut])), None);
+        }
+        let mut more = file.clone();
+        more.push(0);
+        assert_eq!(Journal::at_end(len + 1, read(&more)), None);
+        // A torn header is seen as such; old and new ones are not.
+        let mut torn_file = file.clone();
+        torn_file[16..20].copy_from_slice(&j.new[16..20]);
+        torn_file[20..30].copy_from_slice(&j.old[20..30]);
+        torn_file[..16].copy_from_slice(&j.new[..16]);
+        assert!(torn(len, read(&torn_file)));
+        assert!(!torn(len, read(&file)));
+        let mut new_file = file.clone();
+        new_file[..30].copy_from_slice(&j.new);
+        assert!(!torn(len, read(&new_file)));
     }
 }

@@ -106,6 +106,17 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The frame length a header records (`None`: the field's marker is not there).
+pub(crate) fn header_frame_len(header: &[u8]) -> Option<u64> {
+    (header.get(FRAME_LEN - 1) == Some(&0xcf))
+        .then(|| {
+            Some(u64::from_be_bytes(
+                header.get(FRAME_LEN..FRAME_LEN + 8)?.try_into().ok()?,
+            ))
+        })
+        .flatten()
+}
+
 impl FrameParts {
     /// Parse the `header` (all `header_len` bytes) and the `trailer` (from its start to the
     /// frame's end) of a frame.

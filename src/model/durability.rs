@@ -11,9 +11,10 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Durability {
-    /// The default. Data, journal and header are synced to the disk (`fdatasync`, `fsync`
-    /// of the directory) before the change is published and before it returns: the change
-    /// also survives an operating-system crash or a power loss.
+    /// The default. Data and journal record, then the header, are synced to the disk
+    /// before the change is published and before it returns (two `fdatasync`s for a
+    /// contiguous file; chunk files, the index and the directory for a sparse frame): the
+    /// change also survives an operating-system crash or a power loss.
     #[default]
     Disk,
     /// No syncs: the change is in the operating system's page cache when it returns. A
@@ -21,8 +22,7 @@ pub enum Durability {
     /// crash or a power loss may lose recent changes or leave the file unreadable (the
     /// disk may receive the new header before the data it refers to), as with
     /// python-blosc2, which never syncs. For many small appends where the data can be
-    /// written again after such a crash: each change costs a few system calls less than
-    /// four disk flushes.
+    /// written again after such a crash: each change saves two disk flushes.
     Process,
 }
 
