@@ -456,6 +456,36 @@ impl Geometry {
         })
     }
 
+    /// [`Self::copy_region_to_chunk`] into a `dst` of any contents: every byte the copy does
+    /// not write (padding, and what `region` does not cover) is zeroed, and only those.
+    pub(crate) fn gather_chunk(
+        &self,
+        idx: u64,
+        src: &[u8],
+        dst: &mut [u8],
+        region: &Region,
+    ) -> Result<(), GeometryError> {
+        self.check_chunk_buffer("chunk buffer", dst.len(), true)?;
+        // Runs come in the chunk's order: the gaps between them are zeroed on the way.
+        let (mut next, mut ordered) = (0usize, true);
+        self.for_each_run(idx, region, src.len(), |c, b, n| {
+            if c >= next {
+                dst[next..c].fill(0);
+            } else {
+                ordered = false;
+            }
+            dst[c..c + n].copy_from_slice(&src[b..b + n]);
+            next = next.max(c + n);
+        })?;
+        if ordered {
+            dst[next..].fill(0);
+            Ok(())
+        } else {
+            dst.fill(0);
+            self.copy_region_to_chunk(idx, src, dst, region)
+        }
+    }
+
     /// Fill the part of chunk `idx` inside `region` (`dst`, its C-order buffer) with the
     /// repeated item `value`.
     pub fn fill_chunk_in_region(
@@ -746,6 +776,55 @@ mod tests {
     /// it calls direct is, byte for byte, its range of the source, and one it does not call
     /// direct is not (chunks and blocks dividing the shape, so no padding; the region is the
     /// whole array; every item's value differs).
+    /// `gather_chunk` into a buffer of stale bytes equals `copy_region_to_chunk` into zeros,
+    /// for every chunking and blocking (padding included) of small 2-D and 3-D shapes, with
+    /// the whole array and a corner of it as the region.
+    #[test]
+    fn gather_zeroes_what_it_does_not_copy() {
+        let upto = |of: &[u64]| -> Vec<Vec<u64>> {
+            let mut all: Vec<Vec<u64>> = vec![vec![]];
+            for &x in of {
+                all = all
+                    .into_iter()
+                    .flat_map(|c| (1..=x).map(move |d| [c.clone(), vec![d]].concat()))
+                    .collect();
+            }
+            all
+        };
+        let mut checked = 0;
+        for shape in [&[5u64, 3][..], &[4, 3, 5]] {
+            let shape_i64: Vec<i64> = shape.iter().map(|&x| x as i64).collect();
+            let corner = reg(
+                &vec![1; shape.len()],
+                &shape.iter().map(|x| x - 1).collect::<Vec<_>>(),
+            );
+            for chunks in upto(shape) {
+                for blocks in upto(&chunks) {
+                    let to_i32 = |v: &[u64]| v.iter().map(|&x| x as i32).collect::<Vec<_>>();
+                    let g =
+                        Geometry::new(&shape_i64, &to_i32(&chunks), &to_i32(&blocks), 2).unwrap();
+                    for region in [reg(&vec![0; shape.len()], shape), corner.clone()] {
+                        let n = region.nitems().unwrap() as usize * 2;
+                        let src: Vec<u8> = (0..n).map(|i| (i % 251) as u8 + 1).collect();
+                        for idx in 0..g.nchunks() {
+                            let mut want = vec![0u8; g.chunk_bytes()];
+                            g.copy_region_to_chunk(idx, &src, &mut want, &region)
+                                .unwrap();
+                            let mut got = vec![0xAAu8; g.chunk_bytes()];
+                            g.gather_chunk(idx, &src, &mut got, &region).unwrap();
+                            assert_eq!(
+                                got, want,
+                                "{shape:?} {chunks:?} {blocks:?} {region:?} {idx}"
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
+
     #[test]
     fn direct_ranges_are_the_gather() {
         let dims = [1u64, 2, 3, 4, 6];

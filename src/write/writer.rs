@@ -284,9 +284,8 @@ pub(super) fn pack_chunk_into(
     let data: &[u8] = match g.direct_range(idx, region) {
         Some(r) if r.len() == chunk_bytes && r.end <= src.len() => &src[r],
         _ => {
-            p.chunk.clear();
             p.chunk.resize(chunk_bytes, 0);
-            g.copy_region_to_chunk(idx, src, &mut p.chunk, region)
+            g.gather_chunk(idx, src, &mut p.chunk, region)
                 .map_err(|e| Error::InvalidArgument(e.to_string()))?;
             &p.chunk
         }

@@ -503,7 +503,8 @@ impl ArrayMut {
             builder.shape = shape.to_vec();
             builder.threads = self.threads.clone();
             let encoding = builder.plan()?;
-            let inputs = plan::partial_inputs(&self.array, &g1, &sources, write)?;
+            let inputs =
+                plan::partial_inputs(&self.array, &g1, &sources, write, &mut self.lanes.spare)?;
             built = self.lanes.encode(
                 &self.threads,
                 self.array.threads(),
@@ -513,6 +514,7 @@ impl ArrayMut {
                 write,
                 &inputs,
             )?;
+            self.lanes.recycle(inputs);
         }
         let chunks = plan::chunk_refs(&sources, built);
         // A change of the data (not of attributes alone) makes python-blosc2's indexes

@@ -96,26 +96,55 @@ pub(super) fn encodes(a: &Array, sources: &[Source]) -> Result<bool> {
 }
 
 /// The C-order bytes of every partly written or re-cut chunk of `g1`: the old data it keeps
-/// (read from `a`, in parallel inside), then the written data over it.
+/// (read from `a`, in parallel inside; straight into place when it is one run of the
+/// chunk's bytes), then the written data over it, and zeros where neither lies. Buffers come
+/// from `spare` (the last change's, given back with [`Lanes::recycle`]) when they are big
+/// enough: then they are zeroed only when the old and written data do not cover them.
 pub(super) fn partial_inputs(
     a: &Array,
     g1: &Geometry,
     sources: &[Source],
     write: Option<(&Region, &[u8])>,
+    spare: &mut Vec<Vec<u8>>,
 ) -> Result<Vec<Vec<u8>>> {
     let isz = g1.itemsize();
     let whole_old = Region::whole(a.shape());
+    let count = |r: &Option<Region>| r.as_ref().and_then(Region::nitems).unwrap_or(0);
     let mut inputs = Vec::new();
     for (idx, s) in sources.iter().enumerate() {
         if !matches!(s, Source::Build { full: false }) {
             continue;
         }
         let ext = g1.chunk_region(idx as u64);
-        let mut buf = vec![0u8; ext.nitems().unwrap_or(0) as usize * isz];
-        if let Some(keep) = whole_old.intersect(&ext) {
-            let mut old = vec![0u8; keep.nitems().unwrap_or(0) as usize * isz];
-            a.read_region_into(&keep, &mut old)?;
-            copy_overlap(&keep, &old, &ext, &mut buf, isz);
+        let n = ext.nitems().unwrap_or(0) as usize * isz;
+        let keep = whole_old.intersect(&ext);
+        let written = write.and_then(|(r, _)| r.intersect(&ext));
+        let both = keep
+            .as_ref()
+            .zip(written.as_ref())
+            .and_then(|(k, w)| k.intersect(w));
+        // Two boxes inside `ext` cover it when their union has as many items.
+        let covered = count(&keep) + count(&written) - count(&both) == ext.nitems().unwrap_or(0);
+        let mut buf = spare.pop().unwrap_or_default();
+        if buf.capacity() < n {
+            drop(buf);
+            buf = crate::alloc::zeroed(n, "a chunk to re-encode")?;
+        } else {
+            buf.resize(n, 0);
+            if !covered {
+                buf.fill(0);
+            }
+        }
+        if let Some(keep) = keep {
+            let len = keep.nitems().unwrap_or(0) as usize * isz;
+            // The old array starts at the origin, so `keep` starts where the chunk does.
+            if ext.is_contiguous_part(&keep) {
+                a.read_region_into(&keep, &mut buf[..len])?;
+            } else {
+                let mut old = crate::alloc::zeroed(len, "old data of a chunk to re-encode")?;
+                a.read_region_into(&keep, &mut old)?;
+                copy_overlap(&keep, &old, &ext, &mut buf, isz);
+            }
         }
         if let Some((r, data)) = write {
             copy_overlap(r, data, &ext, &mut buf, isz);
@@ -135,9 +164,20 @@ type Job<'a> = (u64, &'a [u8], Region, &'a mut Option<Vec<u8>>);
 pub(super) struct Lanes {
     packers: Vec<Packer>,
     threads: i16,
+    /// Input buffers of the last change's partly written chunks, for the next one.
+    pub(super) spare: Vec<Vec<u8>>,
 }
 
+/// The most input buffers kept between changes.
+const SPARE_BUFFERS: usize = 4;
+
 impl Lanes {
+    /// Keep up to [`SPARE_BUFFERS`] of a change's input buffers for the next change.
+    pub(super) fn recycle(&mut self, inputs: Vec<Vec<u8>>) {
+        let room = SPARE_BUFFERS.saturating_sub(self.spare.len());
+        self.spare.extend(inputs.into_iter().take(room));
+    }
+
     /// Encode every chunk `sources` builds: whole chunks from `write`'s data, partial ones
     /// from `inputs` (in order). One lane per chunk up to `threads`; fewer chunks than
     /// threads share the threads inside each chunk (block-parallel compression).
