@@ -326,10 +326,13 @@ fn a_table_opens_in_two_round_trips_and_fetches_its_file_about_once() {
         "{requests} requests for {chunks} chunks"
     );
     // Measured: 12 requests, 17 342 213 bytes of 17 348 345 (68 requests, 32 954 391 bytes
-    // before). With the other tests of this file running beside it, and the same 12
-    // requests, 170 KB more in 3 of 4 runs of the whole debug binary (none in 14 runs of this
-    // test alone), and 511 KB more once in CI (2.9 %): the cause is not found, and 5 % is
-    // allowed until it is. A chunk fetched twice would add 2.9 MB (17 %) or more.
+    // before). Some runs fetch 170 KB more with the same 12 requests (alone too: 3 of 6 runs
+    // of this test in session 24), 511 KB once in CI (2.9 %). The proxy's log
+    // (`B2ND_PROXY_LOG=1 ... --nocapture`) shows where: the second and third parts of column
+    // `c` (4 blocks of about 85 KB each) fetch 5 blocks each, the second one block past its
+    // end and the third one block before its start: those blocks twice. The cause (in
+    // the blocks' mask, or in how the parts are cut between threads) is not found yet, so
+    // 5 % is allowed. A chunk fetched twice would add 2.9 MB (17 %) or more.
     assert!(
         bytes <= file_len + file_len / 20,
         "{bytes} bytes of a {file_len}-byte file"

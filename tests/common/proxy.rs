@@ -179,6 +179,15 @@ fn serve(mut conn: TcpStream, s: &Shared) {
             let _ = conn.shutdown(Shutdown::Both);
             return;
         }
+        // A diagnostic: every answered request's range and body length.
+        if std::env::var_os("B2ND_PROXY_LOG").is_some() {
+            let h = String::from_utf8_lossy(&head);
+            let range = h
+                .lines()
+                .find(|l| l.to_ascii_lowercase().starts_with("range:"))
+                .unwrap_or("range: -");
+            eprintln!("proxy: {range} -> {} bytes", body.len());
+        }
         // Counted before it is sent, so that a client that has its answer sees it counted.
         s.body_bytes.fetch_add(body.len() as u64, Ordering::SeqCst);
         let _ = conn.write_all(&response);
