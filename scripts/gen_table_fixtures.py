@@ -237,3 +237,86 @@ for name, stale in [("summaries.b2z", False), ("summaries_stale.b2z", True)]:
     assert d["columns"]["f"]["flags"][4] & 1 and any(x & 2 for x in d["columns"]["f"]["flags"])
     assert d["columns"]["x"]["flags"][2] & 4, d["columns"]["x"]["flags"]
     assert d["columns"]["u"]["max"][-1] > 2**63
+
+# Computed columns (virtual: only the schema's `computed_columns` entry is stored): numbers of
+# several widths, mask nulls (the raw slot values are the operands, as python evaluates them),
+# deleted rows, strings for `contains`, and a DSL kernel column b2nd lists but cannot evaluate.
+# `computed.b2z.json`: python's column names, each computed column's readable expression,
+# dtype and values (`t[name][:]`, C-order bytes in hex).
+
+
+@dataclasses.dataclass
+class Comp:
+    a: int = b2.field(b2.int32(), default=0)
+    b: float = b2.field(b2.float32(nullable=True, null_storage="mask"), default=None)
+    c: int = b2.field(b2.int8(), default=0)
+    u: int = b2.field(b2.uint16(), default=0)
+    g: float = b2.field(b2.float64(), default=0.0)
+    k: bool = b2.field(b2.bool(), default=False)
+    s: str = b2.field(b2.string(max_length=6), default="")
+
+
+COMPUTED = {
+    "total": "a * 2 + b",
+    "both": "(a > 3) & (c < 2)",
+    "mixed": "a + c - u",
+    "wide": "c * 300 + u",
+    "ratio": "g * 1.5 - a",
+    "fl": "a // 3 + c % 4",
+    "pw": "a ** 2",
+    "pick": "where(a > 4, a, c)",
+    "trig": "sqrt(abs(g)) + sin(a) * cos(b)",
+    "half": "sqrt(c)",
+    "flag": "~k | (g < 0)",
+    "has1": "contains(s, 'x1')",
+}
+
+
+def make_computed(path):
+    t = b2.CTable(Comp, urlpath=path, mode="w")
+    t.extend(
+        [
+            (i * 7 - 20, None if i % 5 == 2 else i * 0.75, (i * 37) % 256 - 128, i * 1000 % 65536, (i - 9) * 1.25, i % 3 == 0, f"x{i}")
+            for i in range(23)
+        ]
+    )
+    t.delete([1, 8, 9, 22])
+    for name, e in COMPUTED.items():
+        t.add_computed_column(name, e)
+
+    @b2.dsl_kernel
+    def kern(x, y):
+        return x + y
+
+    t.add_computed_column("dsl", kern, inputs=["a", "g"])
+    t.close()
+
+
+make_computed(p("computed.b2z"))
+t = b2.open(p("computed.b2z"))
+out = {"col_names": list(t.col_names), "n_rows": len(t), "computed": {}}
+for name in t.col_names:
+    cc = t._computed_cols.get(name)
+    if cc is None:
+        continue
+    v = {"readable": t._readable_computed_expr(cc), "kind": cc.get("kind", "expression")}
+    if v["kind"] == "expression":
+        arr = np.ascontiguousarray(np.asarray(t[name][:]))
+        assert arr.dtype == np.dtype(cc["dtype"]), (name, arr.dtype, cc["dtype"])
+        v.update(dtype=arr.dtype.str, hex=arr.tobytes().hex())
+    out["computed"][name] = v
+with open(p("computed.b2z.json"), "w") as f:
+    json.dump(out, f, indent=1, sort_keys=True)
+# The fixture proves what it is named for: computed columns in the schema and nowhere else,
+# a mask-null operand with nulls, deleted rows, a float16 result, a DSL column.
+with b2.TreeStore(p("computed.b2z"), mode="r") as st:
+    meta = st["/_meta"]
+    schema = json.loads(meta.vlmeta["schema"])
+names = [c["name"] for c in schema["computed_columns"]]
+assert names == list(COMPUTED) + ["dsl"], names
+with zipfile.ZipFile(p("computed.b2z")) as z:
+    assert not [n for n in z.namelist() if any(f"_cols/{c}." in n for c in names)], z.namelist()
+    assert "_cols/b.notnull.b2nd" in z.namelist()
+assert out["computed"]["half"]["dtype"] == "<f2" and out["computed"]["dsl"]["kind"] == "dsl"
+assert len(t._valid_rows) > len(t) == 19, len(t)
+print("computed-column fixture written")

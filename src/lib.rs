@@ -160,7 +160,7 @@ mod table;
 pub mod write;
 
 pub use format::npy;
-pub use model::{attrs, dtype};
+pub use model::{attrs, dtype, expr};
 
 pub use array::Array;
 pub use error::{Error, Result};
@@ -184,7 +184,7 @@ pub use schunk::{SChunk, MAX_ATTR_BYTES};
 #[cfg(feature = "remote")]
 pub use storage::RemoteOptions;
 pub use store::{MemberKind, Store, StoreKind};
-pub use table::{BlockSummary, Bound, Column, Segment, Table};
+pub use table::{BlockSummary, Bound, Column, Computed, Segment, Table};
 pub use write::ArrayMut;
 pub use write::{ArrayBuilder, Codec, Filter, StoreBuilder, TableBuilder, Target, Writer};
 

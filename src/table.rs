@@ -18,6 +18,10 @@
 //!   BatchArray `_cols/<name>_dict`; `list`, `vlstring`, `vlbytes`, `object` (and stored
 //!   `struct`) columns: one item per physical row in a BatchArray / ListArray at `_cols/<name>`
 //!   (frame format 3, read by [`crate::SChunk::read_objects`]).
+//! - computed columns: no storage; the schema's `computed_columns` list gives each one's
+//!   `expression` over operands `o0, o1, ...` bound to `col_deps`, and its `dtype`. They are
+//!   listed after the stored columns, as python-blosc2 lists them, and read by evaluating the
+//!   expression ([`crate::expr`]) over their dependencies' rows.
 
 #![forbid(unsafe_code)]
 
@@ -28,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::model::attrs::Value;
 use crate::model::dtype::Dtype;
 use crate::model::element::{self, Element};
+use crate::model::expr::{self, Expression};
 use crate::store::Store;
 
 #[cfg(feature = "arrow")]
@@ -48,6 +53,81 @@ pub struct Column {
     mask: bool,
     /// `timestamp` columns: the unit (`s`, `ms`, `us`, `ns`, ...).
     unit: Option<String>,
+    /// A computed column's definition (it has no storage).
+    computed: Option<Computed>,
+}
+
+/// A computed column's definition: python-blosc2's `add_computed_column`, stored in the
+/// table's schema and evaluated when read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Computed {
+    /// A DSL kernel's name (its source is in `expression`); `None` for expressions.
+    kernel: Option<String>,
+    expression: String,
+    deps: Vec<String>,
+    dtype: String,
+    /// The parsed expression, or why b2nd cannot evaluate this column.
+    parsed: std::result::Result<Expression, String>,
+}
+
+impl Computed {
+    /// The expression as stored, over operands `o0, o1, ...` (`(o0 * 2 + o1)`); a DSL
+    /// kernel's source for DSL columns.
+    pub fn expression(&self) -> &str {
+        &self.expression
+    }
+
+    /// The columns bound to `o0, o1, ...`, in order.
+    pub fn dependencies(&self) -> &[String] {
+        &self.deps
+    }
+
+    /// The expression with its operands named (`(a * 2 + b)`), as python-blosc2 shows it;
+    /// `kernel(a, b)` for a DSL kernel.
+    pub fn readable(&self) -> String {
+        if let Some(k) = &self.kernel {
+            return format!("{k}({})", self.deps.join(", "));
+        }
+        let mut out = String::new();
+        let b = self.expression.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let word_start = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+            if word_start && b[i] == b'o' {
+                let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                let end = i + 1 + digits;
+                let word_end = b
+                    .get(end)
+                    .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
+                if digits > 0 && word_end {
+                    if let Some(dep) = self.expression[i + 1..end]
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|k| self.deps.get(k))
+                    {
+                        out.push_str(dep);
+                        i = end;
+                        continue;
+                    }
+                }
+            }
+            let ch = self.expression[i..].chars().next().expect("in bounds");
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+        out
+    }
+
+    /// The result dtype python-blosc2 recorded (`float64`, `int32`, `bool`, ...).
+    pub fn dtype(&self) -> &str {
+        &self.dtype
+    }
+
+    /// `Ok` when b2nd evaluates this column; else why every read of it is refused (a DSL
+    /// kernel, a function b2nd does not know, ...).
+    pub fn evaluable(&self) -> std::result::Result<(), &str> {
+        self.parsed.as_ref().map(|_| ()).map_err(String::as_str)
+    }
 }
 
 impl Column {
@@ -70,6 +150,12 @@ impl Column {
     /// Whether nulls are stored in a `.notnull` mask (else by an in-band `null_value`).
     pub fn mask_nulls(&self) -> bool {
         self.mask
+    }
+
+    /// A computed column's definition; `None` for stored columns. A computed column's
+    /// [`Column::kind`] is the kind of its values (`float64`, `bool`, ...).
+    pub fn computed(&self) -> Option<&Computed> {
+        self.computed.as_ref()
     }
 
     /// Whether the column is one fixed-width array (read with [`Table::read_column`] and
@@ -243,7 +329,11 @@ impl Table {
             arrays: Default::default(),
         };
         // Every readable column must exist and cover the physical rows.
-        for c in t.columns.iter().filter(|c| c.is_fixed_width()) {
+        for c in t
+            .columns
+            .iter()
+            .filter(|c| c.is_fixed_width() && c.computed.is_none())
+        {
             let a = t.column_shared(&c.name)?;
             if a.ndim() == 0 || a.shape()[0] < t.physical_rows() {
                 return Err(t.bad(
@@ -326,7 +416,7 @@ impl Table {
     /// and null slots included).
     pub fn column_array(&self, name: &str) -> Result<Array> {
         let c = self.column(name)?;
-        if !c.is_fixed_width() {
+        if !c.is_fixed_width() || c.computed.is_some() {
             return Err(self.unsupported(c));
         }
         self.store.open_array(&self.key(name, ""))
@@ -346,13 +436,22 @@ impl Table {
     /// Column `name`'s array (a fixed-width column), shared by the table's reads.
     fn column_shared(&self, name: &str) -> Result<std::sync::Arc<Array>> {
         let c = self.column(name)?;
-        if !c.is_fixed_width() {
+        if !c.is_fixed_width() || c.computed.is_some() {
             return Err(self.unsupported(c));
         }
         self.shared_array(&self.key(name, ""))
     }
 
     fn unsupported(&self, c: &Column) -> Error {
+        if let Some(cc) = &c.computed {
+            return self.bad(
+                &c.name,
+                format!(
+                    "a computed column ({}) has no array: its values are read by evaluating it",
+                    cc.readable()
+                ),
+            );
+        }
         self.bad(
             &c.name,
             format!(
@@ -407,6 +506,9 @@ impl Table {
                 self.valid.live()
             )));
         }
+        if let Some(cc) = &self.column(name)?.computed {
+            return self.computed_rows(name, cc, rows);
+        }
         let a = self.column_shared(name)?;
         let row_items: u64 = a.shape()[1..].iter().product();
         let row_bytes = usize::try_from(row_items)
@@ -447,7 +549,8 @@ impl Table {
         name: &str,
         rows: std::ops::Range<u64>,
     ) -> Result<Vec<T>> {
-        if rows.start <= rows.end && rows.end <= self.n_rows() {
+        let stored = self.column(name)?.computed.is_none();
+        if stored && rows.start <= rows.end && rows.end <= self.n_rows() {
             if let Some(span) = self.valid.consecutive(rows.clone()) {
                 // No deleted row among them: read straight into the result.
                 let a = self.column_shared(name)?;
@@ -476,9 +579,122 @@ impl Table {
         Ok(out)
     }
 
+    /// The dtype of a computed column's values.
+    fn computed_dtype(&self, name: &str, cc: &Computed) -> Result<Dtype> {
+        numpy_type(&cc.dtype)
+            .and_then(|s| Dtype::parse(s).ok())
+            .ok_or_else(|| {
+                self.bad(
+                    name,
+                    format!(
+                        "a computed column ({}) of dtype {:?}, which b2nd does not evaluate",
+                        cc.readable(),
+                        cc.dtype
+                    ),
+                )
+            })
+    }
+
+    /// Live rows `rows` of a computed column: its expression evaluated over its
+    /// dependencies' rows (raw stored values, null slots included, as python-blosc2 does),
+    /// in batches of rows so memory stays bounded by the batch, cast to the recorded dtype.
+    fn computed_rows(
+        &self,
+        name: &str,
+        cc: &Computed,
+        rows: std::ops::Range<u64>,
+    ) -> Result<(Dtype, Vec<u64>, Vec<u8>)> {
+        const BATCH: u64 = 1 << 16;
+        let refuse = |why: &str| {
+            self.bad(
+                name,
+                format!(
+                    "computed column ({}) cannot be evaluated: {why}",
+                    cc.readable()
+                ),
+            )
+        };
+        let e = cc.parsed.as_ref().map_err(|why| refuse(why))?;
+        let dtype = self.computed_dtype(name, cc)?;
+        let kind = dtype.to_numpy_str();
+        let mut out = Vec::with_capacity(
+            usize::try_from(rows.end - rows.start)
+                .unwrap_or(0)
+                .saturating_mul(dtype.itemsize())
+                .min(1 << 30),
+        );
+        let mut at = rows.start;
+        while at < rows.end {
+            let part = at..(at + BATCH).min(rows.end);
+            let n = (part.end - part.start) as usize;
+            let mut operands = Vec::with_capacity(cc.deps.len());
+            for dep in &cc.deps {
+                operands.push(self.operand(name, dep, part.clone())?);
+            }
+            let values = e
+                .eval(&operands, n)
+                .and_then(|v| v.astype(&kind))
+                .and_then(|v| v.to_le_bytes())
+                .map_err(|why| refuse(&why))?;
+            out.extend_from_slice(&values);
+            at = part.end;
+        }
+        Ok((dtype, vec![rows.end - rows.start], out))
+    }
+
+    /// Dependency `dep` of computed column `name`, live rows `rows`, as an operand.
+    fn operand(&self, name: &str, dep: &str, rows: std::ops::Range<u64>) -> Result<expr::Column> {
+        let d = self.column(dep).map_err(|_| {
+            self.bad(
+                name,
+                format!("computed from column {dep:?}, which the table does not have"),
+            )
+        })?;
+        if d.computed.is_some() || !d.is_fixed_width() {
+            return Err(self.bad(
+                name,
+                format!(
+                    "computed from column {dep:?}, a {} column: only stored fixed-width columns are operands",
+                    if d.computed.is_some() { "computed" } else { d.kind.as_str() }
+                ),
+            ));
+        }
+        let (dtype, shape, mut bytes) = self.read_rows_bytes(dep, rows)?;
+        if shape.len() != 1 {
+            return Err(self.bad(
+                name,
+                format!("computed from {dep:?}, an ndarray column (one value per row needed)"),
+            ));
+        }
+        let s = dtype.to_numpy_str();
+        let kind_char = s.as_bytes().get(1).copied().unwrap_or(b'?');
+        if matches!(kind_char, b'U' | b'S') {
+            let strings = crate::read::typed::strings(&dtype, &bytes, "String")?;
+            return Ok(expr::Column::Str(strings));
+        }
+        let isz = dtype.itemsize().max(1);
+        let little = if let Some(rest) = s.strip_prefix('>') {
+            for item in bytes.chunks_exact_mut(isz) {
+                item.reverse();
+            }
+            format!("<{rest}")
+        } else {
+            s.clone()
+        };
+        expr::Column::from_le_bytes(&little, &bytes).map_err(|why| {
+            self.bad(
+                name,
+                format!("computed from {dep:?}, whose values b2nd cannot evaluate: {why}"),
+            )
+        })
+    }
+
     /// The dtype of a fixed-width column's values as python-blosc2 returns them, and the
     /// shape of one row's item (`[]` but for `ndarray` columns).
     pub fn column_dtype(&self, name: &str) -> Result<(Dtype, Vec<u64>)> {
+        if let Some(cc) = &self.column(name)?.computed {
+            return Ok((self.computed_dtype(name, cc)?, Vec::new()));
+        }
         let a = self.column_shared(name)?;
         Ok((self.dtype_of(name, &a)?, a.shape()[1..].to_vec()))
     }
@@ -770,9 +986,151 @@ fn parse_columns(schema: &Value) -> std::result::Result<Vec<Column>, String> {
                     .to_string()
             }),
             null_value,
+            computed: None,
+        });
+    }
+    let computed = schema
+        .get("computed_columns")
+        .and_then(Value::as_slice)
+        .unwrap_or(&[]);
+    for (i, c) in computed.iter().enumerate() {
+        let name = c
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("computed column {i} has no name"))?;
+        if name.is_empty() || out.iter().any(|o| o.name == name) {
+            return Err(format!(
+                "computed column name {name:?} is empty or repeated"
+            ));
+        }
+        let deps: Vec<String> = c
+            .get("col_deps")
+            .and_then(Value::as_slice)
+            .ok_or_else(|| format!("computed column {name:?} has no col_deps"))?
+            .iter()
+            .map(|d| d.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| format!("computed column {name:?}: a col_deps entry is not a name"))?;
+        let dtype = c
+            .get("dtype")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let kind = c
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("expression");
+        let mut kernel = None;
+        let (expression, parsed) = match kind {
+            "expression" => {
+                let text = c
+                    .get("expression")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("computed column {name:?} has no expression"))?;
+                let parsed = Expression::parse(text).and_then(|e| {
+                    if e.operands() > deps.len() {
+                        Err(format!(
+                            "the expression names o{} but the column has {} dependencies",
+                            e.operands() - 1,
+                            deps.len()
+                        ))
+                    } else {
+                        Ok(e)
+                    }
+                });
+                (text.to_string(), parsed)
+            }
+            "dsl" => {
+                let source = c.get("dsl_source").and_then(Value::as_str).unwrap_or("");
+                // python-blosc2 names the column's kernel by its `def NAME(`.
+                kernel = Some(
+                    source
+                        .split("def ")
+                        .nth(1)
+                        .and_then(|r| r.split('(').next())
+                        .map(str::trim)
+                        .filter(|n| !n.is_empty())
+                        .unwrap_or("dsl_kernel")
+                        .to_string(),
+                );
+                (
+                    source.to_string(),
+                    Err("a DSL kernel (python source b2nd does not run)".to_string()),
+                )
+            }
+            other => (
+                String::new(),
+                Err(format!("a computed column of kind {other:?}")),
+            ),
+        };
+        let parsed = parsed.and_then(|e| {
+            numpy_type(&dtype)
+                .map(|_| e)
+                .ok_or_else(|| format!("its dtype {dtype:?} is not a number or bool"))
+        });
+        out.push(Column {
+            name: name.to_string(),
+            kind: numpy_type(&dtype)
+                .map(kind_of_numpy)
+                .unwrap_or("computed")
+                .to_string(),
+            nullable: false,
+            null_value: None,
+            mask: false,
+            unit: None,
+            computed: Some(Computed {
+                kernel,
+                expression,
+                deps,
+                dtype,
+                parsed,
+            }),
         });
     }
     Ok(out)
+}
+
+/// The NumPy type string of a recorded computed-column dtype: `float64`, `int32`, `bool`,
+/// ..., and the `<class 'blosc2.schema.float64'>` python-blosc2 4.14.1 records for true
+/// divisions (see docs/meaning-audit.md).
+fn numpy_type(recorded: &str) -> Option<&'static str> {
+    let name = recorded
+        .strip_prefix("<class 'blosc2.schema.")
+        .and_then(|r| r.strip_suffix("'>"))
+        .unwrap_or(recorded);
+    Some(match name {
+        "bool" => "|b1",
+        "int8" => "|i1",
+        "int16" => "<i2",
+        "int32" => "<i4",
+        "int64" => "<i8",
+        "uint8" => "|u1",
+        "uint16" => "<u2",
+        "uint32" => "<u4",
+        "uint64" => "<u8",
+        "float16" => "<f2",
+        "float32" => "<f4",
+        "float64" => "<f8",
+        _ => return None,
+    })
+}
+
+/// The schema kind of a NumPy type string from [`numpy_type`].
+fn kind_of_numpy(s: &str) -> &'static str {
+    match s {
+        "|b1" => "bool",
+        "|i1" => "int8",
+        "<i2" => "int16",
+        "<i4" => "int32",
+        "<i8" => "int64",
+        "|u1" => "uint8",
+        "<u2" => "uint16",
+        "<u4" => "uint32",
+        "<u8" => "uint64",
+        "<f2" => "float16",
+        "<f4" => "float32",
+        _ => "float64",
+    }
 }
 
 /// One item of a numeric or bool dtype (`s` its NumPy string, `b` its bytes) as a value;

@@ -404,3 +404,63 @@ fn python_summary_indexes_read_as_python_holds_them() {
     );
     assert!(t.block_summary("nope").is_err());
 }
+
+/// Computed columns: listed after the stored ones as python-blosc2 lists them, each read by
+/// evaluating its expression equal to python's `t[name][:]` byte for byte (float16, int
+/// wrap-around, floor division, `where`, `contains`, mask-null operands, deleted rows); the
+/// DSL kernel column listed and every read of it refused by name.
+#[test]
+fn computed_columns_read_as_python_evaluates_them() {
+    let name = "computed.b2z";
+    let want: J =
+        serde_json::from_str(&std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap())
+            .unwrap();
+    let t = Table::open(dir().join(name)).unwrap();
+    assert_eq!(t.n_rows(), want["n_rows"].as_u64().unwrap());
+    let names: Vec<&str> = t.columns().iter().map(|c| c.name()).collect();
+    let want_names: Vec<&str> = want["col_names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(names, want_names);
+    let mut evaluated = 0;
+    for (col, w) in want["computed"].as_object().unwrap() {
+        let c = t.column(col).unwrap();
+        let cc = c.computed().unwrap_or_else(|| panic!("{col} is computed"));
+        assert_eq!(cc.readable(), w["readable"].as_str().unwrap(), "{col}");
+        if w["kind"] == "dsl" {
+            assert!(cc.evaluable().is_err());
+            for e in [
+                t.read_column_bytes(col).unwrap_err(),
+                t.read_values(col).unwrap_err(),
+            ] {
+                let e = e.to_string();
+                assert!(e.contains(col) && e.contains("DSL kernel"), "{col}: {e}");
+            }
+            continue;
+        }
+        let (dtype, shape, bytes) = t.read_column_bytes(col).unwrap();
+        assert_eq!(dtype.to_numpy_str(), w["dtype"].as_str().unwrap(), "{col}");
+        assert_eq!(shape, [t.n_rows()], "{col}");
+        assert_eq!(hex(&bytes), w["hex"].as_str().unwrap(), "{col}");
+        // Part of the rows: the same values as the whole column's.
+        let isz = dtype.itemsize();
+        let (_, _, part) = t.read_rows_bytes(col, 3..11).unwrap();
+        assert_eq!(part, bytes[3 * isz..11 * isz], "{col} rows 3..11");
+        assert_eq!(t.column_dtype(col).unwrap().0, dtype, "{col}");
+        assert_eq!(t.read_validity(col).unwrap(), None, "{col}");
+        evaluated += 1;
+    }
+    assert_eq!(evaluated, 12);
+    let total: Vec<f64> = t.read_column("total").unwrap();
+    assert_eq!(total.len() as u64, t.n_rows());
+    assert_eq!(t.column("total").unwrap().kind(), "float64");
+    // A computed column has no array of its own, and says so.
+    let e = t.column_array("total").unwrap_err().to_string();
+    assert!(
+        e.contains("computed column") && e.contains("(a * 2 + b)"),
+        "{e}"
+    );
+}
