@@ -40,7 +40,9 @@ fn table(path: &Path, store: Store, as_json: bool) -> Result<(), Box<dyn std::er
     let mut cols = Vec::new();
     for c in t.columns() {
         let mut j = json!({"name": c.name()});
-        if c.is_fixed_width() {
+        if c.is_fixed_width() && c.computed().is_some_and(|cc| cc.evaluable().is_err()) {
+            j["dtype"] = json!(c.computed().map(|cc| cc.dtype()));
+        } else if c.is_fixed_width() {
             let (dtype, item) = t.column_dtype(c.name())?;
             j["dtype"] = json!(dtype.to_numpy_str());
             if !item.is_empty() {
@@ -51,6 +53,12 @@ fn table(path: &Path, store: Store, as_json: bool) -> Result<(), Box<dyn std::er
         }
         if c.nullable() {
             j["nullable"] = json!(true);
+        }
+        if let Some(cc) = c.computed() {
+            j["computed"] = json!(cc.readable());
+            if let Err(why) = cc.evaluable() {
+                j["not_evaluated"] = json!(why);
+            }
         }
         cols.push(j);
     }
@@ -82,6 +90,12 @@ fn table(path: &Path, store: Store, as_json: bool) -> Result<(), Box<dyn std::er
         }
         if c.get("nullable").is_some() {
             o.push_str("  nullable");
+        }
+        if let Some(e) = c["computed"].as_str() {
+            let _ = write!(o, "  computed: {e}");
+        }
+        if let Some(why) = c["not_evaluated"].as_str() {
+            let _ = write!(o, " (not evaluated: {why})");
         }
         o.push('\n');
     }

@@ -363,22 +363,33 @@ fn store_info(path: &Path, as_json: bool) -> Result<(), Box<dyn std::error::Erro
     let store = open_store(path)?;
     if store.kind() == b2nd::StoreKind::TreeStore && store.contains("/_meta") {
         let t = store.open_table("/")?;
+        let computed = t
+            .columns()
+            .iter()
+            .filter(|c| c.computed().is_some())
+            .count();
         if as_json {
             let obj = serde_json::json!({
                 "source": path.display().to_string(),
                 "kind": "ctable",
                 "n_rows": t.n_rows(),
                 "n_columns": t.columns().len(),
+                "n_computed_columns": computed,
                 "hint": format!("b2nd ls {}", path.display()),
             });
             return emit(&format!("{}\n", serde_json::to_string(&obj)?));
         }
         return emit(&format!(
-            "{}: a python-blosc2 ctable of {} and {}; list its columns with `b2nd ls {}`, \
+            "{}: a python-blosc2 ctable of {} and {}{}; list its columns with `b2nd ls {}`, \
              write one with `b2nd to-npy {} OUT --column NAME`\n",
             path.display(),
             count(t.n_rows(), "row"),
             count(t.columns().len() as u64, "column"),
+            if computed > 0 {
+                format!(" ({computed} computed)")
+            } else {
+                String::new()
+            },
             path.display(),
             path.display()
         ));

@@ -51,7 +51,11 @@ fn by_range(c: &b2nd::Column) -> bool {
 pub(crate) fn table_schema(t: &Table, whole: &WholeColumns) -> Result<SchemaRef> {
     let mut fields = Vec::with_capacity(t.columns().len());
     for c in t.columns() {
+        let unevaluated = c.computed().is_some_and(|cc| cc.evaluable().is_err());
         let dt = match c.kind() {
+            // A computed column b2nd cannot evaluate keeps its place and type; only a query
+            // that reads it fails, naming it.
+            k if unevaluated => kind_type(k).unwrap_or(DataType::Null),
             "string" | "utf8" | "vlstring" => DataType::Utf8,
             "vlbytes" => DataType::Binary,
             "dictionary" => {
@@ -68,6 +72,25 @@ pub(crate) fn table_schema(t: &Table, whole: &WholeColumns) -> Result<SchemaRef>
         fields.push(Field::new(c.name(), dt, true));
     }
     Ok(Arc::new(Schema::new(fields)))
+}
+
+/// The Arrow type of a numeric or bool schema kind.
+fn kind_type(kind: &str) -> Option<DataType> {
+    Some(match kind {
+        "bool" => DataType::Boolean,
+        "int8" => DataType::Int8,
+        "int16" => DataType::Int16,
+        "int32" => DataType::Int32,
+        "int64" => DataType::Int64,
+        "uint8" => DataType::UInt8,
+        "uint16" => DataType::UInt16,
+        "uint32" => DataType::UInt32,
+        "uint64" => DataType::UInt64,
+        "float16" => DataType::Float16,
+        "float32" => DataType::Float32,
+        "float64" => DataType::Float64,
+        _ => return None,
+    })
 }
 
 /// Live rows `rows` of the table's columns named in `schema`.

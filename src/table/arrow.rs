@@ -3,7 +3,7 @@
 //!
 //! | column kind | Arrow type |
 //! |---|---|
-//! | `int8` ... `uint64`, `float32`, `float64`, `bool` | the same primitive / `Boolean` |
+//! | `int8` ... `uint64`, `float16`, `float32`, `float64`, `bool` | the same primitive / `Boolean` |
 //! | `string`, `utf8`, `vlstring` | `Utf8` |
 //! | `bytes`, `vlbytes` | `Binary` |
 //! | `timestamp` | `Timestamp` of the column's unit |
@@ -134,6 +134,18 @@ impl Table {
             "uint16" => prim::<UInt16Type, u16>(self, name, r, valid.as_deref())?,
             "uint32" => prim::<UInt32Type, u32>(self, name, r, valid.as_deref())?,
             "uint64" => prim::<UInt64Type, u64>(self, name, r, valid.as_deref())?,
+            "float16" => {
+                let (_, _, bytes) = self.read_rows_bytes(name, r)?;
+                let v: Vec<half::f16> = bytes
+                    .chunks_exact(2)
+                    .map(|b| half::f16::from_le_bytes([b[0], b[1]]))
+                    .collect();
+                let nulls = valid
+                    .as_deref()
+                    .filter(|v| v.contains(&false))
+                    .map(|v| NullBuffer::from(v.to_vec()));
+                Arc::new(PrimitiveArray::<Float16Type>::new(v.into(), nulls))
+            }
             "float32" => prim::<Float32Type, f32>(self, name, r, valid.as_deref())?,
             "float64" => prim::<Float64Type, f64>(self, name, r, valid.as_deref())?,
             "bool" => {

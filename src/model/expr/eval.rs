@@ -216,12 +216,22 @@ fn numexpr_rank(k: Kind) -> u8 {
 
 /// Which rules evaluate `e` over `ops`, as python-blosc2 picks them.
 fn mode_of(e: &Expr, ops: &[Column]) -> Mode {
+    fn constant(e: &Expr) -> bool {
+        matches!(e, Expr::Int(_) | Expr::Float(_) | Expr::Bool(_))
+    }
     fn numexpr_calls(e: &Expr) -> bool {
         match e {
             Expr::Call(f, args) => {
                 NUMEXPR_FUNCTIONS.contains(&f.as_str()) && args.iter().all(numexpr_calls)
             }
             Expr::Unary(_, a) => numexpr_calls(a),
+            // numexpr's nodes have no reflected `//`, `&`, `|`, `^`: Python raises on
+            // `2 // x` and python-blosc2 falls back to NumPy.
+            Expr::Binary(BinOp::FloorDiv | BinOp::And | BinOp::Or | BinOp::Xor, a, b)
+                if constant(a) && !constant(b) =>
+            {
+                false
+            }
             Expr::Binary(_, a, b) => numexpr_calls(a) && numexpr_calls(b),
             Expr::Str(_) => false,
             _ => true,
@@ -624,7 +634,7 @@ fn cast(w: &Wide, k: Kind) -> R<Wide> {
             match (ints, uints, floats) {
                 (Some(v), _, _) => v.iter().map(|&x| wrap_i(k, x)).collect(),
                 (_, Some(v), _) => v.iter().map(|&x| wrap_i(k, x as i64)).collect(),
-                (_, _, Some(v)) => v.iter().map(|&x| wrap_i(k, x as i64)).collect(),
+                (_, _, Some(v)) => v.iter().map(|&x| wrap_i(k, float_to_int(k, x))).collect(),
                 _ => unreachable!(),
             },
         ),
@@ -635,12 +645,39 @@ fn cast(w: &Wide, k: Kind) -> R<Wide> {
                 (_, Some(v), _) => v.iter().map(|&x| wrap_u(k, x)).collect(),
                 (_, _, Some(v)) => v
                     .iter()
-                    .map(|&x| wrap_u(k, if x < 0.0 { x as i64 as u64 } else { x as u64 }))
+                    .map(|&x| wrap_u(k, float_to_int(k, x) as u64))
                     .collect(),
                 _ => unreachable!(),
             },
         ),
     })
+}
+
+/// A float cast to integer kind `k` as NumPy's C casts do on x86-64 (`cvttsd2si`): truncated
+/// toward zero; NaN and values outside the conversion's range give its "integer
+/// indefinite" (the most negative value), narrower types keep its low bits.
+fn float_to_int(k: Kind, x: f64) -> i64 {
+    let cvt64 = |x: f64| {
+        if x.is_nan() || x >= 9.223_372_036_854_775_808e18 || x < -9.223_372_036_854_775_808e18 {
+            i64::MIN
+        } else {
+            x as i64
+        }
+    };
+    match k {
+        Kind::I8 | Kind::I16 | Kind::I32 | Kind::U8 | Kind::U16 => {
+            if x.is_nan() || x >= 2_147_483_648.0 || x < -2_147_483_648.0 {
+                i64::from(i32::MIN)
+            } else {
+                x as i64
+            }
+        }
+        // Unsigned 64-bit: values from 2^63 up converted after subtracting 2^63.
+        Kind::U64 if (9.223_372_036_854_775_808e18..1.844_674_407_370_955_2e19).contains(&x) => {
+            ((cvt64(x - 9.223_372_036_854_775_808e18) as u64) ^ (1 << 63)) as i64
+        }
+        _ => cvt64(x),
+    }
 }
 
 /// The kind of an operation's operands after promotion (weak scalars follow the array).
@@ -736,6 +773,27 @@ fn value(e: &Expr, ops: &[Column], len: usize, mode: Mode) -> R<Val> {
         Expr::Bool(b) => Val::Bool(*b),
         Expr::Str(s) => Val::Str(s.clone()),
         Expr::Unary(op, a) => unary(*op, value(a, ops, len, mode)?)?,
+        // numexpr's "aggressive" rewrites: `x / c` of a float64 `x` is `x * (1 / c)`,
+        // `x ** c` of a constant integral or half-integral `c` a chain of products.
+        Expr::Binary(BinOp::Div, a, c) if ne && matches!(**c, Expr::Float(_)) => {
+            let Expr::Float(c) = **c else { unreachable!() };
+            let a = value(a, ops, len, mode)?;
+            if matches!(a, Val::Arr(Wide::Float(Kind::F64, _))) {
+                let r = Val::Arr(Wide::Float(Kind::F64, vec![1.0 / c; len]));
+                return binary(BinOp::Mul, a, r, len, mode);
+            }
+            let c = Val::Arr(Wide::Float(Kind::F64, vec![c; len]));
+            binary(BinOp::Div, a, c, len, mode)?
+        }
+        Expr::Binary(BinOp::Pow, a, c) if ne && matches!(**c, Expr::Int(_) | Expr::Float(_)) => {
+            let x = match **c {
+                Expr::Int(i) => i as f64,
+                Expr::Float(f) => f,
+                _ => unreachable!(),
+            };
+            let a = value(a, ops, len, mode)?;
+            numexpr_pow(a, x, matches!(**c, Expr::Int(_)), len)?
+        }
         Expr::Binary(op, a, b) => {
             let (a, b) = (value(a, ops, len, mode)?, value(b, ops, len, mode)?);
             if is_scalar(&a) && is_scalar(&b) && !matches!(a, Val::Str(_)) {
@@ -754,6 +812,73 @@ fn value(e: &Expr, ops: &[Column], len: usize, mode: Mode) -> R<Val> {
             call(f, vals, len, mode)?
         }
     })
+}
+
+/// numexpr's `a ** x` for a constant `x` (its "aggressive" optimisation): integral and
+/// half-integral powers up to 50 as products (and a square root), others through `pow`.
+fn numexpr_pow(a: Val, x: f64, int_exponent: bool, len: usize) -> R<Val> {
+    let mode = Mode::NumExpr;
+    let k = kind_of(&a)?;
+    if int_exponent && !k.is_float() && x < 0.0 {
+        return Err("integers to negative integer powers (NumPy refuses them)".into());
+    }
+    let exponent = |v: f64| -> Val {
+        if int_exponent && i32::try_from(v as i64).is_ok() {
+            Val::Arr(Wide::Int(Kind::I32, vec![v as i64; len]))
+        } else if int_exponent {
+            Val::Arr(Wide::Int(Kind::I64, vec![v as i64; len]))
+        } else {
+            Val::Arr(Wide::Float(Kind::F64, vec![v; len]))
+        }
+    };
+    if (2.0 * x).fract() != 0.0 || x.abs() > 50.0 {
+        return binary(BinOp::Pow, a, exponent(x), len, mode);
+    }
+    let n = x.abs() as u64;
+    let half = (2.0 * x.abs()) as u64 % 2 == 1;
+    let mut r: Option<Val> = None;
+    let mut p = a.clone();
+    let mut mask = 1u64;
+    loop {
+        if n & mask != 0 {
+            r = Some(match r {
+                None => p.clone(),
+                Some(r) => binary(BinOp::Mul, r, p.clone(), len, mode)?,
+            });
+        }
+        mask <<= 1;
+        if mask > n {
+            break;
+        }
+        p = binary(BinOp::Mul, p.clone(), p, len, mode)?;
+    }
+    if half {
+        let sqrt_kind = if k.is_float() { k } else { Kind::F64 };
+        let s = items_f(&a, sqrt_kind, len)?
+            .into_iter()
+            .map(|v| fop1(sqrt_kind, v, f64::sqrt, f32::sqrt))
+            .collect();
+        let s = Val::Arr(Wide::Float(sqrt_kind, s));
+        r = Some(match r {
+            None => s,
+            Some(r) => binary(BinOp::Mul, r, s, len, mode)?,
+        });
+    }
+    let r = match r {
+        Some(r) => r,
+        // `ones_like(a)`.
+        None => Val::Arr(match k {
+            Kind::Bool => Wide::Bool(vec![true; len]),
+            k if k.is_float() => Wide::Float(k, vec![1.0; len]),
+            k if k.is_signed() => Wide::Int(k, vec![1; len]),
+            k => Wide::UInt(k, vec![1; len]),
+        }),
+    };
+    if x < 0.0 {
+        let one = Val::Arr(Wide::Int(Kind::I32, vec![1; len]));
+        return binary(BinOp::Div, one, r, len, mode);
+    }
+    Ok(r)
 }
 
 fn unary(op: UnOp, a: Val) -> R<Val> {
@@ -795,7 +920,7 @@ fn unary(op: UnOp, a: Val) -> R<Val> {
 /// NumPy's `npy_divmod` for floats: (floor quotient, remainder with the divisor's sign).
 macro_rules! divmod {
     ($name:ident, $t:ty) => {
-        fn $name(a: $t, b: $t) -> ($t, $t) {
+        pub(super) fn $name(a: $t, b: $t) -> ($t, $t) {
             let m = a % b;
             if b == 0.0 {
                 return (a / b, m);
@@ -1032,40 +1157,30 @@ fn binary(op: BinOp, a: Val, b: Val, len: usize, mode: Mode) -> R<Val> {
                 BinOp::Mul => (f, g) = (|p, q| p * q, |p, q| p * q),
                 BinOp::Div => (f, g) = (|p, q| p / q, |p, q| p / q),
                 BinOp::Pow => (f, g) = (f64::powf, f32::powf),
+                // numexpr: floor(a / b) and a - floor(a / b) * b, in the operands' type.
+                BinOp::FloorDiv if mode == Mode::NumExpr => {
+                    (f, g) = (
+                        |p: f64, q: f64| (p / q).floor(),
+                        |p: f32, q: f32| (p / q).floor(),
+                    )
+                }
+                BinOp::Mod if mode == Mode::NumExpr => {
+                    (f, g) = (
+                        |p: f64, q: f64| p - (p / q).floor() * q,
+                        |p: f32, q: f32| p - (p / q).floor() * q,
+                    )
+                }
+                // NumPy: its divmod.
                 BinOp::FloorDiv => {
                     (f, g) = (
-                        |p, q| {
-                            if q == 0.0 {
-                                p / q
-                            } else {
-                                divmod64(p, q).0
-                            }
-                        },
-                        |p, q| {
-                            if q == 0.0 {
-                                p / q
-                            } else {
-                                divmod32(p, q).0
-                            }
-                        },
+                        |p, q| if q == 0.0 { p / q } else { divmod64(p, q).0 },
+                        |p, q| if q == 0.0 { p / q } else { divmod32(p, q).0 },
                     )
                 }
                 BinOp::Mod => {
                     (f, g) = (
-                        |p, q| {
-                            if q == 0.0 {
-                                p % q
-                            } else {
-                                divmod64(p, q).1
-                            }
-                        },
-                        |p, q| {
-                            if q == 0.0 {
-                                p % q
-                            } else {
-                                divmod32(p, q).1
-                            }
-                        },
+                        |p, q| if q == 0.0 { p % q } else { divmod64(p, q).1 },
+                        |p, q| if q == 0.0 { p % q } else { divmod32(p, q).1 },
                     )
                 }
                 _ => return Err(format!("{op:?} on floats")),
@@ -1193,9 +1308,30 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
         arity(f, &args, 1)?;
         let k = float_kind(kind_of(&args[0])?);
         let x = items_f(&args[0], k, len)?;
+        // The sign of the NaN a domain error gives, where NumPy's and numexpr's functions
+        // differ from the platform libm's (`log(-1)` is +NaN in NumPy, -NaN in glibc).
+        let nan_sign = match (f, k) {
+            ("log" | "log2", Kind::F64) => Some(false),
+            ("arccosh" | "acosh", _) => Some(true),
+            _ => None,
+        };
         return Ok(Val::Arr(Wide::Float(
             k,
-            x.iter().map(|&v| fop1(k, v, g64, g32)).collect(),
+            x.iter()
+                .map(|&v| {
+                    let r = fop1(k, v, g64, g32);
+                    match nan_sign {
+                        Some(neg) if r.is_nan() && !v.is_nan() => {
+                            if neg {
+                                -f64::NAN.abs()
+                            } else {
+                                f64::NAN.abs()
+                            }
+                        }
+                        _ => r,
+                    }
+                })
+                .collect(),
         )));
     }
     let binary_float: Option<(fn(f64, f64) -> f64, fn(f32, f32) -> f32)> = match f {
@@ -1207,6 +1343,12 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
     if let Some((g64, g32)) = binary_float {
         arity(f, &args, 2)?;
         let k = float_kind(result_kind(&args[0], &args[1], mode)?);
+        // numexpr computes hypot and copysign in float64 whatever the operands.
+        let k = if ne && f != "arctan2" && f != "atan2" {
+            Kind::F64
+        } else {
+            k
+        };
         let (x, y) = (items_f(&args[0], k, len)?, items_f(&args[1], k, len)?);
         return Ok(Val::Arr(Wide::Float(
             k,
@@ -1283,8 +1425,11 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
                 "square" => return binary(BinOp::Mul, a.clone(), a, len, mode),
                 _ => {}
             }
-            // numexpr's abs, floor, ceil and trunc of integers are float64.
-            let (a, k) = if ne && f != "sign" && !k.is_float() && k != Kind::Bool {
+            // numexpr's abs, floor, ceil and trunc of integers are float64, and its trunc
+            // of float32 too.
+            let to_f64 = (f != "sign" && !k.is_float() && k != Kind::Bool)
+                || (f == "trunc" && k == Kind::F32);
+            let (a, k) = if ne && to_f64 {
                 (
                     Val::Arr(Wide::Float(Kind::F64, items_f(&a, Kind::F64, len)?)),
                     Kind::F64,
@@ -1374,8 +1519,8 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
         "maximum" | "minimum" => {
             arity(f, &args, 2)?;
             let k = result_kind(&args[0], &args[1], mode)?;
-            // numexpr's maximum / minimum of integers are float64.
-            let k = if ne && !k.is_float() { Kind::F64 } else { k };
+            // numexpr's maximum / minimum are float64 whatever the operands.
+            let k = if ne { Kind::F64 } else { k };
             let max = f == "maximum";
             if k.is_float() {
                 let (x, y) = (items_f(&args[0], k, len)?, items_f(&args[1], k, len)?);

@@ -149,7 +149,7 @@ impl Expression {
     /// Parse `source`; refuses, with the reason, syntax b2nd does not evaluate (a function
     /// it does not know, `and`/`or`, chained comparisons, attribute access, ...).
     pub fn parse(source: &str) -> Result<Expression, String> {
-        let tree = parse::parse(source)?;
+        let tree = fold(parse::parse(source)?);
         let mut operands = 0;
         check(&tree, &mut operands)?;
         Ok(Expression {
@@ -183,6 +183,113 @@ impl Expression {
         }
         eval::eval(&self.tree, operands, len)
     }
+}
+
+/// Constant sub-expressions folded as Python folds them before numexpr or NumPy see them
+/// (`~(2.5 == 1)` is the Python int -1, `2 ** 3` is 8, `7 // 2` is 3).
+fn fold(e: Expr) -> Expr {
+    match e {
+        Expr::Unary(op, a) => {
+            let a = fold(*a);
+            match (op, &a) {
+                (UnOp::Neg, Expr::Int(i)) => Expr::Int(-i),
+                (UnOp::Neg, Expr::Float(f)) => Expr::Float(-f),
+                (UnOp::Neg, Expr::Bool(b)) => Expr::Int(-i128::from(*b)),
+                (UnOp::Pos, Expr::Int(_) | Expr::Float(_)) => a,
+                (UnOp::Pos, Expr::Bool(b)) => Expr::Int(i128::from(*b)),
+                (UnOp::Invert, Expr::Int(i)) => Expr::Int(!i),
+                (UnOp::Invert, Expr::Bool(b)) => Expr::Int(!i128::from(*b)),
+                _ => Expr::Unary(op, Box::new(a)),
+            }
+        }
+        Expr::Binary(op, a, b) => {
+            let (a, b) = (fold(*a), fold(*b));
+            py_binary(op, &a, &b).unwrap_or(Expr::Binary(op, Box::new(a), Box::new(b)))
+        }
+        Expr::Call(f, args) => Expr::Call(f, args.into_iter().map(fold).collect()),
+        e => e,
+    }
+}
+
+/// Python's result of `a op b` on number constants; `None` where Python would raise or
+/// the operands are not both constants.
+fn py_binary(op: BinOp, a: &Expr, b: &Expr) -> Option<Expr> {
+    let int = |e: &Expr| match e {
+        Expr::Int(i) => Some(*i),
+        Expr::Bool(b) => Some(i128::from(*b)),
+        _ => None,
+    };
+    let float = |e: &Expr| match e {
+        Expr::Float(f) => Some(*f),
+        e => int(e).map(|i| i as f64),
+    };
+    let (fa, fb) = (float(a)?, float(b)?);
+    let both_int = matches!((int(a), int(b)), (Some(_), Some(_)));
+    let cmp = |o: Option<std::cmp::Ordering>| {
+        use std::cmp::Ordering::*;
+        Some(Expr::Bool(match op {
+            BinOp::Lt => o == Some(Less),
+            BinOp::Le => matches!(o, Some(Less | Equal)),
+            BinOp::Gt => o == Some(Greater),
+            BinOp::Ge => matches!(o, Some(Greater | Equal)),
+            BinOp::Eq => o == Some(Equal),
+            _ => o != Some(Equal),
+        }))
+    };
+    if matches!(
+        op,
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+    ) {
+        return if both_int {
+            cmp(int(a)?.partial_cmp(&int(b)?))
+        } else {
+            cmp(fa.partial_cmp(&fb))
+        };
+    }
+    if let (Expr::Bool(x), Expr::Bool(y)) = (a, b) {
+        match op {
+            BinOp::And => return Some(Expr::Bool(x & y)),
+            BinOp::Or => return Some(Expr::Bool(x | y)),
+            BinOp::Xor => return Some(Expr::Bool(x ^ y)),
+            _ => {}
+        }
+    }
+    if both_int {
+        let (x, y) = (int(a)?, int(b)?);
+        let r = match op {
+            BinOp::Add => x.checked_add(y)?,
+            BinOp::Sub => x.checked_sub(y)?,
+            BinOp::Mul => x.checked_mul(y)?,
+            BinOp::And => x & y,
+            BinOp::Or => x | y,
+            BinOp::Xor => x ^ y,
+            BinOp::FloorDiv if y != 0 => {
+                x.div_euclid(y) - i128::from(y < 0 && x.rem_euclid(y) != 0)
+            }
+            BinOp::Mod if y != 0 => {
+                let m = x % y;
+                if m != 0 && ((m < 0) != (y < 0)) {
+                    m + y
+                } else {
+                    m
+                }
+            }
+            BinOp::Pow if (0..=128).contains(&y) => x.checked_pow(y as u32)?,
+            BinOp::Div if y != 0 => return Some(Expr::Float(x as f64 / y as f64)),
+            _ => return None,
+        };
+        return Some(Expr::Int(r));
+    }
+    Some(Expr::Float(match op {
+        BinOp::Add => fa + fb,
+        BinOp::Sub => fa - fb,
+        BinOp::Mul => fa * fb,
+        BinOp::Div if fb != 0.0 => fa / fb,
+        BinOp::FloorDiv if fb != 0.0 => eval::divmod64(fa, fb).0,
+        BinOp::Mod if fb != 0.0 => eval::divmod64(fa, fb).1,
+        BinOp::Pow if fa >= 0.0 || fb.fract() == 0.0 => fa.powf(fb),
+        _ => return None,
+    }))
 }
 
 /// Every function named is known; counts the operands.
