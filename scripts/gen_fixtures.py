@@ -1112,6 +1112,17 @@ def gen_not_data():
     refused("other_meta_schunk", "other_meta.b2frame", "not_nd_array",
             "SChunk frame with only an unrelated metalayer 'foo'")
 
+    # save_tensor: a plain SChunk of C-order items, (kind, shape, dtype) in vlmeta
+    # `__pack_tensor__`; refused as an N-d array with the way to read its bytes.
+    blosc2.save_tensor(np.arange(24, dtype="<i4").reshape(2, 3, 4), "tensor_i4_2x3x4.b2frame",
+                       mode="w")
+    sc = blosc2.open("tensor_i4_2x3x4.b2frame")
+    assert sc.vlmeta["__pack_tensor__"] == ("numpy", (2, 3, 4), "<i4"), sc.vlmeta["__pack_tensor__"]
+    assert "b2nd" not in sc.meta and "caterva" not in sc.meta
+    del sc
+    refused("tensor_i4_2x3x4", "tensor_i4_2x3x4.b2frame", "not_nd_array",
+            "blosc2.save_tensor frame: an SChunk with vlmeta __pack_tensor__, no N-d metalayer")
+
 
 # ----------------------------------------------------------------------------------------
 # crafted metalayers

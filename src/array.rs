@@ -550,13 +550,23 @@ fn nd_metalayer(frame: &Frame) -> Result<(Format, NdMeta)> {
         (None, Some(c)) => (Format::Caterva, c),
         (None, None) => {
             let names: Vec<&str> = layers.iter().map(|(n, _)| n.as_str()).collect();
+            let mut found = if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            };
+            if frame.vlmeta_names().iter().any(|n| n == "__pack_tensor__") {
+                // python-blosc2's save_tensor / pack_tensor: a plain SChunk of C-order items
+                // with (kind, shape, dtype) in vlmeta; not read as an N-d array yet.
+                found.push_str(
+                    "; it is a python-blosc2 save_tensor / pack_tensor frame (vlmeta \
+                     `__pack_tensor__` gives kind, shape and dtype): read its C-order bytes \
+                     with SChunk::read_bytes",
+                );
+            }
             return Err(Error::NotNdArray {
                 source_name: src,
-                found: if names.is_empty() {
-                    "none".into()
-                } else {
-                    names.join(", ")
-                },
+                found,
             });
         }
     };

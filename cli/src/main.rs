@@ -175,7 +175,8 @@ enum Cmd {
     Sql {
         /// The query, e.g. `SELECT tag, avg(score) FROM t GROUP BY tag`.
         query: String,
-        /// A table: NAME=PATH, PATH a .b2z / .b2d table or PATH#KEY inside a store (repeat).
+        /// A table: NAME=PATH, PATH a .b2z / .b2d table, an N-d array (one row per element,
+        /// as --array) or PATH#KEY inside a store (repeat).
         #[arg(long = "table", value_name = "NAME=PATH", value_parser = sql::parse_named)]
         tables: Vec<sql::Named>,
         /// An N-d array as a table: NAME=PATH (a .b2nd file, sparse directory, or PATH#KEY).

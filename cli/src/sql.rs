@@ -79,7 +79,7 @@ pub(crate) fn run(
             let ctx =
                 SessionContext::new_with_config(SessionConfig::new().with_target_partitions(cores));
             for t in tables {
-                ctx.register_table(t.name.as_str(), Arc::new(B2ndTable::table(&t.spec)?))?;
+                ctx.register_table(t.name.as_str(), Arc::new(B2ndTable::any(&t.spec)?))?;
             }
             for a in arrays {
                 ctx.register_table(a.name.as_str(), Arc::new(B2ndTable::array(&a.spec)?))?;

@@ -1117,6 +1117,29 @@ fn sql_over_tables_and_arrays_in_every_format() {
         "csv",
     ]));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "s,m\n22,3\n");
+    // `--table` takes an array too (and a store member).
+    let out = run_ok(b2nd().args([
+        "sql",
+        "SELECT sum(value) AS s FROM a WHERE i0 = 1",
+        "--table",
+        &a,
+        "--format",
+        "csv",
+    ]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "s\n22\n");
+    let member = format!(
+        "m={}#/a/b/x",
+        data_dir().join("stores/tree_ext.b2z").display()
+    );
+    let out = run_ok(b2nd().args([
+        "sql",
+        "SELECT sum(value) AS s FROM m",
+        "--table",
+        &member,
+        "--format",
+        "csv",
+    ]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "s\n10\n");
 }
 
 #[cfg(feature = "sql")]

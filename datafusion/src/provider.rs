@@ -80,9 +80,39 @@ impl B2ndTable {
         B2ndTable::open(Source::parse(spec, Kind::Array))
     }
 
+    /// Whatever is at `spec` (`PATH` or `PATH#KEY`): a CTable, else an N-d array (one row
+    /// per element). The error names both readings when neither opens.
+    ///
+    /// ```
+    /// use datafusion::catalog::TableProvider as _;
+    /// let t = b2nd_datafusion::B2ndTable::any("../tests/data/f8_2d_ragged.b2nd")?;
+    /// assert_eq!(t.schema().field(0).name(), "i0");
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// ```
+    pub fn any(spec: &str) -> Result<B2ndTable> {
+        match B2ndTable::table(spec) {
+            Ok(t) => Ok(t),
+            Err(as_table) => B2ndTable::array(spec).map_err(|as_array| {
+                datafusion::error::DataFusionError::Execution(format!(
+                    "{spec} is neither a table nor an array: as a table: {}; as an array: {}",
+                    one_line(&as_table),
+                    one_line(&as_array)
+                ))
+            }),
+        }
+    }
+
     /// Where the data is.
     pub fn source(&self) -> &Source {
         &self.source
+    }
+}
+
+/// An error's root message without DataFusion's "External error: " wrapping.
+fn one_line(e: &datafusion::error::DataFusionError) -> String {
+    match e.find_root() {
+        datafusion::error::DataFusionError::External(inner) => inner.to_string(),
+        other => other.to_string(),
     }
 }
 

@@ -8,6 +8,7 @@ use b2nd_datafusion::{B2ndCodec, B2ndTable};
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{Float64Type, Int64Type, UInt64Type};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::TableProvider as _;
 use datafusion::common::stats::Precision;
 use datafusion::common::ScalarValue;
 use datafusion::physical_plan::displayable;
@@ -489,4 +490,61 @@ async fn bad_queries_are_errors() {
     }
     assert!(B2ndTable::table("/no/such/table.b2z").is_err());
     assert!(B2ndTable::table(fixtures().join("basic.b2z.json").to_str().unwrap()).is_err());
+}
+
+/// Computed columns are columns in SQL: their values are python-blosc2's (the fixture's
+/// `t[name][:]` bytes), filters on them select the same rows as b2nd's evaluation, and a
+/// column b2nd cannot evaluate (a DSL kernel) stays in the schema and fails a query that
+/// reads it, by name.
+#[tokio::test]
+async fn computed_columns_are_columns() {
+    let path = fixtures().join("computed.b2z");
+    let want: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("computed.b2z.json")).unwrap(),
+    )
+    .unwrap();
+    let ctx = ctx(3);
+    let t = B2ndTable::table(path.to_str().unwrap()).unwrap();
+    assert!(t.schema().field_with_name("dsl").is_ok());
+    ctx.register_table("t", Arc::new(t)).unwrap();
+    let b = rows(&ctx, "SELECT ratio, wide FROM t").await;
+    let mut ratio = Vec::new();
+    let mut wide = Vec::new();
+    for batch in &b {
+        let r = batch.column(0).as_primitive::<Float64Type>();
+        let w = batch
+            .column(1)
+            .as_primitive::<datafusion::arrow::datatypes::Int32Type>();
+        ratio.extend(r.values().iter().flat_map(|v| v.to_le_bytes()));
+        wide.extend(w.values().iter().flat_map(|v| v.to_le_bytes()));
+    }
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    assert_eq!(
+        hex(&ratio),
+        want["computed"]["ratio"]["hex"].as_str().unwrap()
+    );
+    assert_eq!(
+        hex(&wide),
+        want["computed"]["wide"]["hex"].as_str().unwrap()
+    );
+    let tab = b2nd::Table::open(&path).unwrap();
+    let has1: Vec<bool> = tab.read_column("has1").unwrap();
+    let b = rows(&ctx, "SELECT count(*) FROM t WHERE has1 AND wide > 0").await;
+    let wide_v: Vec<i32> = tab.read_column("wide").unwrap();
+    let n = has1
+        .iter()
+        .zip(&wide_v)
+        .filter(|(h, w)| **h && **w > 0)
+        .count();
+    assert_eq!(i64s(&b, 0), [Some(n as i64)]);
+    assert!(n > 0);
+    let e = ctx
+        .sql("SELECT dsl FROM t")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("dsl") && e.contains("DSL kernel"), "{e}");
 }

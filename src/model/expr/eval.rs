@@ -555,6 +555,7 @@ fn items_f(v: &Val, k: Kind, len: usize) -> R<Vec<f64>> {
 }
 
 fn items_i(v: &Val, k: Kind, len: usize) -> R<Vec<i64>> {
+    in_bounds(v, k)?;
     Ok(match v {
         Val::Arr(w) => match cast(w, k)? {
             Wide::Int(_, x) => x,
@@ -568,6 +569,7 @@ fn items_i(v: &Val, k: Kind, len: usize) -> R<Vec<i64>> {
 }
 
 fn items_u(v: &Val, k: Kind, len: usize) -> R<Vec<u64>> {
+    in_bounds(v, k)?;
     Ok(match v {
         Val::Arr(w) => match cast(w, k)? {
             Wide::UInt(_, x) => x,
@@ -578,6 +580,31 @@ fn items_u(v: &Val, k: Kind, len: usize) -> R<Vec<u64>> {
         Val::Float(_) => return Err("a float scalar in integer arithmetic".into()),
         Val::Str(_) => return Err("a string in arithmetic".into()),
     })
+}
+
+/// NumPy 2 refuses a Python int its array's integer type cannot hold (NEP 50:
+/// `int8_array + 300` raises). Only weak scalars reach here: numexpr's constants are typed.
+fn in_bounds(v: &Val, k: Kind) -> R<()> {
+    let Val::Int(i) = v else { return Ok(()) };
+    let (lo, hi): (i128, i128) = match k {
+        Kind::I8 => (i8::MIN.into(), i8::MAX.into()),
+        Kind::I16 => (i16::MIN.into(), i16::MAX.into()),
+        Kind::I32 => (i32::MIN.into(), i32::MAX.into()),
+        Kind::I64 => (i64::MIN.into(), i64::MAX.into()),
+        Kind::U8 => (0, u8::MAX.into()),
+        Kind::U16 => (0, u16::MAX.into()),
+        Kind::U32 => (0, u32::MAX.into()),
+        Kind::U64 => (0, u64::MAX.into()),
+        _ => return Ok(()),
+    };
+    if (lo..=hi).contains(i) {
+        Ok(())
+    } else {
+        Err(format!(
+            "Python integer {i} out of bounds for {} (NumPy refuses it)",
+            k.name()
+        ))
+    }
 }
 
 /// Truthiness of each item (non-zero numbers, true bools).
@@ -1360,6 +1387,12 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
     }
     let bool_of = |w: Vec<bool>| Ok(Val::Arr(Wide::Bool(w)));
     match f {
+        // Outside numexpr, python-blosc2 evaluates `where` with its own lazy `where`, which
+        // fails on the NumPy arrays it is given ("'numpy.ndarray' object has no attribute
+        // 'where'"): no value of python's to follow.
+        "where" if !ne => {
+            Err("where() in an expression numexpr does not take (python-blosc2 cannot evaluate it either)".into())
+        }
         "where" => {
             arity(f, &args, 3)?;
             let c = items_b(&args[0], len)?;

@@ -8,6 +8,10 @@
 //! `int8`, wrapping; `int32 * 1.5` is `float64`), true division of integers is `float64`,
 //! float functions of small integers are `float16` / `float32` as NumPy's loops choose.
 //! Integer arithmetic wraps; integer division and remainder by zero give 0, as NumPy's.
+//! python-blosc2 hands an expression to numexpr first and to NumPy when numexpr refuses it,
+//! and the two type intermediate results differently: [`Expression::eval`] follows the
+//! engine python-blosc2 would use (numexpr's kinds: int32 for small integers, float32 for
+//! `int + float32`, float64 for float functions of integers; NumPy's promotion otherwise).
 //! Floating-point `+ - * /` are IEEE operations in the operands' type (bit-exact with
 //! NumPy); the transcendental functions come from the platform's `libm` (`f32` ones for
 //! `float32`), which can differ from NumPy's own SIMD versions in the last place.
