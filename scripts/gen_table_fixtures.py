@@ -320,3 +320,61 @@ with zipfile.ZipFile(p("computed.b2z")) as z:
 assert out["computed"]["half"]["dtype"] == "<f2" and out["computed"]["dsl"]["kind"] == "dsl"
 assert len(t._valid_rows) > len(t) == 19, len(t)
 print("computed-column fixture written")
+
+# Arrow-serialized list columns (`from_arrow(..., list_serializer="arrow")`, as `from_parquet`
+# wrote them from 4.3 to 4.13): BatchArray blocks that are Arrow IPC streams; and a copy whose
+# blocks are bare record-batch messages (the older form), the schema only in the metalayer.
+# `<name>.json`: python's rows of every list column (`t[name][:]`).
+ARROW_LISTS = pa.table(
+    {
+        "id": pa.array([1, 2, 3, 4, 5], pa.int64()),
+        "li": pa.array([[1, 2], None, [], [3, None], [7]], pa.list_(pa.int32())),
+        "ls": pa.array([["a", "é"], [], None, ["b"], ["c", "d", "e"]], pa.list_(pa.string())),
+        "lf": pa.array([[0.5], [1.5, None], None, [], [2.0]], pa.list_(pa.float64())),
+        "lst": pa.array(
+            [[{"x": 1, "y": "p"}], None, [{"x": None, "y": "q"}, {"x": 3, "y": None}], [], [{"x": 4, "y": "r"}]],
+            pa.list_(pa.struct([("x", pa.int64()), ("y", pa.string())])),
+        ),
+    }
+)
+
+
+def arrow_list_table(path, bare):
+    import blosc2.batch_array as ba
+
+    orig = ba.BatchArray._serialize_arrow_block
+    if bare:
+
+        def bare_block(self, items):
+            batch = pa.record_batch([items], schema=self._get_arrow_schema())
+            return batch.serialize().to_pybytes()
+
+        ba.BatchArray._serialize_arrow_block = bare_block
+    try:
+        t = b2.CTable.from_arrow(ARROW_LISTS, urlpath=path, mode="w", list_serializer="arrow")
+        t.close()
+    finally:
+        ba.BatchArray._serialize_arrow_block = orig
+
+
+for name, bare in [("arrow_lists.b2z", False), ("arrow_lists_bare.b2z", True)]:
+    arrow_list_table(p(name), bare)
+    t = b2.open(p(name))
+    rows = {c: [x for x in t[c][:]] for c in ["li", "ls", "lf", "lst"]}
+    with open(p(name + ".json"), "w") as f:
+        json.dump({"n_rows": len(t), "rows": rows}, f, indent=1, sort_keys=True)
+    # The fixture proves what it is named for: arrow-serialized BatchArray columns, whose
+    # blocks are IPC streams (or, bare, are not, and the schema is in the metalayer).
+    with b2.TreeStore(p(name), mode="r") as st:
+        col = st["/_cols/li"]
+        meta = col.schunk.meta["batcharray"]
+        assert meta["serializer"] == "arrow" and meta["arrow_schema"], meta
+        raw = b2.blosc2_ext.vldecompress(col.schunk.get_chunk(0))[0]
+        assert raw[:4] == b"\xff\xff\xff\xff"
+        is_stream = True
+        try:
+            pa.ipc.open_stream(pa.BufferReader(raw)).read_next_batch()
+        except Exception:
+            is_stream = False
+        assert is_stream != bare, (name, is_stream)
+print("arrow-serialized list fixtures written")

@@ -399,6 +399,9 @@ impl SChunk {
                 .and_then(|m| m.get("serializer"))
                 .and_then(Value::as_str)
                 .unwrap_or("msgpack");
+            if serializer == "arrow" {
+                return self.read_arrow_objects(meta.as_ref());
+            }
             if serializer != "msgpack" {
                 return Err(Error::Unsupported {
                     source_name: self.frame.source.clone(),
@@ -430,6 +433,40 @@ impl SChunk {
             )));
         }
         Ok(out)
+    }
+
+    /// The items of a BatchArray whose blocks are Arrow IPC (feature `arrow`).
+    #[cfg(feature = "arrow")]
+    fn read_arrow_objects(&self, meta: Option<&Value>) -> Result<Vec<Value>> {
+        let schema = match meta.and_then(|m| m.get("arrow_schema")) {
+            Some(Value::Bytes(b)) => Some(b.as_slice()),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        for n in 0..self.nchunks().unwrap_or(0) {
+            for block in self.read_blocks(n)? {
+                let items = crate::format::arrow_ipc::block_items(&block, schema).map_err(|e| {
+                    Error::Frame {
+                        source_name: self.frame.source.clone(),
+                        reason: format!("chunk {n}: {e}"),
+                    }
+                })?;
+                out.extend(items);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Without the `arrow` feature, Arrow-serialized blocks are refused by name.
+    #[cfg(not(feature = "arrow"))]
+    fn read_arrow_objects(&self, _meta: Option<&Value>) -> Result<Vec<Value>> {
+        Err(Error::Unsupported {
+            source_name: self.frame.source.clone(),
+            chunk: 0,
+            what: "BatchArray serializer",
+            name: "arrow (Arrow IPC blocks: build b2nd with the `arrow` feature to read them)"
+                .into(),
+        })
     }
 
     /// `len` decoded bytes of the stream from byte `start`; only the chunks holding them are

@@ -464,3 +464,42 @@ fn computed_columns_read_as_python_evaluates_them() {
         "{e}"
     );
 }
+
+/// List columns python-blosc2 serialized with Arrow (IPC-stream blocks, and the older bare
+/// record-batch blocks with the schema in the metalayer) read as python reads them: every
+/// row of every list column equal to `t[name][:]`; without the `arrow` feature, refused by
+/// name with the feature to turn on.
+#[test]
+fn arrow_serialized_list_columns() {
+    for name in ["arrow_lists.b2z", "arrow_lists_bare.b2z"] {
+        let want: J = serde_json::from_str(
+            &std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        let t = Table::open(dir().join(name)).unwrap();
+        assert_eq!(t.n_rows(), want["n_rows"].as_u64().unwrap());
+        for (col, rows) in want["rows"].as_object().unwrap() {
+            let got = t.read_values(col);
+            #[cfg(feature = "arrow")]
+            {
+                let got: Vec<J> = got.unwrap().iter().map(to_json).collect();
+                assert_eq!(&J::Array(got), rows, "{name} {col}");
+            }
+            #[cfg(not(feature = "arrow"))]
+            {
+                let _ = rows;
+                let e = got.unwrap_err().to_string();
+                assert!(
+                    e.contains("arrow") && e.contains("feature"),
+                    "{name} {col}: {e}"
+                );
+            }
+        }
+        #[cfg(feature = "arrow")]
+        {
+            let batch = t.to_record_batch_of(&["id", "li", "ls", "lf"]).unwrap();
+            assert_eq!(batch.num_rows(), 5);
+            assert_eq!(batch.column(1).null_count(), 1, "{name} li");
+        }
+    }
+}

@@ -5,6 +5,8 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "arrow")]
+pub(crate) mod arrow_ipc;
 pub(crate) mod chunk;
 pub(crate) mod chunk_cache;
 pub mod frame;
