@@ -77,7 +77,7 @@
 //! (`.b2z` zips read in place, `.b2d` directories, `.b2e` files): keys as python lists them,
 //! each key's [`MemberKind`], arrays and [`SChunk`]s by key, TreeStore group attributes.
 //! [`Table`] reads a `CTable`: its schema, live rows, fixed-width and utf8 columns and their
-//! nulls.
+//! nulls, and its computed columns, evaluated by [`expr`] as python-blosc2 evaluates them.
 //!
 //! ```
 //! use b2nd::{Store, Table};

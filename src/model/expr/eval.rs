@@ -423,7 +423,7 @@ impl Column {
     pub fn from_le_bytes(dtype: &str, bytes: &[u8]) -> Result<Column, String> {
         let k = Kind::from_name(dtype).ok_or_else(|| format!("a {dtype} operand"))?;
         let n = usize::try_from(k.bits() / 8).unwrap_or(1);
-        if bytes.len() % n != 0 {
+        if !bytes.len().is_multiple_of(n) {
             return Err(format!("{} bytes of {dtype} items", bytes.len()));
         }
         macro_rules! le {
@@ -626,7 +626,8 @@ fn cast(w: &Wide, k: Kind) -> R<Wide> {
     if w.kind() == Some(k) {
         return Ok(w.clone());
     }
-    let (ints, uints, floats): (Option<Vec<i64>>, Option<Vec<u64>>, Option<Vec<f64>>) = match w {
+    type Parts = (Option<Vec<i64>>, Option<Vec<u64>>, Option<Vec<f64>>);
+    let (ints, uints, floats): Parts = match w {
         Wide::Bool(v) => (Some(v.iter().map(|&b| i64::from(b)).collect()), None, None),
         Wide::Int(_, v) => (Some(v.clone()), None, None),
         Wide::UInt(_, v) => (None, Some(v.clone()), None),
@@ -684,24 +685,26 @@ fn cast(w: &Wide, k: Kind) -> R<Wide> {
 /// toward zero; NaN and values outside the conversion's range give its "integer
 /// indefinite" (the most negative value), narrower types keep its low bits.
 fn float_to_int(k: Kind, x: f64) -> i64 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0; // 2^63, exact in f64
+    const TWO_31: f64 = 2_147_483_648.0;
     let cvt64 = |x: f64| {
-        if x.is_nan() || x >= 9.223_372_036_854_775_808e18 || x < -9.223_372_036_854_775_808e18 {
-            i64::MIN
-        } else {
+        if (-TWO_63..TWO_63).contains(&x) {
             x as i64
+        } else {
+            i64::MIN
         }
     };
     match k {
         Kind::I8 | Kind::I16 | Kind::I32 | Kind::U8 | Kind::U16 => {
-            if x.is_nan() || x >= 2_147_483_648.0 || x < -2_147_483_648.0 {
-                i64::from(i32::MIN)
-            } else {
+            if (-TWO_31..TWO_31).contains(&x) {
                 x as i64
+            } else {
+                i64::from(i32::MIN)
             }
         }
         // Unsigned 64-bit: values from 2^63 up converted after subtracting 2^63.
-        Kind::U64 if (9.223_372_036_854_775_808e18..1.844_674_407_370_955_2e19).contains(&x) => {
-            ((cvt64(x - 9.223_372_036_854_775_808e18) as u64) ^ (1 << 63)) as i64
+        Kind::U64 if (TWO_63..2.0 * TWO_63).contains(&x) => {
+            ((cvt64(x - TWO_63) as u64) ^ (1 << 63)) as i64
         }
         _ => cvt64(x),
     }
@@ -1301,6 +1304,11 @@ fn arity(f: &str, args: &[Val], n: usize) -> R<()> {
     }
 }
 
+/// A float function in its float64 and float32 versions.
+type Unary = (fn(f64) -> f64, fn(f32) -> f32);
+/// A float function of two arguments in its float64 and float32 versions.
+type Binary = (fn(f64, f64) -> f64, fn(f32, f32) -> f32);
+
 fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
     let ne = mode == Mode::NumExpr;
     // numexpr computes a function of integers in float64, of bools in float32.
@@ -1309,7 +1317,7 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
         k if ne && !k.is_float() => Kind::F64,
         k => float_of(k),
     };
-    let unary_float: Option<(fn(f64) -> f64, fn(f32) -> f32)> = match f {
+    let unary_float: Option<Unary> = match f {
         "sqrt" => Some((f64::sqrt, f32::sqrt)),
         "exp" => Some((f64::exp, f32::exp)),
         "expm1" => Some((f64::exp_m1, f32::exp_m1)),
@@ -1361,7 +1369,7 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
                 .collect(),
         )));
     }
-    let binary_float: Option<(fn(f64, f64) -> f64, fn(f32, f32) -> f32)> = match f {
+    let binary_float: Option<Binary> = match f {
         "arctan2" | "atan2" => Some((f64::atan2, f32::atan2)),
         "hypot" => Some((f64::hypot, f32::hypot)),
         "copysign" => Some((f64::copysign, f32::copysign)),
@@ -1672,27 +1680,27 @@ mod tests {
         let a = Column::I8(vec![-6, 2, -83, -95]);
         // numexpr computes int8 in int32; the recorded int8 wraps.
         assert_eq!(
-            ev("o0 + 300", &[a.clone()]),
+            ev("o0 + 300", std::slice::from_ref(&a)),
             Column::I32(vec![294, 302, 217, 205])
         );
         assert_eq!(
-            ev_as("o0 + 300", &[a.clone()], "int8"),
+            ev_as("o0 + 300", std::slice::from_ref(&a), "int8"),
             Column::I8(vec![38, 46, -39, -51])
         );
         assert_eq!(
-            ev_as("-o0", &[a.clone()], "int8"),
+            ev_as("-o0", std::slice::from_ref(&a), "int8"),
             Column::I8(vec![6, -2, 83, 95])
         );
         assert_eq!(
-            ev_as("o0 // 0", &[a.clone()], "int8"),
+            ev_as("o0 // 0", std::slice::from_ref(&a), "int8"),
             Column::I8(vec![0; 4])
         );
         assert_eq!(
-            ev_as("o0 % 3", &[a.clone()], "int8"),
+            ev_as("o0 % 3", std::slice::from_ref(&a), "int8"),
             Column::I8(vec![0, 2, 1, 1])
         );
         assert_eq!(
-            ev_as("o0 // 4", &[a.clone()], "int8"),
+            ev_as("o0 // 4", std::slice::from_ref(&a), "int8"),
             Column::I8(vec![-2, 0, -21, -24])
         );
         // (c * 300) // 7 on int8 c = [-100, 100]: int32 throughout, then wrapped.
@@ -1708,10 +1716,10 @@ mod tests {
             Column::U16(vec![65535, 2])
         );
         assert_eq!(
-            ev("o0 * 1.5", &[a.clone()]),
+            ev("o0 * 1.5", std::slice::from_ref(&a)),
             Column::F64(vec![-9.0, 3.0, -124.5, -142.5])
         );
-        let Column::F16(h) = ev_as("sqrt(o0)", &[a.clone()], "float16") else {
+        let Column::F16(h) = ev_as("sqrt(o0)", std::slice::from_ref(&a), "float16") else {
             unreachable!()
         };
         assert_eq!(f16_to_f32(h[1]), 1.4140625); // NumPy prints 1.414
@@ -1730,7 +1738,7 @@ mod tests {
             Column::F64(vec![9227468.8, 0.33000001311302185])
         );
         assert_eq!(
-            ev_as("o0 * 3.1", &[f.clone()], "float32"),
+            ev_as("o0 * 3.1", std::slice::from_ref(&f), "float32"),
             Column::F32(vec![1.55, 0.31])
         );
         assert_eq!(
@@ -1738,12 +1746,15 @@ mod tests {
             "float64"
         );
         let k = Column::Bool(vec![false, true]);
-        assert_eq!(ev("o0 > 300", &[a.clone()]), Column::Bool(vec![false; 4]));
+        assert_eq!(
+            ev("o0 > 300", std::slice::from_ref(&a)),
+            Column::Bool(vec![false; 4])
+        );
         assert_eq!(ev_as("o0 * 3", &[k], "int64"), Column::I64(vec![0, 3]));
         let u = Column::U64(vec![u64::MAX, 0]);
         let i = Column::I64(vec![-1, 0]);
         assert_eq!(
-            ev_as("o0 + 1", &[u.clone()], "uint64"),
+            ev_as("o0 + 1", std::slice::from_ref(&u), "uint64"),
             Column::U64(vec![0, 1])
         );
         assert_eq!(ev("o0 > o1", &[u, i]).type_name(), "bool");
@@ -1758,7 +1769,7 @@ mod tests {
         // Unicode strings: NumPy's rules (numexpr refuses them).
         let s = Column::Str(vec!["x1".into(), "y".into()]);
         assert_eq!(
-            ev("contains(o0, 'x')", &[s.clone()]),
+            ev("contains(o0, 'x')", std::slice::from_ref(&s)),
             Column::Bool(vec![true, false])
         );
         assert_eq!(ev("o0 == 'y'", &[s]), Column::Bool(vec![false, true]));
@@ -1770,7 +1781,10 @@ mod tests {
             Column::F64(vec![1.0, -1.0])
         );
         // NumPy's own rules where numexpr is not used (float16 operands, `power`).
-        assert_eq!(ev("power(o0, 2)", &[a.clone()]).type_name(), "int8");
+        assert_eq!(
+            ev("power(o0, 2)", std::slice::from_ref(&a)).type_name(),
+            "int8"
+        );
         assert_eq!(
             ev("o0 + o1", &[Column::F16(vec![0; 4]), a]).type_name(),
             "float16"
