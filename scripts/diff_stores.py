@@ -22,7 +22,10 @@ appends and deletes; as `.b2z` or `.b2d`). Then:
   returns for every ObjectArray and BatchArray (as JSON);
 - `b2nd to-npy --column NAME` must equal `t[NAME].to_numpy()` for every fixed-width column,
   computed columns included: a table gets up to 4 of them, random expressions (arithmetic,
-  comparisons, `&`/`|`, `where`, math functions, `contains`) over its random columns.
+  comparisons, `&`/`|`, `where`, math functions, `contains`) over its random columns;
+- `b2nd cat --key /_cols/NAME` must give python's `t[NAME][:]` for every live row of every list
+  column (msgpack- or Arrow-serialized; the binary needs b2nd's `arrow` feature, as the CLI's
+  `sql` build has).
 
 An exception python-blosc2 raises writing a case is counted as its refusal; one the harness
 raises fails the run. A run fails unless it compares 80 % of its cases and every member kind.
@@ -160,13 +163,19 @@ def make_table(r: random.Random, path: Path, case: dict):
     path = path.with_suffix(r.choice([".b2z", ".b2d"]))
     specs = []
     for i in range(r.randint(1, 6)):
-        kind = r.choice(["int32", "int64", "float64", "float32", "bool", "string", "uint8"])
-        null = r.choice([None, "mask", "sentinel"]) if kind not in ("bool", "string") else None
+        kind = r.choice(["int32", "int64", "float64", "float32", "bool", "string", "uint8",
+                         "list_msgpack", "list_arrow"])
+        fixed = kind not in ("bool", "string") and not kind.startswith("list")
+        null = r.choice([None, "mask", "sentinel"]) if fixed else None
         specs.append((f"c{i}", kind, null))
     case.update(kind="ctable", path=path.name, columns=specs)
     fields = []
     for name, kind, null in specs:
-        if kind == "string":
+        if kind.startswith("list"):
+            item = r.choice([blosc2.int32(), blosc2.string(), blosc2.float64()])
+            spec = blosc2.list(item, nullable=True, serializer=kind.split("_")[1])
+            typ, default = list, None
+        elif kind == "string":
             spec, typ, default = blosc2.string(max_length=6), str, ""
         elif kind == "bool":
             spec, typ, default = blosc2.bool(), bool, False
@@ -193,7 +202,9 @@ def make_table(r: random.Random, path: Path, case: dict):
             if null == "sentinel" and r.random() < 0.2:
                 vals[name] = float("nan") if kind.startswith("float") else 7
                 continue
-            if kind == "string":
+            if kind.startswith("list"):
+                vals[name] = None if r.random() < 0.2 else rand_list(r, t._schema.columns_by_name[name].spec)
+            elif kind == "string":
                 vals[name] = "".join(r.choice("xyzé") for _ in range(r.randint(0, 6)))
             elif kind == "bool":
                 vals[name] = r.random() < 0.5
@@ -229,9 +240,25 @@ def make_table(r: random.Random, path: Path, case: dict):
     return path
 
 
+def rand_list(r: random.Random, spec):
+    """A random list for a list column of `spec` (items int32, string or float64; some None)."""
+    kind = spec.to_metadata_dict()["item"]["kind"]
+    out = []
+    for _ in range(r.randint(0, 3)):
+        if r.random() < 0.15:
+            out.append(None)
+        elif kind == "string":
+            out.append("".join(r.choice("abé") for _ in range(r.randint(0, 3))))
+        elif kind.startswith("float"):
+            out.append(r.uniform(-10, 10))
+        else:
+            out.append(r.randint(-1000, 1000))
+    return out
+
+
 def rand_expr(r: random.Random, specs, depth: int) -> str:
     """A random lazy expression over a table's columns, as users write them."""
-    nums = [name for name, kind, _ in specs if kind != "string"]
+    nums = [name for name, kind, _ in specs if kind != "string" and not kind.startswith("list")]
     strs = [name for name, kind, _ in specs if kind == "string"]
     if depth == 0 or r.random() < 0.25:
         if nums and r.random() < 0.75:
@@ -373,6 +400,21 @@ def check_table(b2nd, path: Path, work: Path) -> list:
         return problems
     for c in listing["columns"]:
         name = c["name"]
+        if c.get("kind") == "list":
+            # Every live row equal to python's `t[name][:]` (the member's items, physical
+            # rows, through `b2nd cat`; deleted rows dropped here).
+            out = run(b2nd, "cat", "--key", f"/_cols/{name}", path)
+            if out.returncode != 0:
+                problems.append(f"{name}: cat failed: {out.stderr.decode().strip()}")
+                continue
+            items = json.loads(out.stdout)
+            valid = np.asarray(t._valid_rows[:], dtype=bool)
+            got = [x for x, ok in zip(items, valid) if ok]
+            want = json.loads(json.dumps(list(t[name][:])))
+            if got != want:
+                problems.append(f"{name}: list rows differ: {got[:3]} != {want[:3]}")
+            COMPARED["list column"] = COMPARED.get("list column", 0) + 1
+            continue
         try:
             arr = c_order(t[name].to_numpy())
         except Exception as e:
@@ -411,7 +453,7 @@ def check_table(b2nd, path: Path, work: Path) -> list:
 
 # Members and columns compared, by kind; a run of 40 cases or more must compare each kind.
 COMPARED = {}
-KINDS = ("ndarray", "schunk", "objectarray", "batcharray", "column", "computed")
+KINDS = ("ndarray", "schunk", "objectarray", "batcharray", "column", "computed", "list column")
 
 
 def main():

@@ -139,7 +139,9 @@ const FUNCTIONS: &[&str] = &[
 ///
 /// let e = Expression::parse("(o0 * 2 + o1)")?;
 /// let out = e.eval(&[Column::I32(vec![1, 2]), Column::F32(vec![0.5, 0.25])], 2)?;
-/// assert_eq!(out, Column::F64(vec![2.5, 4.25])); // int32 + float32 is float64, as NumPy's
+/// // numexpr computes int32 + float32 in float32; python-blosc2 records NumPy's float64.
+/// assert_eq!(out, Column::F32(vec![2.5, 4.25]));
+/// assert_eq!(out.astype("float64")?, Column::F64(vec![2.5, 4.25]));
 /// # Ok::<(), String>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
