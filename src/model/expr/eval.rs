@@ -1091,32 +1091,12 @@ fn binary(op: BinOp, a: Val, b: Val, len: usize, mode: Mode) -> R<Val> {
     let k = result_kind(&a, &b, mode)?;
     if matches!(op, BinOp::And | BinOp::Or | BinOp::Xor) {
         return Ok(Val::Arr(match k {
-            Kind::Bool => {
-                let (x, y) = (items_b(&a, len)?, items_b(&b, len)?);
-                let f = |p: bool, q: bool| match op {
-                    BinOp::And => p & q,
-                    BinOp::Or => p | q,
-                    _ => p ^ q,
-                };
-                Wide::Bool(x.iter().zip(&y).map(|(&p, &q)| f(p, q)).collect())
-            }
+            Kind::Bool => Wide::Bool(bitwise(op, &items_b(&a, len)?, &items_b(&b, len)?)),
             k if k.is_signed() => {
-                let (x, y) = (items_i(&a, k, len)?, items_i(&b, k, len)?);
-                let f = |p: i64, q: i64| match op {
-                    BinOp::And => p & q,
-                    BinOp::Or => p | q,
-                    _ => p ^ q,
-                };
-                Wide::Int(k, x.iter().zip(&y).map(|(&p, &q)| f(p, q)).collect())
+                Wide::Int(k, bitwise(op, &items_i(&a, k, len)?, &items_i(&b, k, len)?))
             }
             k if k.is_unsigned() => {
-                let (x, y) = (items_u(&a, k, len)?, items_u(&b, k, len)?);
-                let f = |p: u64, q: u64| match op {
-                    BinOp::And => p & q,
-                    BinOp::Or => p | q,
-                    _ => p ^ q,
-                };
-                Wide::UInt(k, x.iter().zip(&y).map(|(&p, &q)| f(p, q)).collect())
+                Wide::UInt(k, bitwise(op, &items_u(&a, k, len)?, &items_u(&b, k, len)?))
             }
             k => return Err(format!("a bitwise {op:?} on {} operands", k.name())),
         }));
@@ -1286,6 +1266,42 @@ fn binary(op: BinOp, a: Val, b: Val, len: usize, mode: Mode) -> R<Val> {
     }))
 }
 
+/// `p[i]` where `c[i]`, else `q[i]`.
+fn choose<T>(c: &[bool], p: Vec<T>, q: Vec<T>) -> Vec<T> {
+    c.iter()
+        .zip(p.into_iter().zip(q))
+        .map(|(&c, (p, q))| if c { p } else { q })
+        .collect()
+}
+
+/// `&`, `|` or `^` item by item.
+fn bitwise<T>(op: BinOp, x: &[T], y: &[T]) -> Vec<T>
+where
+    T: Copy
+        + std::ops::BitAnd<Output = T>
+        + std::ops::BitOr<Output = T>
+        + std::ops::BitXor<Output = T>,
+{
+    x.iter()
+        .zip(y)
+        .map(|(&p, &q)| match op {
+            BinOp::And => p & q,
+            BinOp::Or => p | q,
+            _ => p ^ q,
+        })
+        .collect()
+}
+
+/// An array or weak scalar as `len` items of kind `k`.
+fn as_kind(v: &Val, k: Kind, len: usize) -> R<Wide> {
+    Ok(match k {
+        Kind::Bool => Wide::Bool(items_b(v, len)?),
+        k if k.is_float() => Wide::Float(k, items_f(v, k, len)?),
+        k if k.is_signed() => Wide::Int(k, items_i(v, k, len)?),
+        k => Wide::UInt(k, items_u(v, k, len)?),
+    })
+}
+
 fn kind_of(v: &Val) -> R<Kind> {
     Ok(match v {
         Val::Arr(w) => w.kind().ok_or("a string operand to a numeric function")?,
@@ -1414,47 +1430,14 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
                 )));
             }
             let k = result_kind(&x, &y, mode)?;
-            let pick = |c: &[bool], p: Wide, q: Wide| -> Wide {
-                match (p, q) {
-                    (Wide::Bool(p), Wide::Bool(q)) => Wide::Bool(
-                        c.iter()
-                            .zip(p.into_iter().zip(q))
-                            .map(|(&c, (p, q))| if c { p } else { q })
-                            .collect(),
-                    ),
-                    (Wide::Int(k, p), Wide::Int(_, q)) => Wide::Int(
-                        k,
-                        c.iter()
-                            .zip(p.into_iter().zip(q))
-                            .map(|(&c, (p, q))| if c { p } else { q })
-                            .collect(),
-                    ),
-                    (Wide::UInt(k, p), Wide::UInt(_, q)) => Wide::UInt(
-                        k,
-                        c.iter()
-                            .zip(p.into_iter().zip(q))
-                            .map(|(&c, (p, q))| if c { p } else { q })
-                            .collect(),
-                    ),
-                    (Wide::Float(k, p), Wide::Float(_, q)) => Wide::Float(
-                        k,
-                        c.iter()
-                            .zip(p.into_iter().zip(q))
-                            .map(|(&c, (p, q))| if c { p } else { q })
-                            .collect(),
-                    ),
-                    _ => unreachable!("both cast to one kind"),
-                }
+            let out = match (as_kind(&x, k, len)?, as_kind(&y, k, len)?) {
+                (Wide::Bool(p), Wide::Bool(q)) => Wide::Bool(choose(&c, p, q)),
+                (Wide::Int(k, p), Wide::Int(_, q)) => Wide::Int(k, choose(&c, p, q)),
+                (Wide::UInt(k, p), Wide::UInt(_, q)) => Wide::UInt(k, choose(&c, p, q)),
+                (Wide::Float(k, p), Wide::Float(_, q)) => Wide::Float(k, choose(&c, p, q)),
+                _ => unreachable!("both cast to one kind"),
             };
-            let full = |v: &Val| -> R<Wide> {
-                Ok(match k {
-                    Kind::Bool => Wide::Bool(items_b(v, len)?),
-                    k if k.is_float() => Wide::Float(k, items_f(v, k, len)?),
-                    k if k.is_signed() => Wide::Int(k, items_i(v, k, len)?),
-                    k => Wide::UInt(k, items_u(v, k, len)?),
-                })
-            };
-            Ok(Val::Arr(pick(&c, full(&x)?, full(&y)?)))
+            Ok(Val::Arr(out))
         }
         "abs" | "negative" | "positive" | "square" | "sign" | "floor" | "ceil" | "trunc" => {
             arity(f, &args, 1)?;
