@@ -914,7 +914,7 @@ fn numexpr_pow(a: Val, x: f64, int_exponent: bool, len: usize) -> R<Val> {
 fn unary(op: UnOp, a: Val) -> R<Val> {
     Ok(match (op, a) {
         (UnOp::Pos, a) => a,
-        (UnOp::Neg, Val::Int(i)) => Val::Int(-i),
+        (UnOp::Neg, Val::Int(i)) => Val::Int(i.checked_neg().ok_or("negating the smallest integer constant")?),
         (UnOp::Neg, Val::Float(f)) => Val::Float(-f),
         (UnOp::Invert, Val::Bool(b)) => Val::Bool(!b),
         (UnOp::Invert, Val::Int(i)) => Val::Int(!i),
@@ -1216,7 +1216,7 @@ fn binary(op: BinOp, a: Val, b: Val, len: usize, mode: Mode) -> R<Val> {
                         BinOp::FloorDiv if q == 0 => 0,
                         BinOp::FloorDiv => {
                             let d = p.wrapping_div(q);
-                            if (p % q != 0) && ((p < 0) != (q < 0)) {
+                            if (p.wrapping_rem(q) != 0) && ((p < 0) != (q < 0)) {
                                 d - 1
                             } else {
                                 d
@@ -1629,6 +1629,27 @@ mod tests {
             .unwrap()
             .eval(ops, n)
             .unwrap_or_else(|e| panic!("{src}: {e}"))
+    }
+
+    #[test]
+    fn extreme_operands_do_not_panic() {
+        let ops = [
+            Column::I64(vec![i64::MIN, 7]),
+            Column::I64(vec![-1, 0]),
+        ];
+        let got = Expression::parse("o0 // o1 + o0 % o1")
+            .unwrap()
+            .eval(&ops, 2)
+            .unwrap();
+        assert_eq!(got, Column::I64(vec![i64::MIN, 0]));
+        for src in [
+            "-(~170141183460469231731687303715884105727) // -1",
+            "(~170141183460469231731687303715884105727) % -1",
+            "-(~170141183460469231731687303715884105727)",
+        ] {
+            let e = Expression::parse(src).unwrap();
+            let _ = e.eval(&[], 1);
+        }
     }
 
     #[test]

@@ -198,7 +198,7 @@ fn fold(e: Expr) -> Expr {
         Expr::Unary(op, a) => {
             let a = fold(*a);
             match (op, &a) {
-                (UnOp::Neg, Expr::Int(i)) => Expr::Int(-i),
+                (UnOp::Neg, Expr::Int(i)) if i.checked_neg().is_some() => Expr::Int(-i),
                 (UnOp::Neg, Expr::Float(f)) => Expr::Float(-f),
                 (UnOp::Neg, Expr::Bool(b)) => Expr::Int(-i128::from(*b)),
                 (UnOp::Pos, Expr::Int(_) | Expr::Float(_)) => a,
@@ -270,10 +270,10 @@ fn py_binary(op: BinOp, a: &Expr, b: &Expr) -> Option<Expr> {
             BinOp::Or => x | y,
             BinOp::Xor => x ^ y,
             BinOp::FloorDiv if y != 0 => {
-                x.div_euclid(y) - i128::from(y < 0 && x.rem_euclid(y) != 0)
+                x.checked_div_euclid(y)? - i128::from(y < 0 && x.checked_rem_euclid(y)? != 0)
             }
             BinOp::Mod if y != 0 => {
-                let m = x % y;
+                let m = x.checked_rem(y)?;
                 if m != 0 && ((m < 0) != (y < 0)) {
                     m + y
                 } else {

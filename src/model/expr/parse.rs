@@ -273,7 +273,7 @@ impl Parser {
             let inner = inner?;
             // A negative literal stays a literal (Python folds `-2` the same way).
             return Ok(match (op, inner) {
-                (UnOp::Neg, Expr::Int(i)) => Expr::Int(-i),
+                (UnOp::Neg, Expr::Int(i)) => Expr::Int(i.wrapping_neg()),
                 (UnOp::Neg, Expr::Float(f)) => Expr::Float(-f),
                 (op, inner) => Expr::Unary(op, Box::new(inner)),
             });
