@@ -1112,18 +1112,6 @@ def gen_not_data():
     refused("other_meta_schunk", "other_meta.b2frame", "not_nd_array",
             "SChunk frame with only an unrelated metalayer 'foo'")
 
-    # save_tensor: a plain SChunk of C-order items, (kind, shape, dtype) in vlmeta
-    # `__pack_tensor__`; refused as an N-d array with the way to read its bytes.
-    blosc2.save_tensor(np.arange(24, dtype="<i4").reshape(2, 3, 4), "tensor_i4_2x3x4.b2frame",
-                       mode="w")
-    sc = blosc2.open("tensor_i4_2x3x4.b2frame")
-    assert sc.vlmeta["__pack_tensor__"] == ("numpy", (2, 3, 4), "<i4"), sc.vlmeta["__pack_tensor__"]
-    assert "b2nd" not in sc.meta and "caterva" not in sc.meta
-    del sc
-    refused("tensor_i4_2x3x4", "tensor_i4_2x3x4.b2frame", "not_nd_array",
-            "blosc2.save_tensor frame: an SChunk with vlmeta __pack_tensor__, no N-d metalayer")
-
-
 # ----------------------------------------------------------------------------------------
 # crafted metalayers
 # ----------------------------------------------------------------------------------------
@@ -1352,6 +1340,71 @@ def write_manifest(path, manifest):
 
 # ----------------------------------------------------------------------------------------
 
+TENSORS = []
+
+
+def tensor(name, x, *, chunksize=None, chunks=None, blocks_split_rows=False, blocksize=0):
+    """A blosc2.save_tensor frame of `x` with what b2nd must read from it (tensors.json).
+
+    chunks: the N-d chunk shape its flat chunks are (None: they are none, b2nd refuses it).
+    blocks_split_rows: assert from the chunk header that its Blosc blocks are flat runs that
+    do not end on row boundaries (so only decoding chunks whole is right)."""
+    path = f"{name}.b2frame"
+    blosc2.save_tensor(x, path, mode="w", chunksize=chunksize, cparams=cp(typesize=x.itemsize, blocksize=blocksize))
+    sc = blosc2.open(path)
+    kind, shape, dtype = sc.vlmeta["__pack_tensor__"]
+    assert (kind, tuple(shape)) == ("numpy", x.shape), (name, kind, shape)
+    assert "b2nd" not in sc.meta and "caterva" not in sc.meta, list(sc.meta.keys())
+    back = blosc2.load_tensor(path)
+    assert back.dtype == x.dtype and back.shape == x.shape and back.tobytes() == x.tobytes(), name
+    n = int(np.prod(x.shape)) if x.shape else 1
+    if chunks is not None and n:
+        per_chunk = int(np.prod(chunks)) * x.itemsize
+        assert sc.chunksize == per_chunk, (name, sc.chunksize, per_chunk)
+        assert sc.nchunks * per_chunk == x.nbytes, (name, sc.nchunks)
+    if chunks is None:
+        assert sc.nchunks > 1 and x.nbytes % sc.chunksize != 0, (name, "meant to have a short last chunk")
+    if blocks_split_rows:
+        head = sc.get_chunk(0)
+        nbytes, blocksize = struct.unpack_from("<ii", head, 4)
+        row = x.nbytes // x.shape[0]
+        assert nbytes > blocksize and blocksize % row != 0, (name, nbytes, blocksize, row)
+    dt = back.dtype
+    TENSORS.append({
+        "name": name, "path": path, "kind": kind, "shape": list(x.shape),
+        "vlmeta_dtype": dtype if isinstance(dtype, str) else [list(f) for f in dtype],
+        "itemsize": dt.itemsize,
+        "fields": [[f, dt.fields[f][1]] for f in (dt.names or ())],
+        "chunks": chunks, "nchunks": int(sc.nchunks),
+        "expected": write_raw(name, back.tobytes()),
+    })
+    del sc
+
+
+def gen_tensors():
+    """save_tensor / pack_tensor frames: plain SChunks of C-order items, (kind, shape, dtype)
+    in vlmeta `__pack_tensor__`."""
+    tensor("tensor_i4_2x3x4", np.arange(24, dtype="<i4").reshape(2, 3, 4), chunks=[2, 3, 4])
+    tensor("tensor_f8_rows_split", np.linspace(0, 1, 40 * 37).reshape(40, 37), chunks=[40, 37],
+           blocksize=1000, blocks_split_rows=True)
+    padded = np.dtype({"names": ["a", "b"], "formats": ["i1", "<f8"], "offsets": [0, 4],
+                       "itemsize": 16})
+    x = np.zeros(4, dtype=padded)
+    x["a"], x["b"] = [1, -2, 3, -4], [0.5, 1.5, -2.5, 1e300]
+    tensor("tensor_struct_padded", x, chunks=[4])
+    nested = np.dtype([("a", "<i4", (2,)), ("n", [("x", "u1"), ("y", "S3")])])
+    y = np.zeros(2, dtype=nested)
+    y["a"], y["n"]["x"], y["n"]["y"] = [[1, 2], [3, 4]], [7, 8], [b"ab", b"xyz"]
+    tensor("tensor_struct_nested", y, chunks=[2])
+    tensor("tensor_0d", np.array(2.5), chunks=[])
+    tensor("tensor_empty", np.zeros((0, 3), dtype="<i2"), chunks=[0, 1])
+    tensor("tensor_rows_in_chunks", np.arange(40, dtype="<u2").reshape(8, 5), chunksize=20,
+           chunks=[2, 5])
+    tensor("tensor_inner_chunks", np.arange(60, dtype="<u2").reshape(2, 6, 5), chunksize=30,
+           chunks=[1, 3, 5])
+    tensor("tensor_short_last_chunk", np.arange(35, dtype="<u2").reshape(7, 5), chunksize=20)
+
+
 def main():
     global OUT
     if len(sys.argv) != 2:
@@ -1381,6 +1434,9 @@ def main():
     gen_attrs()
     gen_not_data()
     gen_crafted()
+    gen_tensors()
+    write_manifest("tensors.json", {"generator": f"python-blosc2 {blosc2.__version__}",
+                                    "fixtures": TENSORS})
     names = [f["name"] for f in FIXTURES]
     assert len(names) == len(set(names)), "duplicate fixture names"
     manifest = {"generator": f"python-blosc2 {blosc2.__version__}",

@@ -9,7 +9,7 @@ use crate::codec::worker::KeptWorkers;
 use crate::error::{Error, Result};
 use crate::format::chunk::{ChunkHeader, ChunkKind};
 use crate::format::frame::{Frame, Storage};
-use crate::format::meta::{self, Format, NdMeta};
+use crate::format::meta::{self, Format, NdMeta, TensorMeta};
 use crate::model::attrs::Value;
 use crate::model::codec::{Codec, Filter};
 use crate::model::dtype::Dtype;
@@ -328,9 +328,20 @@ impl Array {
         &self.frame.source
     }
 
-    /// Which metalayer describes the array.
+    /// Which metalayer describes the array ([`Format::Tensor`] for python-blosc2's
+    /// `save_tensor` frames).
     pub fn format(&self) -> Format {
         self.meta.format
+    }
+
+    /// For a `save_tensor` / `pack_tensor` frame, what python-blosc2 rebuilds on load
+    /// (`numpy`, `torch` or `tensorflow`); `None` for other arrays.
+    pub fn tensor_kind(&self) -> Option<String> {
+        if self.meta.format != Format::Tensor {
+            return None;
+        }
+        let v = crate::schunk::attr(&self.frame, "__pack_tensor__").ok()??;
+        TensorMeta::parse(&v).ok().map(|t| t.kind)
     }
 
     /// The decoded `b2nd` / `caterva` metalayer.
@@ -549,21 +560,15 @@ fn nd_metalayer(frame: &Frame) -> Result<(Format, NdMeta)> {
         (Some(b), _) => (Format::B2nd, b),
         (None, Some(c)) => (Format::Caterva, c),
         (None, None) => {
+            if frame.vlmeta_names().iter().any(|n| n == "__pack_tensor__") {
+                return Ok((Format::Tensor, tensor_layout(frame)?));
+            }
             let names: Vec<&str> = layers.iter().map(|(n, _)| n.as_str()).collect();
-            let mut found = if names.is_empty() {
+            let found = if names.is_empty() {
                 "none".to_string()
             } else {
                 names.join(", ")
             };
-            if frame.vlmeta_names().iter().any(|n| n == "__pack_tensor__") {
-                // python-blosc2's save_tensor / pack_tensor: a plain SChunk of C-order items
-                // with (kind, shape, dtype) in vlmeta; not read as an N-d array yet.
-                found.push_str(
-                    "; it is a python-blosc2 save_tensor / pack_tensor frame (vlmeta \
-                     `__pack_tensor__` gives kind, shape and dtype): read its C-order bytes \
-                     with SChunk::read_bytes",
-                );
-            }
             return Err(Error::NotNdArray {
                 source_name: src,
                 found,
@@ -584,6 +589,74 @@ fn nd_metalayer(frame: &Frame) -> Result<(Format, NdMeta)> {
         reason: e.reason,
     })?;
     Ok((format, meta))
+}
+
+/// The N-d layout of a python-blosc2 `save_tensor` / `pack_tensor` frame: its shape and dtype
+/// from vlmeta `__pack_tensor__`, its chunks (flat runs of `chunksize` bytes of the C-order
+/// items) as the N-d chunks they are, each one block decoded whole (the Blosc blocks inside
+/// are flat byte runs, not N-d blocks). Chunks that split a row unevenly, or a short last
+/// chunk, have no N-d chunk shape: refused, naming the way to read the bytes.
+fn tensor_layout(frame: &Frame) -> Result<NdMeta> {
+    let src = frame.source.clone();
+    let bad = |field: &str, reason: String| Error::Metalayer {
+        source_name: src.clone(),
+        layer: "__pack_tensor__ (vlmeta)".into(),
+        field: field.into(),
+        reason,
+    };
+    let value = crate::schunk::attr(frame, "__pack_tensor__")?
+        .ok_or_else(|| bad("__pack_tensor__", "absent".into()))?;
+    let t = TensorMeta::parse(&value).map_err(|e| bad(&e.field, e.reason))?;
+    let nitems = t
+        .shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .ok_or_else(|| bad("shape", format!("{:?} overflows", t.shape)))?;
+    let p = &frame.params;
+    let typesize = i64::from(p.typesize.max(1));
+    let chunk_items = u64::try_from(i64::from(p.chunksize) / typesize).unwrap_or(0);
+    let whole: Option<Vec<i32>> = t.shape.iter().map(|&d| i32::try_from(d).ok()).collect();
+    let chunks = if nitems == 0 {
+        t.shape.iter().map(|&d| i32::from(d > 0)).collect()
+    } else if p.nchunks == 1 && chunk_items == nitems && whole.is_some() {
+        whole.unwrap_or_default()
+    } else {
+        (1..=t.shape.len())
+            .find_map(|k| {
+                let inner = t.shape[k..].iter().map(|&d| d as u64).product::<u64>();
+                let m = chunk_items
+                    .is_multiple_of(inner)
+                    .then(|| chunk_items / inner)?;
+                let along = t.shape[k - 1] as u64;
+                (m >= 1 && m <= along && along.is_multiple_of(m)).then(|| {
+                    let mut c = vec![1i64; k - 1];
+                    c.push(m as i64);
+                    c.extend_from_slice(&t.shape[k..]);
+                    c.iter()
+                        .map(|&d| i32::try_from(d).ok())
+                        .collect::<Option<Vec<i32>>>()
+                })?
+            })
+            .ok_or_else(|| Error::Geometry {
+                source_name: src.clone(),
+                reason: format!(
+                    "a save_tensor frame of shape {:?} whose chunks of {chunk_items} items are \
+                     no N-d chunks of it (a row split unevenly, or a short last chunk): read \
+                     its C-order bytes with SChunk::read_bytes",
+                    t.shape
+                ),
+            })?
+    };
+    Ok(NdMeta {
+        format: Format::Tensor,
+        elements: 7,
+        version: 0,
+        shape: t.shape,
+        blocks: chunks.clone(),
+        chunks,
+        dtype_format: Some(0),
+        dtype: Some(t.dtype),
+    })
 }
 
 /// The frame's chunk count and size agree with the geometry its metalayer gives.

@@ -524,19 +524,3 @@ fn nan_chunk_with_delta_filter_bytes_reads_the_same_everywhere() {
     }
     assert_eq!(chunks, 3);
 }
-
-/// A python-blosc2 `save_tensor` frame is refused as an N-d array by name, with the way to
-/// read its bytes, and those bytes are the tensor's.
-#[test]
-fn save_tensor_frames_say_what_they_are() {
-    let p =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tensor_i4_2x3x4.b2frame");
-    let e = b2nd::Array::open(&p).unwrap_err().to_string();
-    assert!(
-        e.contains("save_tensor") && e.contains("SChunk::read_bytes"),
-        "{e}"
-    );
-    let bytes = b2nd::SChunk::open(&p).unwrap().read_bytes().unwrap();
-    let want: Vec<u8> = (0..24i32).flat_map(|i| i.to_le_bytes()).collect();
-    assert_eq!(bytes, want);
-}

@@ -12,6 +12,7 @@ pub fn info(a: &Array, attrs: &[(String, Value)]) -> J {
     json!({
         "source": a.source(),
         "format": a.format().name(),
+        "tensor_kind": a.tensor_kind(),
         "metalayer_version": a.metalayer_version(),
         "shape": a.shape(),
         "chunks": a.chunks(),

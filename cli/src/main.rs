@@ -455,12 +455,20 @@ fn info(src: &Source, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
             .join(" x ")
     };
     outln!(o, "{}", a.source());
-    outln!(
-        o,
-        "  format     {} (metalayer version {})",
-        a.format(),
-        a.metalayer_version()
-    );
+    if let Some(kind) = a.tensor_kind() {
+        outln!(
+            o,
+            "  format     python-blosc2 save_tensor frame of a {kind} tensor (shape and dtype \
+             in vlmeta __pack_tensor__; read only)"
+        );
+    } else {
+        outln!(
+            o,
+            "  format     {} (metalayer version {})",
+            a.format(),
+            a.metalayer_version()
+        );
+    }
     outln!(
         o,
         "  shape      ({})  {}",

@@ -1176,3 +1176,32 @@ fn sql_without_the_feature_says_how_to_get_it() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("--features sql"), "{err}");
 }
+
+/// `info` says a save_tensor frame is one (kind, read only), and `to-npy` writes its items.
+#[test]
+fn info_and_to_npy_on_a_save_tensor_frame() {
+    let p = data_dir().join("tensor_i4_2x3x4.b2frame");
+    let out = run_ok(b2nd().arg("info").arg(&p));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("save_tensor frame of a numpy tensor") && text.contains("2 x 3 x 4"),
+        "{text}"
+    );
+    let out = run_ok(b2nd().arg("info").arg(&p).arg("--json"));
+    let j: J = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (j["format"].as_str(), j["tensor_kind"].as_str()),
+        (Some("tensor"), Some("numpy"))
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("t.npy");
+    run_ok(b2nd().arg("to-npy").arg(&p).arg(&npy));
+    let bytes = std::fs::read(&npy).unwrap();
+    let want: Vec<u8> = (0..24i32).flat_map(|i| i.to_le_bytes()).collect();
+    assert!(bytes.ends_with(&want));
+    let header = String::from_utf8_lossy(&bytes[..bytes.len() - want.len()]);
+    assert!(
+        header.contains("'shape': (2, 3, 4)") && header.contains("<i4"),
+        "{header}"
+    );
+}

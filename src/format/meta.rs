@@ -21,14 +21,20 @@ pub enum Format {
     B2nd,
     /// The legacy `caterva` metalayer (no dtype).
     Caterva,
+    /// No metalayer: a python-blosc2 `save_tensor` / `pack_tensor` frame, a plain super-chunk
+    /// of C-order items whose vlmeta `__pack_tensor__` holds `(kind, shape, dtype)`
+    /// ([`TensorMeta`]). Read only: b2nd writes `b2nd` or `caterva` arrays.
+    Tensor,
 }
 
 impl Format {
-    /// The metalayer name in the frame: `"b2nd"` or `"caterva"`.
+    /// The metalayer name in the frame: `"b2nd"` or `"caterva"`; `"tensor"` for save_tensor
+    /// frames, which have none.
     pub fn name(self) -> &'static str {
         match self {
             Format::B2nd => "b2nd",
             Format::Caterva => "caterva",
+            Format::Tensor => "tensor",
         }
     }
 }
@@ -127,11 +133,13 @@ pub fn parse(format: Format, bytes: &[u8]) -> Result<NdMeta, MetaError> {
         // 5 elements (no dtype) is the caterva layout under the b2nd name, found in c-blosc2's
         // own plugin test data; python-blosc2 reads it as `|S{typesize}`.
         Format::B2nd => (5..=7).contains(&elements),
+        Format::Tensor => false,
     };
     if !(0x90..=0x9f).contains(&head) || !ok_count {
         let want = match format {
             Format::Caterva => "0x95 (5 elements)",
             Format::B2nd => "0x97 (7 elements), 0x96 (6-element draft) or 0x95 (no dtype)",
+            Format::Tensor => "no metalayer (save_tensor frames keep their shape in vlmeta)",
         };
         return err(
             "array marker",
@@ -233,7 +241,8 @@ pub fn parse(format: Format, bytes: &[u8]) -> Result<NdMeta, MetaError> {
 
 /// Encode a metalayer exactly as c-blosc2 / python-blosc2 write it.
 ///
-/// `dtype` is required for `b2nd` (7-element form, dtype_format 0) and ignored for `caterva`.
+/// `dtype` is required for `b2nd` (7-element form, dtype_format 0) and ignored for `caterva`;
+/// [`Format::Tensor`] (which has no metalayer of its own) encodes as `b2nd`.
 /// (`encode(B2nd, &[10], &[5], &[2], Some("<i4"))` starts `97 00 01 91 d3`: a 7-item
 /// array, version 0, ndim 1, a 1-item shape list of an int64.)
 pub fn encode(
@@ -246,8 +255,12 @@ pub fn encode(
     let nd = shape.len() as u8;
     let marker = 0x90u8.wrapping_add(nd);
     let mut out = Vec::with_capacity(3 + 3 + shape.len() * 19 + 16);
+    let format = match format {
+        Format::Tensor => Format::B2nd,
+        f => f,
+    };
     out.push(match format {
-        Format::B2nd => 0x97,
+        Format::B2nd | Format::Tensor => 0x97,
         Format::Caterva => 0x95,
     });
     out.push(0); // version
@@ -381,4 +394,131 @@ mod tests {
         f[pos + 4] = 200; // dtype length beyond the end
         assert!(parse(Format::B2nd, &f[..l]).is_err());
     }
+}
+
+/// The vlmeta `__pack_tensor__` of a python-blosc2 `save_tensor` / `pack_tensor` frame:
+/// `(kind, shape, dtype)`, with `dtype` NumPy's `dtype.str` or, for structured dtypes, its
+/// `descr` (a list of `(name, format[, shape])`, padding as fields named `''`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorMeta {
+    /// `numpy`, `torch` or `tensorflow`: what python-blosc2 rebuilds on load.
+    pub kind: String,
+    /// The tensor's shape.
+    pub shape: Vec<i64>,
+    /// The dtype as a NumPy dtype string (`<f4`, `[('a', '<i4'), ('', '|V4')]`).
+    pub dtype: String,
+}
+
+impl TensorMeta {
+    /// Parse the decoded `__pack_tensor__` value.
+    pub fn parse(v: &crate::model::attrs::Value) -> Result<TensorMeta, MetaError> {
+        use crate::model::attrs::Value;
+        let items = match v {
+            Value::Tuple(t) | Value::Array(t) if t.len() == 3 => t,
+            _ => return err("__pack_tensor__", "not a (kind, shape, dtype) triple"),
+        };
+        let kind = match &items[0] {
+            Value::Str(s) => s.clone(),
+            _ => return err("kind", "not a string"),
+        };
+        let shape = match &items[1] {
+            Value::Tuple(d) | Value::Array(d) if d.len() <= MAX_DIM => d
+                .iter()
+                .map(|x| match x {
+                    Value::Int(n) if *n >= 0 => Ok(*n),
+                    _ => err("shape", format!("{x:?} is not a dimension")),
+                })
+                .collect::<Result<Vec<i64>, MetaError>>()?,
+            _ => {
+                return err(
+                    "shape",
+                    format!("not a list of at most {MAX_DIM} dimensions"),
+                )
+            }
+        };
+        let mut literal = String::new();
+        py_literal(&items[2], &mut literal, 0)?;
+        let parsed = crate::Dtype::parse(&literal).map_err(|e| MetaError {
+            field: "dtype".into(),
+            reason: e.to_string(),
+        })?;
+        // NumPy names the padding entries of a descr (`''`) `f1`, `f2`, ...; python-blosc2's
+        // load_tensor turns them back into padding (`descr_to_dtype`), and so does b2nd.
+        let dtype = without_padding(parsed, &items[2]).to_numpy_str();
+        Ok(TensorMeta { kind, shape, dtype })
+    }
+}
+
+/// `d` (parsed from the descr `descr`) without the fields the descr names `''`, at every
+/// level of nesting.
+fn without_padding(d: crate::Dtype, descr: &crate::model::attrs::Value) -> crate::Dtype {
+    use crate::model::attrs::Value;
+    use crate::Dtype;
+    match (d, descr) {
+        (Dtype::Struct(mut s), Value::Array(entries)) if entries.len() == s.fields.len() => {
+            let mut kept = Vec::with_capacity(s.fields.len());
+            for (mut f, entry) in s.fields.into_iter().zip(entries) {
+                let (Value::Tuple(e) | Value::Array(e)) = entry else {
+                    kept.push(f);
+                    continue;
+                };
+                if matches!(e.first(), Some(Value::Str(n)) if n.is_empty()) {
+                    continue;
+                }
+                if let Some(inner) = e.get(1) {
+                    f.dtype = match f.dtype {
+                        Dtype::SubArray { base, shape } => Dtype::SubArray {
+                            base: Box::new(without_padding(*base, inner)),
+                            shape,
+                        },
+                        d => without_padding(d, inner),
+                    };
+                }
+                kept.push(f);
+            }
+            s.fields = kept;
+            Dtype::Struct(s)
+        }
+        (d, _) => d,
+    }
+}
+
+/// `v` as the Python literal `repr` gives (the form [`crate::Dtype::parse`] reads).
+fn py_literal(
+    v: &crate::model::attrs::Value,
+    out: &mut String,
+    depth: usize,
+) -> Result<(), MetaError> {
+    use crate::model::attrs::Value;
+    use fmt::Write;
+    if depth > 32 {
+        return err("dtype", "nested too deeply");
+    }
+    match v {
+        Value::Str(s) => {
+            if s.contains(['\'', '\\']) {
+                return err("dtype", format!("{s:?}: quotes in a name"));
+            }
+            let _ = write!(out, "'{s}'");
+        }
+        Value::Int(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::Array(xs) | Value::Tuple(xs) => {
+            let tuple = matches!(v, Value::Tuple(_));
+            out.push(if tuple { '(' } else { '[' });
+            for (i, x) in xs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                py_literal(x, out, depth + 1)?;
+            }
+            if tuple && xs.len() == 1 {
+                out.push(',');
+            }
+            out.push(if tuple { ')' } else { ']' });
+        }
+        other => return err("dtype", format!("{other:?} in a dtype")),
+    }
+    Ok(())
 }

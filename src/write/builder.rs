@@ -77,9 +77,12 @@ impl ArrayBuilder {
     pub fn like(a: &crate::array::Array) -> ArrayBuilder {
         let mut b = ArrayBuilder::new(a.shape(), a.dtype().clone())
             .chunks(a.chunks())
-            .blocks(a.blocks())
-            .format(a.format())
             .clevel(a.clevel().min(9));
+        // A save_tensor frame's Blosc blocks are flat byte runs, not N-d blocks: its copy is
+        // a b2nd array with blocks b2nd chooses.
+        if a.format() != Format::Tensor {
+            b = b.blocks(a.blocks()).format(a.format());
+        }
         let (slots, metas) = a.filter_slots();
         let codec = a.codec();
         if !matches!(codec, Codec::Other { .. }) {
@@ -161,7 +164,8 @@ impl ArrayBuilder {
     }
 
     /// Metalayer flavour: [`Format::B2nd`] (default) or legacy [`Format::Caterva`] (which
-    /// stores no dtype: readers see `|S{itemsize}`).
+    /// stores no dtype: readers see `|S{itemsize}`). [`Format::Tensor`] is refused when
+    /// written: b2nd reads save_tensor frames but does not write them.
     pub fn format(mut self, format: Format) -> Self {
         self.format = format;
         self
@@ -228,6 +232,9 @@ impl ArrayBuilder {
         let itemsize = self.dtype.itemsize();
         if itemsize == 0 {
             return bad("dtype has itemsize 0".into());
+        }
+        if self.format == Format::Tensor {
+            return bad("b2nd writes b2nd or caterva arrays, not save_tensor frames".into());
         }
         let (chunks, blocks) = self.chunks_blocks(itemsize)?;
         self.check_codec()?;

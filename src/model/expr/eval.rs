@@ -914,7 +914,10 @@ fn numexpr_pow(a: Val, x: f64, int_exponent: bool, len: usize) -> R<Val> {
 fn unary(op: UnOp, a: Val) -> R<Val> {
     Ok(match (op, a) {
         (UnOp::Pos, a) => a,
-        (UnOp::Neg, Val::Int(i)) => Val::Int(i.checked_neg().ok_or("negating the smallest integer constant")?),
+        (UnOp::Neg, Val::Int(i)) => Val::Int(
+            i.checked_neg()
+                .ok_or("negating the smallest integer constant")?,
+        ),
         (UnOp::Neg, Val::Float(f)) => Val::Float(-f),
         (UnOp::Invert, Val::Bool(b)) => Val::Bool(!b),
         (UnOp::Invert, Val::Int(i)) => Val::Int(!i),
@@ -1633,10 +1636,7 @@ mod tests {
 
     #[test]
     fn extreme_operands_do_not_panic() {
-        let ops = [
-            Column::I64(vec![i64::MIN, 7]),
-            Column::I64(vec![-1, 0]),
-        ];
+        let ops = [Column::I64(vec![i64::MIN, 7]), Column::I64(vec![-1, 0])];
         let got = Expression::parse("o0 // o1 + o0 % o1")
             .unwrap()
             .eval(&ops, 2)
