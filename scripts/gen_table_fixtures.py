@@ -378,3 +378,43 @@ for name, bare in [("arrow_lists.b2z", False), ("arrow_lists_bare.b2z", True)]:
             is_stream = False
         assert is_stream != bare, (name, is_stream)
 print("arrow-serialized list fixtures written")
+
+# Computed columns over columns with SUMMARY indexes (python builds them on close): 2000 rows
+# in blocks of 250 (8 segments), values rising by block so that filters on the computed
+# columns can skip blocks through the summaries of `a` and `b`, deleted rows. The json holds
+# python's count of live rows for each filter (col, op, literal), from `t[col][:]`.
+
+
+@dataclasses.dataclass
+class CompSumm:
+    a: int = b2.field(b2.int32(), chunks=(1000,), blocks=(250,))
+    b: float = b2.field(b2.float64(), chunks=(1000,), blocks=(250,))
+
+
+def make_computed_summaries(path):
+    t = b2.CTable(CompSumm, urlpath=path, mode="w", expected_size=2000)
+    t.extend([(i // 250 * 100 + i % 7, (i // 250) * 10.0 + (i % 13) * 0.25) for i in range(2000)])
+    t.delete(list(range(260, 300)))
+    t.add_computed_column("total", "a * 2 + b")
+    t.add_computed_column("ratio", "b / 4 - a")
+    t.add_computed_column("wave", "sin(a) + b")
+    t.close()
+
+
+make_computed_summaries(p("computed_summaries.b2z"))
+t = b2.open(p("computed_summaries.b2z"))
+cat = t._storage.load_index_catalog()
+assert all(c in cat and not cat[c].get("stale", False) for c in ["a", "b"]), cat.keys()
+assert cat["a"]["levels"]["block"]["segment_len"] == 250
+filters = [("total", ">", 1200.0), ("total", "<=", 215.0), ("ratio", "<", -650.0),
+           ("ratio", ">=", -20.0), ("wave", ">", 60.0)]
+answers = []
+for col, op, lit in filters:
+    v = np.asarray(t[col][:])
+    hit = {">": v > lit, "<=": v <= lit, "<": v < lit, ">=": v >= lit}[op]
+    answers.append({"column": col, "op": op, "literal": lit, "count": int(hit.sum())})
+assert all(0 < a["count"] < len(t) for a in answers), answers
+with open(p("computed_summaries.b2z.json"), "w") as f:
+    json.dump({"n_rows": len(t), "filters": answers}, f, indent=1)
+with zipfile.ZipFile(p("computed_summaries.b2z")) as z:
+    assert not [n for n in z.namelist() if "total" in n or "ratio" in n], z.namelist()

@@ -595,6 +595,57 @@ impl Table {
             })
     }
 
+    /// Bounds of computed column `name`'s values on rows where each of its dependencies
+    /// (in [`Computed::dependencies`] order) lies within `deps[i]` (finite, no NaN), after
+    /// the cast to its recorded dtype; `None` when b2nd cannot bound them (see
+    /// [`Expression::bounds`]), a dependency holds nulls (python evaluates over their
+    /// placeholder slots), or the cast could wrap. Integer results are whole bounds.
+    pub fn computed_bounds(&self, name: &str, deps: &[(f64, f64)]) -> Option<(f64, f64)> {
+        let cc = self.column(name).ok()?.computed.as_ref()?;
+        let e = cc.parsed.as_ref().ok()?;
+        if deps.len() != cc.deps.len() {
+            return None;
+        }
+        let mut types = Vec::with_capacity(deps.len());
+        for (dep, r) in cc.deps.iter().zip(deps) {
+            let c = self.column(dep).ok()?;
+            if c.nullable() || c.computed.is_some() {
+                return None;
+            }
+            let (dtype, item) = self.column_dtype(dep).ok()?;
+            if !item.is_empty() {
+                return None;
+            }
+            let s = dtype.to_numpy_str();
+            let little = s
+                .strip_prefix('>')
+                .map_or(s.clone(), |rest| format!("<{rest}"));
+            types.push((little, r.0, r.1));
+        }
+        let ops: Vec<(&str, f64, f64)> =
+            types.iter().map(|(t, a, b)| (t.as_str(), *a, *b)).collect();
+        let (lo, hi) = e.bounds(&ops)?;
+        let out = self.computed_dtype(name, cc).ok()?;
+        let (min, max, whole) = match out {
+            Dtype::Float { size: 8, .. } => (f64::MIN, f64::MAX, false),
+            Dtype::Float { size: 4, .. } => (f64::from(f32::MIN), f64::from(f32::MAX), false),
+            Dtype::Float { size: 2, .. } => (-65504.0, 65504.0, false),
+            Dtype::Int { size, .. } => {
+                let m = 2f64.powi(size as i32 * 8 - 1);
+                (-m, m - 1.0, true)
+            }
+            Dtype::UInt { size, .. } => (0.0, 2f64.powi(size as i32 * 8) - 1.0, true),
+            _ => return None,
+        };
+        // Float results cast to an integer truncate toward zero: floor / ceil bound them.
+        let (lo, hi) = if whole {
+            (lo.floor(), hi.ceil())
+        } else {
+            (lo, hi)
+        };
+        (lo >= min && hi <= max).then_some((lo, hi))
+    }
+
     /// Live rows `rows` of a computed column: its expression evaluated over its
     /// dependencies' rows (raw stored values, null slots included, as python-blosc2 does),
     /// in batches of rows so memory stays bounded by the batch, cast to the recorded dtype.

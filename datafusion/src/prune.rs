@@ -2,7 +2,8 @@
 //! holds NaN). A table column's zones are python-blosc2's own SUMMARY index when the table
 //! has a fresh one (one zone per block of physical rows, mapped to the live rows SQL sees),
 //! else computed by b2nd, one zone per storage block of rows, on the first filtered scan that
-//! needs them; either is kept by the table. A conjunction of `column <op> literal` filters
+//! needs them; either is kept by the table. A computed column's zones are bounded through
+//! the summaries of the columns it is computed from, when they all have one. A conjunction of `column <op> literal` filters
 //! keeps only the zones it can match; DataFusion still applies the filters exactly (the
 //! pushdown is `Inexact`). The same zones give the planner each column's bounds.
 
@@ -296,8 +297,80 @@ impl Zones {
         Ok(s.map(|s| self.keep_map(column, ZoneMap::from_summary(t, &s))))
     }
 
+    /// Zones of a computed table column bounded through python-blosc2's summaries of the
+    /// columns it is computed from (when each has a usable one, cut alike): per zone, the
+    /// bounds of the expression over its dependencies' bounds. A zone b2nd cannot bound
+    /// (NaN in a dependency, an expression or type it does not bound) is always kept.
+    fn derived(
+        &self,
+        opened: &Opened,
+        column: &str,
+        dt: &DataType,
+    ) -> Result<Option<Arc<ZoneMap>>> {
+        let Opened::Table(t, _) = opened else {
+            return Ok(None);
+        };
+        let Some(cc) = t.column(column).ok().and_then(|c| c.computed()) else {
+            return Ok(None);
+        };
+        let mut maps = Vec::with_capacity(cc.dependencies().len());
+        for dep in cc.dependencies() {
+            match self.summary(opened, dep)? {
+                Some(z) => maps.push(z),
+                None => return Ok(None),
+            }
+        }
+        let Some(first) = maps.first() else {
+            return Ok(None);
+        };
+        if maps
+            .iter()
+            .any(|m| m.starts != first.starts || m.end != first.end)
+        {
+            return Ok(None);
+        }
+        let whole = !matches!(dt, DataType::Float32 | DataType::Float64);
+        let mut map = ZoneMap {
+            starts: first.starts.clone(),
+            end: first.end,
+            zones: Vec::with_capacity(first.zones.len()),
+            origin: "bounded through python-blosc2 summaries of its dependencies",
+        };
+        for k in 0..first.zones.len() {
+            let deps: Option<Vec<(f64, f64)>> = maps
+                .iter()
+                .map(|m| {
+                    let z = m.zones[k];
+                    z.range
+                        .filter(|_| !z.nan)
+                        .map(|(lo, hi)| (as_f64(lo), as_f64(hi)))
+                })
+                .collect();
+            let bounds = deps.and_then(|d| t.computed_bounds(column, &d));
+            map.zones.push(match bounds {
+                Some((lo, hi)) if whole => Zone {
+                    range: Some((Num::Int(lo as i128), Num::Int(hi as i128))),
+                    nan: false,
+                },
+                Some((lo, hi)) => Zone {
+                    range: Some((Num::Float(lo), Num::Float(hi))),
+                    nan: false,
+                },
+                // Unknown: kept by every filter, and no bound for the planner.
+                None => Zone {
+                    range: None,
+                    nan: true,
+                },
+            });
+        }
+        Ok(Some(self.keep_map(column, map)))
+    }
+
     fn get(&self, opened: &Opened, column: &str, dt: &DataType, cut: Cut) -> Result<Arc<ZoneMap>> {
         if let Some(z) = self.summary(opened, column)? {
+            return Ok(z);
+        }
+        if let Some(z) = self.derived(opened, column, dt)? {
             return Ok(z);
         }
         let z = ZoneMap::compute(opened, column, dt, cut.read_rows, cut.zone_rows)?;

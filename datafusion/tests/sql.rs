@@ -548,3 +548,48 @@ async fn computed_columns_are_columns() {
         .to_string();
     assert!(e.contains("dsl") && e.contains("DSL kernel"), "{e}");
 }
+
+/// A filter on a computed column prunes through python-blosc2's summaries of the columns it
+/// is computed from (bounds of the expression per block), a computed column b2nd cannot
+/// bound (`sin`) is scanned whole, and every answer is python's.
+#[tokio::test]
+async fn computed_columns_prune_through_their_dependencies_summaries() {
+    let p = fixtures().join("computed_summaries.b2z");
+    let want: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("computed_summaries.b2z.json")).unwrap(),
+    )
+    .unwrap();
+    let n = want["n_rows"].as_u64().unwrap();
+    let t = B2ndTable::table(p.to_str().unwrap()).unwrap();
+    let ctx = ctx(2);
+    ctx.register_table("t", Arc::new(t)).unwrap();
+    for f in want["filters"].as_array().unwrap() {
+        let (col, op, lit) = (
+            f["column"].as_str().unwrap(),
+            f["op"].as_str().unwrap(),
+            f["literal"].as_f64().unwrap(),
+        );
+        let q = format!("SELECT count(*) FROM t WHERE {col} {op} {lit:?}");
+        assert_eq!(i64s(&rows(&ctx, &q).await, 0), [f["count"].as_i64()], "{q}");
+        let b = rows(&ctx, &format!("EXPLAIN {q}")).await;
+        let plan = format!(
+            "{}",
+            datafusion::arrow::util::pretty::pretty_format_batches(&b).unwrap()
+        );
+        if col == "wave" {
+            assert!(!plan.contains("bounded through"), "{plan}");
+        } else {
+            let note = format!(
+                "(pruned by {col}: bounded through python-blosc2 summaries of its dependencies)"
+            );
+            assert!(plan.contains(&note), "{plan}");
+            let read: u64 = plan
+                .split("rows=")
+                .nth(1)
+                .and_then(|s| s.split(' ').next())
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("{plan}"));
+            assert!(read < n / 2, "{q}: read {read} of {n} rows\n{plan}");
+        }
+    }
+}

@@ -216,6 +216,18 @@ fn numexpr_rank(k: Kind) -> u8 {
 
 /// Which rules evaluate `e` over `ops`, as python-blosc2 picks them.
 fn mode_of(e: &Expr, ops: &[Column]) -> Mode {
+    mode_of_kinds(e, ops.iter().map(Column::wide_kind))
+}
+
+/// Whether python-blosc2 hands `e` over operands of these types (NumPy type names) to
+/// numexpr, whose integer intermediates are never narrower than int32.
+pub(super) fn numexpr_evaluates(e: &Expr, types: &[&str]) -> bool {
+    let kinds = types.iter().map(|t| Kind::from_name(t));
+    mode_of_kinds(e, kinds) == Mode::NumExpr
+}
+
+/// Which rules evaluate `e` over operands of `kinds` (`None`: strings).
+fn mode_of_kinds(e: &Expr, kinds: impl IntoIterator<Item = Option<Kind>>) -> Mode {
     fn constant(e: &Expr) -> bool {
         matches!(e, Expr::Int(_) | Expr::Float(_) | Expr::Bool(_))
     }
@@ -237,9 +249,9 @@ fn mode_of(e: &Expr, ops: &[Column]) -> Mode {
             _ => true,
         }
     }
-    let types = ops
-        .iter()
-        .all(|c| c.wide_kind().and_then(numexpr_kind).is_some());
+    let types = kinds
+        .into_iter()
+        .all(|k| k.and_then(numexpr_kind).is_some());
     if types && numexpr_calls(e) {
         Mode::NumExpr
     } else {

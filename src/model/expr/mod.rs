@@ -24,6 +24,7 @@
 //! `logical_or`, `logical_xor`, `logical_not`, and on strings `contains`, `startswith`,
 //! `endswith`. Any other name is refused by name when the expression is parsed.
 
+mod bounds;
 mod eval;
 mod parse;
 
@@ -163,6 +164,44 @@ impl Expression {
             tree,
             operands,
         })
+    }
+
+    /// Bounds `(lo, hi)` of the values the expression takes when each operand `oN`, of
+    /// NumPy type `operands[N].0` (`int32`, `float64`, ...), lies in `operands[N].1 ..=
+    /// operands[N].2` (finite, no NaN), or `None` when b2nd cannot bound them: only
+    /// `+ - * /`, unary minus and `abs` of operands and constants are bounded, and never
+    /// where an integer intermediate could wrap (beyond int32 in numexpr's rules, any
+    /// integer operand in NumPy's). Rounding is allowed for: the bounds are a little wider
+    /// than exact arithmetic gives.
+    ///
+    /// ```
+    /// let e = b2nd::expr::Expression::parse("(o0 * 2 + o1)").unwrap();
+    /// let (lo, hi) = e.bounds(&[("int32", 0.0, 10.0), ("float64", -1.0, 1.0)]).unwrap();
+    /// assert!(lo <= -1.0 && hi >= 21.0 && hi < 21.001);
+    /// ```
+    pub fn bounds(&self, operands: &[(&str, f64, f64)]) -> Option<(f64, f64)> {
+        let types: Vec<&str> = operands.iter().map(|o| o.0).collect();
+        let ranges: Vec<(f64, f64)> = operands.iter().map(|o| (o.1, o.2)).collect();
+        // The largest magnitude every intermediate type holds (floats: without overflowing
+        // to infinity; integers: without wrapping).
+        let numexpr = eval::numexpr_evaluates(&self.tree, &types);
+        let mut limit = f64::MAX;
+        for t in &types {
+            limit = limit.min(match *t {
+                "float64" | "<f8" => f64::MAX,
+                "float32" | "<f4" => f64::from(f32::MAX),
+                "float16" | "<f2" => 65504.0,
+                _ if numexpr => f64::from(i32::MAX),
+                _ => return None,
+            });
+        }
+        if ranges
+            .iter()
+            .any(|r| !(r.0.is_finite() && r.1.is_finite() && r.0 <= r.1))
+        {
+            return None;
+        }
+        bounds::bounds(&self.tree, &ranges, limit)
     }
 
     /// The text parsed.
