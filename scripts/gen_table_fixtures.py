@@ -79,13 +79,17 @@ def describe(name, t):
     for c in out["columns"]:
         col = t[c["name"]]
         v = {}
-        if c["kind"] not in ("timestamp", "ndarray"):
+        if c["kind"] not in ("timestamp", "ndarray", "complex64", "complex128"):
             rows = col[:]
             if isinstance(rows, np.ma.MaskedArray):
                 rows = [None if m else x for x, m in zip(rows.data.tolist(), np.ma.getmaskarray(rows).tolist())]
             elif isinstance(rows, np.ndarray):
                 rows = rows.tolist()
-            v["rows"] = [None if isinstance(x, float) and x != x else x for x in rows]
+            rows = [None if isinstance(x, float) and x != x else x for x in rows]
+            if c["kind"] == "vlbytes":
+                v["rows_hex"] = [None if x is None else x.hex() for x in rows]
+            else:
+                v["rows"] = rows
         try:
             arr = col.to_numpy()
         except Exception as e:
@@ -418,3 +422,38 @@ with open(p("computed_summaries.b2z.json"), "w") as f:
     json.dump({"n_rows": len(t), "filters": answers}, f, indent=1)
 with zipfile.ZipFile(p("computed_summaries.b2z")) as z:
     assert not [n for n in z.namelist() if "total" in n or "ratio" in n], z.namelist()
+
+# One column of each kind no other fixture holds: vlstring (nulls), vlbytes, object
+# (heterogeneous rows), struct stored whole (one dict per row, nulls), complex64, complex128;
+# deleted rows. `kinds.b2z.json` as describe() writes it.
+
+
+@dataclasses.dataclass
+class Kinds:
+    id: int = b2.field(b2.int32(), default=0)
+    vs: str = b2.field(b2.vlstring(nullable=True), default=None)
+    vb: bytes = b2.field(b2.vlbytes(), default=b"")
+    ob: object = b2.field(b2.object(), default=None)
+    st: dict = b2.field(b2.struct({"x": b2.int64(), "y": b2.string(max_length=4)}, nullable=True),
+                        default=None)
+    c8: complex = b2.field(b2.complex64(), default=0j)
+    c16: complex = b2.field(b2.complex128(), default=0j)
+
+
+t = b2.CTable(Kinds, urlpath=p("kinds.b2z"), mode="w")
+t.extend([(i, None if i % 3 == 1 else f"s{i}\u00e9", bytes([i, 0, 255]),
+           [i, {"k": "v"}, None] if i % 2 else f"o{i}",
+           None if i == 2 else {"x": i * 10, "y": f"y{i}"}, complex(i, -i), complex(i / 2, 1e300))
+          for i in range(6)])
+t.delete([4])
+t.close()
+d = describe("kinds.b2z", b2.open(p("kinds.b2z")))
+kinds = {c["name"]: c["kind"] for c in d["columns"]}
+assert kinds == {"id": "int32", "vs": "vlstring", "vb": "vlbytes", "ob": "object", "st": "struct",
+                 "c8": "complex64", "c16": "complex128"}, kinds
+assert d["values"]["vs"]["rows"][1] is None and d["values"]["st"]["rows"][2] is None
+assert isinstance(d["values"]["ob"]["rows"][0], str) and isinstance(d["values"]["ob"]["rows"][1], list)
+assert d["values"]["c16"]["dtype"] == "<c16" and d["n_rows"] == 5
+with zipfile.ZipFile(p("kinds.b2z")) as z:
+    names = z.namelist()
+    assert "_cols/st.b2b" in names and "_cols/ob.b2b" in names, names

@@ -503,3 +503,62 @@ fn arrow_serialized_list_columns() {
         }
     }
 }
+
+/// Column kinds no other fixture holds (`kinds.b2z`): vlstring, vlbytes, object rows,
+/// a struct stored whole, complex64 and complex128 read as python reads them.
+#[test]
+fn every_other_column_kind_reads_as_python_reads_it() {
+    let want: J =
+        serde_json::from_str(&std::fs::read_to_string(dir().join("kinds.b2z.json")).unwrap())
+            .unwrap();
+    let t = Table::open(dir().join("kinds.b2z")).unwrap();
+    assert_eq!(t.n_rows(), want["n_rows"].as_u64().unwrap());
+    let kinds: Vec<(&str, &str)> = t.columns().iter().map(|c| (c.name(), c.kind())).collect();
+    let want_kinds: Vec<(&str, &str)> = want["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kinds, want_kinds);
+    let mut checked = 0;
+    for c in t.columns() {
+        let w = &want["values"][c.name()];
+        if let Some(rows) = w.get("rows") {
+            let got: Vec<J> = t
+                .read_values(c.name())
+                .unwrap()
+                .iter()
+                .map(to_json)
+                .collect();
+            assert_eq!(&J::Array(got), rows, "{}", c.name());
+            checked += 1;
+        }
+        if let Some(rows) = w.get("rows_hex") {
+            let got: Vec<J> = t
+                .read_values(c.name())
+                .unwrap()
+                .iter()
+                .map(|v| match v {
+                    b2nd::Value::Bytes(b) => J::String(hex(b)),
+                    other => panic!("{}: {other:?}", c.name()),
+                })
+                .collect();
+            assert_eq!(&J::Array(got), rows, "{}", c.name());
+            checked += 1;
+        }
+        if let (Some(h), true) = (w.get("hex"), c.is_fixed_width()) {
+            let (dtype, _, bytes) = t.read_column_bytes(c.name()).unwrap();
+            assert_eq!(
+                dtype.to_numpy_str(),
+                w["dtype"].as_str().unwrap(),
+                "{}",
+                c.name()
+            );
+            assert_eq!(hex(&bytes), h.as_str().unwrap(), "{}", c.name());
+            checked += 1;
+        }
+    }
+    // id (rows and bytes), vs, vb (rows), ob, st, c8, c16.
+    assert_eq!(checked, 8);
+}

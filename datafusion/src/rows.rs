@@ -61,13 +61,15 @@ pub(crate) fn table_schema(t: &Table, whole: &WholeColumns) -> Result<SchemaRef>
             "dictionary" => {
                 DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
             }
+            // A column with no Arrow form (object, struct, complex) keeps its place as a
+            // NULL-typed column: only a query that reads it fails, naming it and its kind.
             _ if by_range(c) => t
                 .rows_to_arrow(c.name(), 0..0)
-                .map_err(ext)?
-                .data_type()
-                .clone(),
+                .map_or(DataType::Null, |a| a.data_type().clone()),
             // Lists: the item type comes from the items.
-            _ => whole.get(t, c.name())?.data_type().clone(),
+            _ => whole
+                .get(t, c.name())
+                .map_or(DataType::Null, |a| a.data_type().clone()),
         };
         fields.push(Field::new(c.name(), dt, true));
     }

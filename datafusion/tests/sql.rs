@@ -593,3 +593,39 @@ async fn computed_columns_prune_through_their_dependencies_summaries() {
         }
     }
 }
+
+/// Columns with no Arrow form (object rows, a struct stored whole, complex numbers) do not
+/// stop SQL over the others: they stay in the schema and only a query reading one fails,
+/// naming it.
+#[tokio::test]
+async fn columns_without_an_arrow_form_fail_only_when_read() {
+    let p = fixtures().join("kinds.b2z");
+    let t = B2ndTable::table(p.to_str().unwrap()).unwrap();
+    let names: Vec<String> = t
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["id", "vs", "vb", "ob", "st", "c8", "c16"]);
+    let ctx = ctx(2);
+    ctx.register_table("t", Arc::new(t)).unwrap();
+    let b = rows(&ctx, "SELECT count(*), count(vs) FROM t WHERE id <> 3").await;
+    // Live ids 0, 1, 2, 5 (4 deleted); vs is null on id 1.
+    assert_eq!((i64s(&b, 0), i64s(&b, 1)), (vec![Some(4)], vec![Some(3)]));
+    for col in ["ob", "st", "c8"] {
+        let e = ctx
+            .sql(&format!("SELECT {col} FROM t"))
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("column \"{col}\"")) || e.contains(col),
+            "{col}: {e}"
+        );
+        assert!(e.contains("no Arrow form"), "{col}: {e}");
+    }
+}
