@@ -328,7 +328,8 @@ print("computed-column fixture written")
 # Arrow-serialized list columns (`from_arrow(..., list_serializer="arrow")`, as `from_parquet`
 # wrote them from 4.3 to 4.13): BatchArray blocks that are Arrow IPC streams; and a copy whose
 # blocks are bare record-batch messages (the older form), the schema only in the metalayer.
-# `<name>.json`: python's rows of every list column (`t[name][:]`).
+# A deleted row. `<name>.json`: python's rows of every list column (`t[name][:]`) and the
+# Arrow type each was written with.
 ARROW_LISTS = pa.table(
     {
         "id": pa.array([1, 2, 3, 4, 5], pa.int64()),
@@ -356,6 +357,7 @@ def arrow_list_table(path, bare):
         ba.BatchArray._serialize_arrow_block = bare_block
     try:
         t = b2.CTable.from_arrow(ARROW_LISTS, urlpath=path, mode="w", list_serializer="arrow")
+        t.delete([2])  # live rows are a subset of the stored Arrow rows
         t.close()
     finally:
         ba.BatchArray._serialize_arrow_block = orig
@@ -365,8 +367,11 @@ for name, bare in [("arrow_lists.b2z", False), ("arrow_lists_bare.b2z", True)]:
     arrow_list_table(p(name), bare)
     t = b2.open(p(name))
     rows = {c: [x for x in t[c][:]] for c in ["li", "ls", "lf", "lst"]}
+    types = {c: str(ARROW_LISTS.schema.field(c).type) for c in rows}
+    assert len(t) == 4 and rows["li"][2] == [3, None], rows["li"]
     with open(p(name + ".json"), "w") as f:
-        json.dump({"n_rows": len(t), "rows": rows}, f, indent=1, sort_keys=True)
+        json.dump({"n_rows": len(t), "rows": rows, "arrow_types": types}, f, indent=1,
+                  sort_keys=True)
     # The fixture proves what it is named for: arrow-serialized BatchArray columns, whose
     # blocks are IPC streams (or, bare, are not, and the schema is in the metalayer).
     with b2.TreeStore(p(name), mode="r") as st:

@@ -457,6 +457,48 @@ impl SChunk {
         Ok(out)
     }
 
+    /// The items of a BatchArray whose blocks are Arrow IPC as the one Arrow array they
+    /// are stored as (every block's, in order); `None` for other containers.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn read_arrow_array(&self) -> Result<Option<arrow_array::ArrayRef>> {
+        let names = self.metalayer_names();
+        if !names.iter().any(|m| m == "batcharray") {
+            return Ok(None);
+        }
+        let meta = self.metalayer_value("batcharray")?;
+        if meta
+            .as_ref()
+            .and_then(|m| m.get("serializer"))
+            .and_then(Value::as_str)
+            != Some("arrow")
+        {
+            return Ok(None);
+        }
+        let schema = match meta.as_ref().and_then(|m| m.get("arrow_schema")) {
+            Some(Value::Bytes(b)) => Some(b.as_slice()),
+            _ => None,
+        };
+        let bad = |n: u64, e: String| Error::Frame {
+            source_name: self.frame.source.clone(),
+            reason: format!("chunk {n}: {e}"),
+        };
+        let mut parts = Vec::new();
+        for n in 0..self.nchunks().unwrap_or(0) {
+            for block in self.read_blocks(n)? {
+                parts.push(
+                    crate::format::arrow_ipc::block_array(&block, schema).map_err(|e| bad(n, e))?,
+                );
+            }
+        }
+        let refs: Vec<&dyn arrow_array::Array> = parts.iter().map(|a| a.as_ref()).collect();
+        if refs.is_empty() {
+            return Ok(None);
+        }
+        arrow_select::concat::concat(&refs)
+            .map(Some)
+            .map_err(|e| bad(0, format!("Arrow blocks of different types: {e}")))
+    }
+
     /// Without the `arrow` feature, Arrow-serialized blocks are refused by name.
     #[cfg(not(feature = "arrow"))]
     fn read_arrow_objects(&self, _meta: Option<&Value>) -> Result<Vec<Value>> {

@@ -21,6 +21,12 @@ use crate::model::attrs::Value;
 /// The items of one block; `schema`: the metalayer's `arrow_schema` (an IPC schema message),
 /// for blocks of the older bare form.
 pub(crate) fn block_items(block: &[u8], schema: Option<&[u8]>) -> Result<Vec<Value>, String> {
+    let col = block_array(block, schema)?;
+    (0..col.len()).map(|i| value(&col, i)).collect()
+}
+
+/// The items of one block as the Arrow array stored (see [`block_items`]).
+pub(crate) fn block_array(block: &[u8], schema: Option<&[u8]>) -> Result<ArrayRef, String> {
     let batch = match one_batch(block) {
         Ok(b) => b,
         Err(as_stream) => match schema {
@@ -49,11 +55,11 @@ pub(crate) fn block_items(block: &[u8], schema: Option<&[u8]>) -> Result<Vec<Val
             f.name()
         ));
     }
-    let col = batch
+    batch
         .columns()
         .first()
-        .ok_or("an Arrow block with no column")?;
-    (0..col.len()).map(|i| value(col, i)).collect()
+        .cloned()
+        .ok_or_else(|| "an Arrow block with no column".to_string())
 }
 
 fn one_batch(bytes: &[u8]) -> Result<RecordBatch, String> {

@@ -224,13 +224,39 @@ impl Table {
                 }
                 Arc::new(b.finish())
             }
-            "list" => list_array(self, name, values()?)?,
+            "list" => match self.stored_arrow(name)? {
+                Some(a) => a,
+                None => list_array(self, name, values()?)?,
+            },
             other => return Err(unsupported(other)),
         })
     }
 }
 
 impl Table {
+    /// An Arrow-serialized column's live rows as the Arrow array python-blosc2 stored (list
+    /// and struct items keep their Arrow types); `None` for columns stored otherwise.
+    fn stored_arrow(&self, name: &str) -> Result<Option<ArrayRef>> {
+        let sc = self.store.open_schunk(&self.key(name, ""))?;
+        let Some(all) = sc.read_arrow_array()? else {
+            return Ok(None);
+        };
+        let physical = self.physical_rows();
+        if (all.len() as u64) < physical {
+            return Err(self.bad(
+                name,
+                format!("{} stored rows for the table's {physical}", all.len()),
+            ));
+        }
+        let mut keep = vec![false; all.len()];
+        for i in self.live() {
+            keep[i] = true;
+        }
+        arrow_select::filter::filter(all.as_ref(), &BooleanArray::from(keep))
+            .map(Some)
+            .map_err(|e| self.bad(name, format!("arrow: {e}")))
+    }
+
     /// A timestamp column's live rows `rows` in `unit` (`s`, `ms`, `us` or `ns`).
     fn timestamps_to_arrow(
         &self,
