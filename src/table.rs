@@ -55,6 +55,8 @@ pub struct Column {
     unit: Option<String>,
     /// A computed column's definition (it has no storage).
     computed: Option<Computed>,
+    /// The schema entry as stored (a `struct` column's `fields` are read from it).
+    spec: Value,
 }
 
 /// A computed column's definition: python-blosc2's `add_computed_column`, stored in the
@@ -1038,6 +1040,7 @@ fn parse_columns(schema: &Value) -> std::result::Result<Vec<Column>, String> {
             }),
             null_value,
             computed: None,
+            spec: c.clone(),
         });
     }
     let computed = schema
@@ -1129,6 +1132,7 @@ fn parse_columns(schema: &Value) -> std::result::Result<Vec<Column>, String> {
             null_value: None,
             mask: false,
             unit: None,
+            spec: c.clone(),
             computed: Some(Computed {
                 kernel,
                 expression,

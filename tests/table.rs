@@ -601,4 +601,29 @@ fn every_other_column_kind_reads_as_python_reads_it() {
     }
     // id (rows and bytes), vs, vb (rows), ob, st, c8, c16.
     assert_eq!(checked, 8);
+    // The struct stored whole as Arrow: its schema's field types, python's nulls.
+    #[cfg(feature = "arrow")]
+    {
+        use arrow_array::Array as _;
+        let b = t.to_record_batch_of(&["st"]).unwrap();
+        let st = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow_array::StructArray>()
+            .unwrap();
+        assert_eq!(st.null_count(), 1);
+        assert!(st.is_null(2));
+        let x = st.column_by_name("x").unwrap();
+        let x = x
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .unwrap();
+        assert_eq!((x.value(1), x.value(4)), (10, 50));
+        let y = st.column_by_name("y").unwrap();
+        let y = y
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .unwrap();
+        assert_eq!(y.value(3), "y3");
+    }
 }

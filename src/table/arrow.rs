@@ -25,7 +25,7 @@ use arrow_array::builder::{
 use arrow_array::types::*;
 use arrow_array::{
     Array as _, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, PrimitiveArray,
-    RecordBatch, StringArray,
+    RecordBatch, StringArray, StructArray,
 };
 use arrow_buffer::NullBuffer;
 use arrow_schema::{Field, Schema};
@@ -224,6 +224,10 @@ impl Table {
                 }
                 Arc::new(b.finish())
             }
+            "struct" => {
+                let spec = c.spec.clone();
+                struct_array(&spec, values()?).map_err(|why| self.bad(name, why))?
+            }
             "list" => match self.stored_arrow(name)? {
                 Some(a) => a,
                 None => list_array(self, name, values()?)?,
@@ -329,6 +333,126 @@ impl Table {
         }
         Ok(a)
     }
+}
+
+/// Values (one per row, `Nil` for null) of a struct column or field described by schema
+/// entry `spec` (`{"kind": "struct", "fields": [{"name", "kind", ...}, ...]}`) as an Arrow
+/// `StructArray`, each field typed by its kind; a number or string field is its Arrow
+/// type, a row's missing key a null.
+fn struct_array(spec: &Value, rows: Vec<Value>) -> std::result::Result<ArrayRef, String> {
+    use arrow_schema::Fields;
+    let specs = spec
+        .get("fields")
+        .and_then(Value::as_slice)
+        .ok_or("a struct column without `fields` in its schema")?;
+    let mut fields = Vec::with_capacity(specs.len());
+    let mut children = Vec::with_capacity(specs.len());
+    for f in specs {
+        let name = f
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or("a struct field without a name")?;
+        let vals: Vec<Value> = rows
+            .iter()
+            .map(|r| match r {
+                Value::Map(m) => m
+                    .iter()
+                    .find(|(k, _)| k.as_str() == Some(name))
+                    .map_or(Value::Nil, |(_, v)| v.clone()),
+                _ => Value::Nil,
+            })
+            .collect();
+        let a = field_array(f, vals).map_err(|why| format!("field {name:?}: {why}"))?;
+        fields.push(Field::new(name, a.data_type().clone(), true));
+        children.push(a);
+    }
+    for (i, r) in rows.iter().enumerate() {
+        if !matches!(r, Value::Map(_) | Value::Nil) {
+            return Err(format!("row {i} is not a dict: {r:?}"));
+        }
+    }
+    let nulls = NullBuffer::from(rows.iter().map(|r| !r.is_nil()).collect::<Vec<bool>>());
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    if fields.is_empty() {
+        return Ok(Arc::new(StructArray::new_empty_fields(rows.len(), nulls)));
+    }
+    StructArray::try_new(Fields::from(fields), children, nulls)
+        .map(|a| Arc::new(a) as ArrayRef)
+        .map_err(|e| format!("arrow: {e}"))
+}
+
+/// One struct field's values as the Arrow array of its schema kind.
+fn field_array(spec: &Value, vals: Vec<Value>) -> std::result::Result<ArrayRef, String> {
+    let kind = spec.get("kind").and_then(Value::as_str).unwrap_or("?");
+    let wrong = |v: &Value| format!("a {kind} field holding {v:?}");
+    macro_rules! prim {
+        ($t:ty, $get:expr) => {{
+            let v: std::result::Result<Vec<_>, String> = vals
+                .iter()
+                .map(|x| {
+                    if x.is_nil() {
+                        Ok(None)
+                    } else {
+                        $get(x).map(Some).ok_or_else(|| wrong(x))
+                    }
+                })
+                .collect();
+            Arc::new(PrimitiveArray::<$t>::from(v?)) as ArrayRef
+        }};
+    }
+    let int = |x: &Value| x.as_i64();
+    let uint = |x: &Value| x.as_u64();
+    Ok(match kind {
+        "int8" => prim!(Int8Type, |x: &Value| int(x)
+            .and_then(|v| i8::try_from(v).ok())),
+        "int16" => prim!(Int16Type, |x: &Value| int(x)
+            .and_then(|v| i16::try_from(v).ok())),
+        "int32" => prim!(Int32Type, |x: &Value| int(x)
+            .and_then(|v| i32::try_from(v).ok())),
+        "int64" => prim!(Int64Type, int),
+        "uint8" => prim!(UInt8Type, |x: &Value| uint(x)
+            .and_then(|v| u8::try_from(v).ok())),
+        "uint16" => prim!(UInt16Type, |x: &Value| uint(x)
+            .and_then(|v| u16::try_from(v).ok())),
+        "uint32" => prim!(UInt32Type, |x: &Value| uint(x)
+            .and_then(|v| u32::try_from(v).ok())),
+        "uint64" => prim!(UInt64Type, uint),
+        "float32" => prim!(Float32Type, |x: &Value| x.as_f64().map(|v| v as f32)),
+        "float64" => prim!(Float64Type, |x: &Value| x.as_f64()),
+        "bool" => {
+            let v: std::result::Result<Vec<Option<bool>>, String> = vals
+                .iter()
+                .map(|x| match x {
+                    Value::Nil => Ok(None),
+                    x => x.as_bool().map(Some).ok_or_else(|| wrong(x)),
+                })
+                .collect();
+            Arc::new(BooleanArray::from(v?))
+        }
+        "string" | "vlstring" | "utf8" => {
+            let v: std::result::Result<Vec<Option<&str>>, String> = vals
+                .iter()
+                .map(|x| match x {
+                    Value::Nil => Ok(None),
+                    x => x.as_str().map(Some).ok_or_else(|| wrong(x)),
+                })
+                .collect();
+            Arc::new(StringArray::from(v?))
+        }
+        "bytes" | "vlbytes" => {
+            let v: std::result::Result<Vec<Option<&[u8]>>, String> = vals
+                .iter()
+                .map(|x| match x {
+                    Value::Nil => Ok(None),
+                    Value::Bytes(b) => Ok(Some(b.as_slice())),
+                    x => Err(wrong(x)),
+                })
+                .collect();
+            Arc::new(BinaryArray::from(v?))
+        }
+        "struct" => struct_array(spec, vals)?,
+        other => return Err(format!("a {other} field has no Arrow form here")),
+    })
 }
 
 /// Items of a number or bool dtype (`bytes`, C order) as one flat Arrow array.
