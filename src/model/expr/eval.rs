@@ -231,12 +231,32 @@ fn mode_of_kinds(e: &Expr, kinds: impl IntoIterator<Item = Option<Kind>>) -> Mod
     fn constant(e: &Expr) -> bool {
         matches!(e, Expr::Int(_) | Expr::Float(_) | Expr::Bool(_))
     }
-    fn numexpr_calls(e: &Expr) -> bool {
+    /// Whether numexpr's result of `e` is bool.
+    fn is_bool(e: &Expr, kinds: &[Option<Kind>]) -> bool {
+        use BinOp::*;
         match e {
-            Expr::Call(f, args) => {
-                NUMEXPR_FUNCTIONS.contains(&f.as_str()) && args.iter().all(numexpr_calls)
+            Expr::Operand(i) => matches!(kinds.get(*i), Some(Some(Kind::Bool))),
+            Expr::Bool(_) => true,
+            Expr::Binary(Lt | Le | Gt | Ge | Eq | Ne, ..) => true,
+            Expr::Binary(And | Or | Xor | Add | Mul, a, b) => {
+                is_bool(a, kinds) && is_bool(b, kinds)
             }
-            Expr::Unary(_, a) => numexpr_calls(a),
+            Expr::Unary(UnOp::Invert | UnOp::Pos, a) => is_bool(a, kinds),
+            Expr::Call(f, args) => match f.as_str() {
+                "where" => args.len() == 3 && is_bool(&args[1], kinds) && is_bool(&args[2], kinds),
+                "isnan" | "isinf" | "isfinite" | "signbit" | "contains" => true,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+    fn numexpr_calls(e: &Expr, kinds: &[Option<Kind>]) -> bool {
+        let all = |args: &[Expr]| args.iter().all(|a| numexpr_calls(a, kinds));
+        match e {
+            Expr::Call(f, args) => NUMEXPR_FUNCTIONS.contains(&f.as_str()) && all(args),
+            // numexpr has no opcode for `-` of a bool (`neg_bb`).
+            Expr::Unary(UnOp::Neg, a) if is_bool(a, kinds) => false,
+            Expr::Unary(_, a) => numexpr_calls(a, kinds),
             // numexpr's nodes have no reflected `//`, `&`, `|`, `^`: Python raises on
             // `2 // x` and python-blosc2 falls back to NumPy.
             Expr::Binary(BinOp::FloorDiv | BinOp::And | BinOp::Or | BinOp::Xor, a, b)
@@ -244,15 +264,20 @@ fn mode_of_kinds(e: &Expr, kinds: impl IntoIterator<Item = Option<Kind>>) -> Mod
             {
                 false
             }
-            Expr::Binary(_, a, b) => numexpr_calls(a) && numexpr_calls(b),
+            // Nor opcodes for these of two bools (`sub_bbb`, `floordiv_bbb`, ...).
+            Expr::Binary(
+                BinOp::Sub | BinOp::FloorDiv | BinOp::Mod | BinOp::Pow | BinOp::Shl | BinOp::Shr,
+                a,
+                b,
+            ) if is_bool(a, kinds) && is_bool(b, kinds) => false,
+            Expr::Binary(_, a, b) => numexpr_calls(a, kinds) && numexpr_calls(b, kinds),
             Expr::Str(_) => false,
             _ => true,
         }
     }
-    let types = kinds
-        .into_iter()
-        .all(|k| k.and_then(numexpr_kind).is_some());
-    if types && numexpr_calls(e) {
+    let kinds: Vec<Option<Kind>> = kinds.into_iter().collect();
+    let types = kinds.iter().all(|k| k.and_then(numexpr_kind).is_some());
+    if types && numexpr_calls(e, &kinds) {
         Mode::NumExpr
     } else {
         Mode::NumPy
@@ -1281,6 +1306,27 @@ fn binary(op: BinOp, a: Val, b: Val, len: usize, mode: Mode) -> R<Val> {
     }))
 }
 
+/// `x[i]` where `c[i]`, else `y[i]`, in the kind both promote to (`where`'s values).
+fn select(c: &[bool], x: Val, y: Val, len: usize, mode: Mode) -> R<Val> {
+    if let (Some(x), Some(y)) = (strings(&x, len), strings(&y, len)) {
+        return Ok(Val::Arr(Wide::Str(
+            c.iter()
+                .zip(x.into_iter().zip(y))
+                .map(|(&c, (p, q))| if c { p } else { q })
+                .collect(),
+        )));
+    }
+    let k = result_kind(&x, &y, mode)?;
+    let out = match (as_kind(&x, k, len)?, as_kind(&y, k, len)?) {
+        (Wide::Bool(p), Wide::Bool(q)) => Wide::Bool(choose(c, p, q)),
+        (Wide::Int(k, p), Wide::Int(_, q)) => Wide::Int(k, choose(c, p, q)),
+        (Wide::UInt(k, p), Wide::UInt(_, q)) => Wide::UInt(k, choose(c, p, q)),
+        (Wide::Float(k, p), Wide::Float(_, q)) => Wide::Float(k, choose(c, p, q)),
+        _ => unreachable!("both cast to one kind"),
+    };
+    Ok(Val::Arr(out))
+}
+
 /// `p[i]` where `c[i]`, else `q[i]`.
 fn choose<T>(c: &[bool], p: Vec<T>, q: Vec<T>) -> Vec<T> {
     c.iter()
@@ -1436,23 +1482,7 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
             arity(f, &args, 3)?;
             let c = items_b(&args[0], len)?;
             let (y, x) = (args.pop().expect("3"), args.pop().expect("3"));
-            if let (Some(x), Some(y)) = (strings(&x, len), strings(&y, len)) {
-                return Ok(Val::Arr(Wide::Str(
-                    c.iter()
-                        .zip(x.into_iter().zip(y))
-                        .map(|(&c, (p, q))| if c { p } else { q })
-                        .collect(),
-                )));
-            }
-            let k = result_kind(&x, &y, mode)?;
-            let out = match (as_kind(&x, k, len)?, as_kind(&y, k, len)?) {
-                (Wide::Bool(p), Wide::Bool(q)) => Wide::Bool(choose(&c, p, q)),
-                (Wide::Int(k, p), Wide::Int(_, q)) => Wide::Int(k, choose(&c, p, q)),
-                (Wide::UInt(k, p), Wide::UInt(_, q)) => Wide::UInt(k, choose(&c, p, q)),
-                (Wide::Float(k, p), Wide::Float(_, q)) => Wide::Float(k, choose(&c, p, q)),
-                _ => unreachable!("both cast to one kind"),
-            };
-            Ok(Val::Arr(out))
+            select(&c, x, y, len, mode)
         }
         "abs" | "negative" | "positive" | "square" | "sign" | "floor" | "ceil" | "trunc" => {
             arity(f, &args, 1)?;
@@ -1580,20 +1610,16 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
                         .collect(),
                 )));
             }
-            let args2 = [args[0].clone(), args[1].clone()];
             let pick = binary(
                 if max { BinOp::Ge } else { BinOp::Le },
-                args2[0].clone(),
-                args2[1].clone(),
+                args[0].clone(),
+                args[1].clone(),
                 len,
                 mode,
             )?;
-            call(
-                "where",
-                vec![pick, args[0].clone(), args[1].clone()],
-                len,
-                mode,
-            )
+            let c = items_b(&pick, len)?;
+            let (y, x) = (args.pop().expect("2"), args.pop().expect("2"));
+            select(&c, x, y, len, mode)
         }
         "logical_and" | "logical_or" | "logical_xor" => {
             arity(f, &args, 2)?;
@@ -1644,6 +1670,25 @@ mod tests {
             .unwrap()
             .eval(ops, n)
             .unwrap_or_else(|e| panic!("{src}: {e}"))
+    }
+
+    /// numexpr has no opcode for `//`, `-`, `%`, `**` of two bools: python-blosc2 takes
+    /// them to NumPy (bool // bool is int8 there), and integer maximum in NumPy's rules
+    /// keeps the integer type.
+    #[test]
+    fn bool_arithmetic_and_integer_maximum_follow_numpy() {
+        let b = [Column::Bool(vec![true, false, true])];
+        assert_eq!(ev("o0 // o0", &b), Column::I8(vec![1, 0, 1]));
+        assert_eq!(
+            ev("(o0 > 0.5) // maximum(o0 + o0, o0 // o0)", &b),
+            Column::I8(vec![1, 0, 1])
+        );
+        assert_eq!(ev("o0 + o0", &b), Column::Bool(vec![true, false, true]));
+        let ops = [Column::I8(vec![-3, 5]), Column::U8(vec![2, 1])];
+        assert_eq!(
+            ev("negative(maximum(o0, o1))", &ops),
+            Column::I16(vec![-2, -5])
+        );
     }
 
     #[test]
