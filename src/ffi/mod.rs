@@ -6,7 +6,7 @@
 //! written, `schunk.rs`), [`Dctx`] and [`HookedDctx`] (decompression contexts, `dctx.rs`),
 //! [`Cctx`] (a compression context, `cctx.rs`), [`ChunkBytes`] (a chunk buffer C may hand
 //! over, `buffer.rs`); LZ4 with a dictionary (`lz4.rs`); the atomic exchange of two paths
-//! (`fs.rs`, Linux `renameat2`). C's return codes are decoded once,
+//! (`fs.rs`, Linux `renameat2`); the C library's inverse hyperbolic functions (`libm.rs`). C's return codes are decoded once,
 //! into [`CError`] (`error.rs`). Everything above works with plain Rust types. The bindings of
 //! `blosc2-src` 0.1.4 do not match the C sources for `blosc2_io_cb` and the `blosc2_stdio_*`
 //! functions, so those are never used here.
@@ -21,6 +21,7 @@ mod codecs;
 mod dctx;
 mod error;
 pub(crate) mod fs;
+pub(crate) mod libm;
 mod lz4;
 mod schunk;
 

@@ -4,7 +4,10 @@
 //! NumPy type they stand for) and brought back to their type after every operation
 //! (integers wrapped, floats rounded), so each step has NumPy's result.
 
+#![forbid(unsafe_code)]
+
 use super::{BinOp, Expr, UnOp};
+use crate::ffi::libm;
 
 /// One operand or result column: NumPy's numeric, bool and string types.
 #[derive(Debug, Clone, PartialEq)]
@@ -1411,9 +1414,10 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
         "sinh" => Some((f64::sinh, f32::sinh)),
         "cosh" => Some((f64::cosh, f32::cosh)),
         "tanh" => Some((f64::tanh, f32::tanh)),
-        "arcsinh" | "asinh" => Some((f64::asinh, f32::asinh)),
-        "arccosh" | "acosh" => Some((f64::acosh, f32::acosh)),
-        "arctanh" | "atanh" => Some((f64::atanh, f32::atanh)),
+        // The C library's, as numexpr's and NumPy's (Rust's own differ in the last places).
+        "arcsinh" | "asinh" => Some((libm::asinh64, libm::asinh32)),
+        "arccosh" | "acosh" => Some((libm::acosh64, libm::acosh32)),
+        "arctanh" | "atanh" => Some((libm::atanh64, libm::atanh32)),
         _ => None,
     };
     if let Some((g64, g32)) = unary_float {

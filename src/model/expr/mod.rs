@@ -13,8 +13,8 @@
 //! engine python-blosc2 would use (numexpr's kinds: int32 for small integers, float32 for
 //! `int + float32`, float64 for float functions of integers; NumPy's promotion otherwise).
 //! Floating-point `+ - * /` are IEEE operations in the operands' type (bit-exact with
-//! NumPy); the transcendental functions come from the platform's `libm` (`f32` ones for
-//! `float32`), which can differ from NumPy's own SIMD versions in the last place.
+//! NumPy); the transcendental functions are the C library's (`f32` ones for `float32`), as
+//! numexpr's: `scripts/ulp_bound.py` measures 0 ulp from python-blosc2's values.
 //!
 //! Supported functions: `where`, `abs`, `negative`, `positive`, `square`, `sign`, `sqrt`,
 //! `exp`, `expm1`, `log`, `log1p`, `log2`, `log10`, `sin`, `cos`, `tan`, `arcsin`, `arccos`,
@@ -23,6 +23,8 @@
 //! `floor`, `ceil`, `trunc`, `isnan`, `isinf`, `isfinite`, `signbit`, `logical_and`,
 //! `logical_or`, `logical_xor`, `logical_not`, and on strings `contains`, `startswith`,
 //! `endswith`. Any other name is refused by name when the expression is parsed.
+
+#![forbid(unsafe_code)]
 
 mod bounds;
 mod eval;

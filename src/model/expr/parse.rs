@@ -8,6 +8,8 @@
 //! unparenthesised, Python's own order applies (`a > 3 & b` is `a > (3 & b)`). Chained
 //! comparisons, `and`, `or`, `not`, attribute access and subscripts are refused.
 
+#![forbid(unsafe_code)]
+
 use super::{BinOp, Expr, UnOp};
 
 /// Parse an expression string; the error says what and where.
