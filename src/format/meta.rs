@@ -438,7 +438,7 @@ impl TensorMeta {
         };
         let mut literal = String::new();
         py_literal(&items[2], &mut literal, 0)?;
-        let parsed = crate::Dtype::parse(&literal).map_err(|e| MetaError {
+        let parsed = crate::model::dtype::Dtype::parse(&literal).map_err(|e| MetaError {
             field: "dtype".into(),
             reason: e.to_string(),
         })?;
@@ -451,9 +451,12 @@ impl TensorMeta {
 
 /// `d` (parsed from the descr `descr`) without the fields the descr names `''`, at every
 /// level of nesting.
-fn without_padding(d: crate::Dtype, descr: &crate::model::attrs::Value) -> crate::Dtype {
+fn without_padding(
+    d: crate::model::dtype::Dtype,
+    descr: &crate::model::attrs::Value,
+) -> crate::model::dtype::Dtype {
     use crate::model::attrs::Value;
-    use crate::Dtype;
+    use crate::model::dtype::Dtype;
     match (d, descr) {
         (Dtype::Struct(mut s), Value::Array(entries)) if entries.len() == s.fields.len() => {
             let mut kept = Vec::with_capacity(s.fields.len());
@@ -483,7 +486,7 @@ fn without_padding(d: crate::Dtype, descr: &crate::model::attrs::Value) -> crate
     }
 }
 
-/// `v` as the Python literal `repr` gives (the form [`crate::Dtype::parse`] reads).
+/// `v` as the Python literal `repr` gives (the form [`crate::model::dtype::Dtype::parse`] reads).
 fn py_literal(
     v: &crate::model::attrs::Value,
     out: &mut String,

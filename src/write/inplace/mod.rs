@@ -146,7 +146,7 @@ impl ArrayMut {
             journal::recover(&path)?;
         }
         let array = Array::open_for_writer(&path)?;
-        if array.format() == crate::Format::Tensor {
+        if array.format() == crate::format::meta::Format::Tensor {
             return Err(Error::InvalidArgument(format!(
                 "{}: a python-blosc2 save_tensor frame is read only in b2nd (its shape lives \
                  in vlmeta, which python-blosc2 rewrites whole): copy it to a b2nd array to change it",
