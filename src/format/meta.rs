@@ -23,7 +23,7 @@ pub enum Format {
     Caterva,
     /// No metalayer: a python-blosc2 `save_tensor` / `pack_tensor` frame, a plain super-chunk
     /// of C-order items whose vlmeta `__pack_tensor__` holds `(kind, shape, dtype)`
-    /// ([`TensorMeta`]). Read only: b2nd writes `b2nd` or `caterva` arrays.
+    /// (`TensorMeta`). Read only: b2nd writes `b2nd` or `caterva` arrays.
     Tensor,
 }
 
