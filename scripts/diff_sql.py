@@ -4,7 +4,7 @@ python-blosc2 4.14.1 writes random CTables (integers with mask and sentinel null
 NaN-sentinel and default nulls, bools, fixed strings, utf8 with nulls, dictionary strings,
 timestamps; deleted rows; .b2z and .b2d) and random N-d arrays. For each, random queries
 (filters on every column kind, aggregates, GROUP BY, ORDER BY + LIMIT, joins of two tables,
-arrays as tables of elements) run through `b2nd sql --format json`, and their answers are
+arrays as tables of elements, LIMIT / OFFSET on them) run through `b2nd sql --format json`, and their answers are
 compared with the same query evaluated here in Python over the values python-blosc2 reads
 (`t[name][:]`, live rows only; SQL's NULL logic: a row passes a filter only when every term is
 true). Float sums compare within 1e-9 relative; everything else exactly.
@@ -261,6 +261,18 @@ def run_array(path, arr):
         s = (arr[sel].astype("f8" if arr.dtype.kind == "f" else "i8").sum().item()) if n else None
         got = [{k: r.get(k) for k in ("n", "s")} for r in sql(q, arrays=[("a", path)])]
         check("array", q, got, [{"n": n, "s": s}], (path,))
+    # LIMIT and OFFSET anywhere, mid-row included: the first elements in C order.
+    flat = arr.ravel()
+    order = ", ".join(f"i{d}" for d in range(len(shape))) or "value"
+    for _ in range(3):
+        lim = rng.randrange(0, flat.size + 2)
+        off = rng.randrange(0, flat.size + 1)
+        q = f"SELECT value AS v FROM a ORDER BY {order} LIMIT {lim} OFFSET {off}"
+        want = [{"v": x} for x in flat[off:off + lim].tolist()]
+        check("array", q, sql(q, arrays=[("a", path)]), want, (path,))
+        q = f"SELECT count(*) AS n FROM (SELECT value FROM a LIMIT {lim})"
+        got = [{"n": r.get("n")} for r in sql(q, arrays=[("a", path)])]
+        check("array", q, got, [{"n": min(lim, flat.size)}], (path,))
 
 
 tables = []

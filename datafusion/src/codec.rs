@@ -47,7 +47,7 @@ struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
     fn bad() -> DataFusionError {
-        DataFusionError::Internal("b2nd scan: truncated or malformed encoding".into())
+        DataFusionError::Execution("b2nd scan: truncated or malformed encoding".into())
     }
 
     fn field(&mut self) -> Result<&'a [u8]> {
@@ -78,13 +78,13 @@ impl PhysicalExtensionCodec for B2ndCodec {
         _proto: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         if !inputs.is_empty() {
-            return Err(DataFusionError::Internal(
+            return Err(DataFusionError::Execution(
                 "b2nd scan: a scan has no inputs".into(),
             ));
         }
         let mut r = Reader(buf);
         if r.field()? != MAGIC {
-            return Err(DataFusionError::Internal(
+            return Err(DataFusionError::Execution(
                 "b2nd scan: not a b2nd scan encoding".into(),
             ));
         }
@@ -143,7 +143,7 @@ impl PhysicalExtensionCodec for B2ndCodec {
         _proto: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
         let Some(scan) = node.downcast_ref::<B2ndScanExec>() else {
-            return Err(DataFusionError::Internal(format!(
+            return Err(DataFusionError::Execution(format!(
                 "b2nd codec: cannot encode {}",
                 node.name()
             )));

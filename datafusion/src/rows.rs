@@ -182,35 +182,45 @@ pub(crate) fn array_batch(a: &Array, schema: &SchemaRef, rows: Range<u64>) -> Re
     batch(schema, arrays, n)
 }
 
-/// The values of elements `rows`, which cover whole rows of the first dimension.
+/// The values of elements `rows` (flat, C order): the rows of the first dimension they
+/// touch are read, and cut to `rows` (a limit may end mid-row).
 fn values(a: &Array, rows: Range<u64>) -> Result<ArrayRef> {
     let shape = a.shape();
     let inner: u64 = shape.get(1..).unwrap_or(&[]).iter().product::<u64>().max(1);
-    if !rows.start.is_multiple_of(inner)
-        || (!rows.end.is_multiple_of(inner) && rows.end != a.nitems())
-    {
-        return Err(DataFusionError::Internal(format!(
-            "b2nd array scan: rows {rows:?} do not cover whole rows of {inner} elements"
-        )));
-    }
+    let (first, last) = (rows.start / inner, rows.end.div_ceil(inner));
     let sel: Vec<SliceItem> = if shape.is_empty() {
         Vec::new()
     } else {
         vec![SliceItem::Range {
-            start: Some((rows.start / inner) as i64),
-            stop: Some(rows.end.div_ceil(inner) as i64),
+            start: Some(first as i64),
+            stop: Some(last as i64),
             step: 1,
         }]
     };
+    let whole = whole_rows(a, &sel)?;
+    let skip = (rows.start - first * inner) as usize;
+    let len = (rows.end - rows.start) as usize;
+    if skip + len > whole.len() {
+        return Err(ext(format!(
+            "{}: elements {rows:?} beyond the {} read",
+            a.source(),
+            whole.len()
+        )));
+    }
+    Ok(whole.slice(skip, len))
+}
+
+/// The elements of selection `sel` as one Arrow array of the array's value type.
+fn whole_rows(a: &Array, sel: &[SliceItem]) -> Result<ArrayRef> {
     macro_rules! prim {
         ($t:ty, $e:ty) => {{
-            let v: Vec<$e> = a.read_slice(&sel).map_err(ext)?;
+            let v: Vec<$e> = a.read_slice(sel).map_err(ext)?;
             Arc::new(PrimitiveArray::<$t>::from(v)) as ArrayRef
         }};
     }
     Ok(match value_type(a.dtype()).map_err(ext)? {
         DataType::Boolean => {
-            let v: Vec<bool> = a.read_slice(&sel).map_err(ext)?;
+            let v: Vec<bool> = a.read_slice(sel).map_err(ext)?;
             Arc::new(BooleanArray::from(v))
         }
         DataType::Int8 => prim!(Int8Type, i8),

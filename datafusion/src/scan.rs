@@ -246,7 +246,7 @@ impl ExecutionPlan for B2ndScanExec {
         _context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let ranges = self.partitions.get(partition).cloned().ok_or_else(|| {
-            DataFusionError::Internal(format!(
+            DataFusionError::Execution(format!(
                 "B2ndScanExec: partition {partition} of {}",
                 self.partitions.len()
             ))

@@ -125,7 +125,7 @@ impl Source {
             "table" => Kind::Table,
             "array" => Kind::Array,
             other => {
-                return Err(DataFusionError::Internal(format!(
+                return Err(DataFusionError::Execution(format!(
                     "b2nd scan: unknown source kind {other:?}"
                 )))
             }

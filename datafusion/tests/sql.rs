@@ -637,3 +637,37 @@ async fn columns_without_an_arrow_form_fail_only_when_read() {
         assert!(e.contains("no Arrow form"), "{col}: {e}");
     }
 }
+
+/// LIMIT and OFFSET on an N-d array cut wherever they fall (mid-row too): the rows are the
+/// first elements in C order, no error.
+#[tokio::test]
+async fn limits_on_arrays_cut_anywhere() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/f8_2d_ragged.b2nd");
+    let a = b2nd::Array::open(&p).unwrap();
+    let all: Vec<f64> = a.read().unwrap();
+    for parts in [1, 2] {
+        let ctx = ctx(parts);
+        ctx.register_table(
+            "a",
+            Arc::new(B2ndTable::array(p.to_str().unwrap()).unwrap()),
+        )
+        .unwrap();
+        for (limit, offset) in [(1, 0), (5, 0), (8, 3), (13, 50), (3, all.len() - 2)] {
+            let q = format!(
+                "SELECT value FROM (SELECT value, i0, i1 FROM a ORDER BY i0, i1) LIMIT {limit} OFFSET {offset}"
+            );
+            let got = f64s(&rows(&ctx, &q).await, 0);
+            let want: Vec<Option<f64>> = all
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(|&v| Some(v))
+                .collect();
+            assert_eq!(got, want, "{q}");
+            // Without ORDER BY: the limit reaches the scan, which cuts mid-row.
+            let q = format!("SELECT value FROM a LIMIT {limit}");
+            let n: usize = rows(&ctx, &q).await.iter().map(|b| b.num_rows()).sum();
+            assert_eq!(n, limit.min(all.len()), "{q}");
+        }
+    }
+}
