@@ -286,3 +286,36 @@ fn https_with_a_private_ca() {
     assert!(n >= 30, "{n} fixtures over https");
     eprintln!("remote: {n} fixtures and a table over https (private CA); untrusted: {e}");
 }
+
+/// The synchronous remote calls work inside a caller's Tokio runtime, current-thread and
+/// multi-thread alike (no "cannot start a runtime from within a runtime" panic), with a
+/// `file://` URL (the same object_store path as the network schemes, no server needed).
+#[test]
+fn sync_remote_reads_inside_a_tokio_runtime() {
+    let root = common::data_dir();
+    let path = root.join("f8_2d_ragged.b2nd");
+    let want = Array::open(&path).unwrap().read_bytes().unwrap();
+    let url = format!("file://{}", path.display());
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    for rt in [&current, &multi] {
+        let got = rt.block_on(async {
+            let a = Array::open_url(&url).unwrap();
+            a.read_bytes().unwrap()
+        });
+        assert_eq!(got, want);
+        // And from a task on the runtime's workers.
+        let u = url.clone();
+        let got = rt
+            .block_on(rt.spawn(async move { Array::open_url(&u).unwrap().read_bytes().unwrap() }))
+            .unwrap();
+        assert_eq!(got, want);
+    }
+}

@@ -35,7 +35,8 @@ struct Cli {
     /// For URLs: the longest one request may take, its body included (default 30).
     #[arg(long, global = true, value_name = "SECONDS", value_parser = seconds)]
     timeout: Option<std::time::Duration>,
-    /// For URLs: how many times a transient failure (5xx, a reset) is retried (default 3).
+    /// For URLs: how many times a transient failure (5xx, a reset) is retried (default 10, with
+    /// object_store's backoff, within 3 minutes).
     #[arg(long, global = true, value_name = "N")]
     retries: Option<usize>,
 }

@@ -85,7 +85,7 @@ impl RangeRead for Window {
     fn read_each(
         &self,
         reads: &[(u64, usize)],
-        done: &mut dyn FnMut(usize, Result<Vec<u8>>) -> bool,
+        done: &mut (dyn FnMut(usize, Result<Vec<u8>>) -> bool + Send),
     ) {
         let moved: Option<Vec<(u64, usize)>> = reads
             .iter()

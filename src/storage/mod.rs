@@ -47,7 +47,7 @@ pub(crate) trait RangeRead: Send + Sync {
     fn read_each(
         &self,
         reads: &[(u64, usize)],
-        done: &mut dyn FnMut(usize, Result<Vec<u8>>) -> bool,
+        done: &mut (dyn FnMut(usize, Result<Vec<u8>>) -> bool + Send),
     ) {
         for (i, &(pos, len)) in reads.iter().enumerate() {
             if !done(i, self.read_range(pos, len)) {

@@ -1,8 +1,9 @@
 //! Objects behind HTTP or in S3, read by byte ranges through the `object_store` crate
 //! (feature `remote`). A vectored read coalesces nearby ranges and runs the requests with a
 //! bounded number in flight, each one conditional on the object being the version opened,
-//! on a Tokio runtime b2nd owns, so callers need no runtime of their own; an async caller
-//! must call from a blocking task.
+//! on a Tokio runtime b2nd owns, so callers need no runtime of their own. Called from inside
+//! a caller's runtime the synchronous calls still work (the wait leaves the runtime's worker,
+//! see `block_on`), but they block that task: async code should use [`crate::nonblocking`].
 
 #![forbid(unsafe_code)]
 
@@ -51,11 +52,13 @@ pub struct RemoteOptions {
 
 impl Default for RemoteOptions {
     fn default() -> RemoteOptions {
+        // Retries as object_store's own defaults (10, within 3 minutes, its backoff).
+        let retry = RetryConfig::default();
         RemoteOptions {
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(5),
-            retries: 3,
-            retry_timeout: Duration::from_secs(60),
+            retries: retry.max_retries,
+            retry_timeout: retry.retry_timeout,
             in_flight: 8,
             coalesce: 256 * 1024,
             chunk_cache: 256 << 20,
@@ -66,8 +69,9 @@ impl Default for RemoteOptions {
 }
 
 impl RemoteOptions {
-    /// The defaults: 30 s per request (body included), 5 s to connect, 3 retries of a
-    /// transient error (5xx, a reset) with exponential backoff within 60 s, 8 requests in
+    /// The defaults: 30 s per request (body included), 5 s to connect, object_store's retry
+    /// policy (10 retries of a transient error, 5xx or a reset, with exponential backoff
+    /// within 3 minutes), 8 requests in
     /// flight, ranges less than 256 KiB apart fetched together, 256 MiB of compressed chunks
     /// kept and fetched ahead of whole reads.
     pub fn new() -> RemoteOptions {
@@ -186,9 +190,26 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
     })
 }
 
-/// Run `f` to completion on b2nd's runtime.
-fn block_on<F: std::future::Future>(f: F) -> Result<F::Output> {
-    Ok(runtime()?.block_on(f))
+/// Run `f` to completion on b2nd's runtime. Called from inside a caller's Tokio runtime
+/// (whose threads may not block on another runtime directly), the wait moves off its worker
+/// (`block_in_place`) on a multi-thread runtime, or to a thread of its own on a
+/// current-thread one, where `block_in_place` is not allowed.
+fn block_on<F>(f: F) -> Result<F::Output>
+where
+    F: std::future::Future + Send,
+    F::Output: Send,
+{
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let rt = runtime()?;
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Err(_) => Ok(rt.block_on(f)),
+        Ok(RuntimeFlavor::MultiThread) => Ok(tokio::task::block_in_place(|| rt.block_on(f))),
+        Ok(_) => Ok(std::thread::scope(|s| {
+            s.spawn(|| rt.block_on(f))
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })),
+    }
 }
 
 /// The store serving `url` and the object's path in it: `http://` and `https://` (the
@@ -566,11 +587,11 @@ impl RangeRead for Remote {
     fn read_each(
         &self,
         reads: &[(u64, usize)],
-        done: &mut dyn FnMut(usize, Result<Vec<u8>>) -> bool,
+        done: &mut (dyn FnMut(usize, Result<Vec<u8>>) -> bool + Send),
     ) {
         let work = async {
-            let mut arrivals = stream::iter(reads.iter().enumerate())
-                .map(|(i, &(pos, len))| async move {
+            let mut arrivals = stream::iter(reads.iter().copied().enumerate())
+                .map(|(i, (pos, len))| async move {
                     let end = pos.checked_add(len as u64).filter(|&e| e <= self.meta.size);
                     let got = match end {
                         Some(end) => match self.held(pos, end) {
