@@ -654,7 +654,7 @@ fn bench_file(o: &Opts, name: &str, caps: NpyCaps) -> Res<Map<String, Value>> {
     );
     r.insert("bound_s".into(), json!(bound_s));
     r.insert("bound_mibs".into(), json!(mibs(n, bound_s)));
-    // The codec alone (filter bytes cleared), for every file: issue 14's bound is this plus
+    // The codec alone (filter bytes cleared), for every file: the bound is this plus
     // the fastest unshuffle (BENCHMARKS.md adds it from the kernels' measured throughput).
     let codec_s = if codec_only {
         bound_s

@@ -1,4 +1,4 @@
-//! In-place change benchmarks (issue 12), the b2nd side; `scripts/bench_inplace.py` runs
+//! In-place change benchmarks, the b2nd side; `scripts/bench_inplace.py` runs
 //! python-blosc2 on the same files and threads and prints the ratios.
 //!
 //! ```text

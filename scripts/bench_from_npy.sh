@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `b2nd from-npy` end to end against python-blosc2's `np.load` + `blosc2.asarray` (issue 28),
+# `b2nd from-npy` end to end against python-blosc2's `np.load` + `blosc2.asarray`,
 # on the same .npy inputs with the same chunks, blocks, codec, level, filters and threads.
 #
 # usage: scripts/bench_from_npy.sh [FILES_DIR] [OUT.jsonl]

@@ -1,5 +1,5 @@
 """Benchmark in-place changes, b2nd against python-blosc2 4.14.1, on the same files and
-threads (issue 12): appending ROWS slices of 1 MiB one at a time, and overwriting a 1 %
+threads: appending ROWS slices of 1 MiB one at a time, and overwriting a 1 %
 region of a 600 MB array. Each side starts from a copy of the same file; values written are
 the same; both results are read back and compared.
 

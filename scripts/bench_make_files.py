@@ -154,7 +154,7 @@ SUITE = [
     ("f4_1d_bytedelta.b2nd", make_f4_1d, 3),
     ("u_strings.b2nd", make_u_strings, 4),
     ("sparse_f8.b2nd", make_sparse_f8, 5),
-    # Kinds the files above do not have (issue 28: writes with fast codecs).
+    # Kinds the files above do not have (writes with fast codecs).
     ("walk_f8_3d.b2nd", make_walk_f8_3d, 6),
     ("i8_2d_bitshuffle_lz4.b2nd", make_i8_2d_bitshuffle, 7),
     ("u2_3d_bytedelta.b2nd", make_u2_3d_bytedelta, 8),

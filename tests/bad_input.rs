@@ -466,7 +466,7 @@ fn sparse_frames_found_by_fuzzing_are_refused() {
         ("sparse_index_cbytes_overflow_1.bin", "compressed bytes"),
         ("sparse_index_cbytes_overflow_2.bin", "compressed bytes"),
         ("sparse_index_cbytes_overflow_3.bin", "compressed bytes"),
-        // A compressed index too short for its block offsets (session 10).
+        // A compressed index too short for its block offsets.
         ("sparse_index_bstarts_overflow.bin", "compressed bytes"),
     ];
     for (name, why) in cases {

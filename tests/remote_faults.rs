@@ -326,8 +326,8 @@ fn a_table_opens_in_two_round_trips_and_fetches_its_file_about_once() {
         "{requests} requests for {chunks} chunks"
     );
     // Measured: 12 requests, 17 342 213 bytes of 17 348 345 (68 requests, 32 954 391 bytes
-    // before). Some runs fetch 170 KB more with the same 12 requests (3 of 6 runs alone in
-    // session 24), 511 KB once in CI. The cause: the table is written with threads, and
+    // before). Some runs fetch 170 KB more with the same 12 requests (3 of 6 runs alone),
+    // 511 KB once in CI. The cause: the table is written with threads, and
     // blocks are stored in the order they finish compressing, so two neighbouring blocks of
     // column `c` (85 KB each) may be stored swapped. When the swap straddles two parts (say
     // block 7 stored after block 8), each part's blocks, coalesced into one range, take in
