@@ -11,10 +11,11 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An operating-system I/O error on `path` (the OS error is the [`source`]).
+    /// An operating-system I/O error on `path`; the message ends with the OS error, which
+    /// is also the [`source`].
     ///
     /// [`source`]: std::error::Error::source
-    #[error("I/O error on {}", path.display())]
+    #[error("I/O error on {}: {source}", path.display())]
     Io {
         /// The file involved.
         path: PathBuf,

@@ -524,3 +524,24 @@ fn nan_chunk_with_delta_filter_bytes_reads_the_same_everywhere() {
     }
     assert_eq!(chunks, 3);
 }
+
+/// Errors say what a user needs: the OS's cause for a missing file, and which opener fits a
+/// `.b2z` store or table handed to `Array::open`.
+#[test]
+fn errors_name_the_cause_and_the_opener_that_fits() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let e = b2nd::Array::open(data.join("no_such_file.b2nd"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no_such_file.b2nd") && e.contains("No such file"),
+        "{e}"
+    );
+    let e = b2nd::Array::open(data.join("tables/basic.b2z"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("zip") && e.contains("Store::open") && e.contains("Table::open"),
+        "{e}"
+    );
+}

@@ -72,6 +72,13 @@ impl FrameHeader {
             return Err(format!("{} bytes, too short for a frame header", h.len()).into());
         }
         if &h[1..10] != b"\xa8b2frame\0" {
+            if h.starts_with(b"PK\x03\x04") {
+                return Err(
+                    "a zip file, not a Blosc2 frame: a python-blosc2 store or table \
+                            (`.b2z`): open it with Store::open or Table::open (`b2nd ls`)"
+                        .into(),
+                );
+            }
             return Err("no Blosc2 frame magic (`b2frame`) at the frame start".into());
         }
         if h[10] != 0xd2 || h[15] != 0xcf {
