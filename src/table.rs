@@ -770,6 +770,47 @@ impl Table {
         self.read_rows(name, 0..self.valid.live())
     }
 
+    /// A fixed-width column's live rows as `T`, `None` for nulls (what
+    /// [`Table::read_column`] and [`Table::read_validity`] give together).
+    pub fn read_column_opt<T: Element + Default>(&self, name: &str) -> Result<Vec<Option<T>>> {
+        let values = self.read_column::<T>(name)?;
+        Ok(match self.read_validity(name)? {
+            None => values.into_iter().map(Some).collect(),
+            Some(valid) => values
+                .into_iter()
+                .zip(valid)
+                .map(|(v, ok)| ok.then_some(v))
+                .collect(),
+        })
+    }
+
+    /// A text column's live rows as strings, `None` for nulls, whatever its kind: `string`
+    /// (fixed-width `U`), `utf8`, `vlstring` or `dictionary` (of strings).
+    pub fn read_strings(&self, name: &str) -> Result<Vec<Option<String>>> {
+        let c = self.column(name)?;
+        match c.kind.as_str() {
+            "utf8" => self.read_utf8(name),
+            "string" | "vlstring" | "dictionary" => {
+                let valid = if c.kind == "string" {
+                    self.read_validity(name)?
+                } else {
+                    None
+                };
+                self.read_values(name)?
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| match v {
+                        _ if valid.as_ref().is_some_and(|ok| !ok[i]) => Ok(None),
+                        Value::Str(s) => Ok(Some(s)),
+                        Value::Nil => Ok(None),
+                        other => Err(self.bad(name, format!("row {i}: {other:?}, not a string"))),
+                    })
+                    .collect()
+            }
+            other => Err(self.bad(name, format!("a {other} column, not a text column"))),
+        }
+    }
+
     /// Which live rows of column `name` hold a value (`true`) rather than a null; `None`
     /// when the column is not nullable. Mask-stored nulls come from the `.notnull` array
     /// (absent: no nulls), sentinel-stored ones from comparing with `null_value` (`NaN`

@@ -627,3 +627,29 @@ fn every_other_column_kind_reads_as_python_reads_it() {
         assert_eq!(y.value(3), "y3");
     }
 }
+
+/// Null-aware typed reads and one string read for every text kind, as python gives them.
+#[test]
+fn null_aware_and_string_reads() {
+    let want: J =
+        serde_json::from_str(&std::fs::read_to_string(dir().join("basic.b2z.json")).unwrap())
+            .unwrap();
+    let t = Table::open(dir().join("basic.b2z")).unwrap();
+    let opt: Vec<Option<i64>> = t
+        .read_column_opt::<i32>("opt")
+        .unwrap()
+        .into_iter()
+        .map(|v| v.map(i64::from))
+        .collect();
+    let want_opt: Vec<Option<i64>> =
+        serde_json::from_value(want["values"]["opt"]["rows"].clone()).unwrap();
+    assert_eq!(opt, want_opt);
+    for col in ["name", "tag", "txt"] {
+        let w = &want["values"][col];
+        let rows = w.get("rows").or_else(|| w.get("strings")).unwrap();
+        let want_s: Vec<Option<String>> = serde_json::from_value(rows.clone()).unwrap();
+        assert_eq!(t.read_strings(col).unwrap(), want_s, "{col}");
+    }
+    let e = t.read_strings("opt").unwrap_err().to_string();
+    assert!(e.contains("not a text column"), "{e}");
+}

@@ -5,7 +5,7 @@
 #![forbid(unsafe_code)]
 
 use std::fmt;
-use std::ops::{Range, RangeFrom, RangeFull, RangeTo};
+use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo};
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
@@ -50,43 +50,102 @@ impl SliceItem {
         stop: None,
         step: 1,
     };
-}
 
-impl From<i64> for SliceItem {
-    fn from(i: i64) -> SliceItem {
-        SliceItem::Index(i)
-    }
-}
-
-impl From<Range<i64>> for SliceItem {
-    fn from(r: Range<i64>) -> SliceItem {
-        SliceItem::Range {
-            start: Some(r.start),
-            stop: Some(r.end),
-            step: 1,
+    /// This range with every `step`-th position (`start:stop:step`); an index stays itself.
+    pub fn step_by(self, step: u64) -> SliceItem {
+        match self {
+            SliceItem::Range { start, stop, .. } => SliceItem::Range { start, stop, step },
+            i => i,
         }
     }
 }
 
-impl From<RangeFrom<i64>> for SliceItem {
-    fn from(r: RangeFrom<i64>) -> SliceItem {
-        SliceItem::Range {
-            start: Some(r.start),
-            stop: None,
-            step: 1,
-        }
-    }
+/// Slice items as ndarray's `s![]` writes them: indices and ranges of any integer type
+/// (negative ones count from the end), `..` for a whole dimension, `range; step` for a step.
+/// The result is an array of [`SliceItem`]s for the `read_slice*` methods.
+///
+/// ```
+/// use b2nd::{s, SliceItem};
+/// let n: usize = 4;
+/// let items = s![1..n, .., -1, 2..;3];
+/// assert_eq!(items[0], SliceItem::Range { start: Some(1), stop: Some(4), step: 1 });
+/// assert_eq!(items[2], SliceItem::Index(-1));
+/// assert_eq!(items[3].to_string(), "2::3");
+/// ```
+#[macro_export]
+macro_rules! s {
+    ($($item:expr $(; $step:expr)?),* $(,)?) => {
+        [$($crate::SliceItem::from($item)$(.step_by($step))?),*]
+    };
 }
 
-impl From<RangeTo<i64>> for SliceItem {
-    fn from(r: RangeTo<i64>) -> SliceItem {
-        SliceItem::Range {
-            start: None,
-            stop: Some(r.end),
-            step: 1,
-        }
-    }
+/// A position or bound of any integer type as the `i64` of a [`SliceItem`] (beyond `i64`:
+/// `i64::MAX`, which is out of every array's range).
+trait Position: Copy {
+    fn position(self) -> i64;
 }
+
+macro_rules! positions {
+    ($($t:ty),*) => {$(
+        impl Position for $t {
+            fn position(self) -> i64 {
+                i64::try_from(self).unwrap_or(i64::MAX)
+            }
+        }
+
+        impl From<$t> for SliceItem {
+            fn from(i: $t) -> SliceItem {
+                SliceItem::Index(i.position())
+            }
+        }
+
+        impl From<Range<$t>> for SliceItem {
+            fn from(r: Range<$t>) -> SliceItem {
+                SliceItem::Range {
+                    start: Some(r.start.position()),
+                    stop: Some(r.end.position()),
+                    step: 1,
+                }
+            }
+        }
+
+        impl From<RangeInclusive<$t>> for SliceItem {
+            fn from(r: RangeInclusive<$t>) -> SliceItem {
+                let end = r.end().position();
+                SliceItem::Range {
+                    start: Some(r.start().position()),
+                    // `..=-1` is up to the end.
+                    stop: if end == -1 { None } else { Some(end.saturating_add(1)) },
+                    step: 1,
+                }
+            }
+        }
+
+        impl From<RangeFrom<$t>> for SliceItem {
+            fn from(r: RangeFrom<$t>) -> SliceItem {
+                SliceItem::Range {
+                    start: Some(r.start.position()),
+                    stop: None,
+                    step: 1,
+                }
+            }
+        }
+
+        impl From<RangeTo<$t>> for SliceItem {
+            fn from(r: RangeTo<$t>) -> SliceItem {
+                SliceItem::Range {
+                    start: None,
+                    stop: Some(r.end.position()),
+                    step: 1,
+                }
+            }
+        }
+    )*};
+}
+
+// Every integer type a position may come in: `usize` from Rust lengths, `u64` from b2nd's
+// shapes, `i64` for negative positions, `i32` for unsuffixed literals.
+positions!(i32, i64, u32, u64, usize);
 
 impl From<RangeFull> for SliceItem {
     fn from(_: RangeFull) -> SliceItem {

@@ -89,6 +89,24 @@ impl Array {
             .map_err(|e| Error::InvalidArgument(format!("ndarray shape: {e}")))
     }
 
+    /// Read the whole array as an `ndarray` array of a fixed number of dimensions
+    /// (`Array2<f64>`, ...); an array of another rank is an error.
+    #[cfg(feature = "ndarray")]
+    pub fn read_ndarray_dim<T: Element + Default, D: ndarray::Dimension>(
+        &self,
+    ) -> Result<ndarray::Array<T, D>> {
+        let rank = self.ndim();
+        self.read_ndarray::<T>()?
+            .into_dimensionality::<D>()
+            .map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "{}: an array of {rank} dimensions, not {}",
+                    self.frame.source,
+                    D::NDIM.map_or("any".to_string(), |n| n.to_string())
+                ))
+            })
+    }
+
     /// A chunk whose decoded layout disagrees with the geometry.
     pub(crate) fn layout_error(&self, chunk: u64, e: GeometryError) -> Error {
         Error::Chunk {

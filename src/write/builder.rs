@@ -524,6 +524,29 @@ impl ArrayBuilder {
         Ok(T::as_bytes(data))
     }
 
+    /// A builder for an array of `a`'s shape and element type (then
+    /// [`ArrayBuilder::write_ndarray`] writes `a`; chunks, blocks and codec as for
+    /// [`ArrayBuilder::for_type`]).
+    ///
+    /// ```
+    /// # #[cfg(feature = "ndarray")] {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let a = ndarray::Array2::<f32>::from_shape_fn((3, 4), |(i, j)| (i * 4 + j) as f32);
+    /// let path = dir.path().join("a.b2nd");
+    /// b2nd::ArrayBuilder::from_ndarray(&a).write_ndarray(b2nd::Target::File(path.clone()), &a)?;
+    /// let back: ndarray::Array2<f32> = b2nd::Array::open(&path)?.read_ndarray_dim()?;
+    /// assert_eq!(back, a);
+    /// # }
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    #[cfg(feature = "ndarray")]
+    pub fn from_ndarray<T: Element, S: ndarray::Data<Elem = T>, D: ndarray::Dimension>(
+        a: &ndarray::ArrayBase<S, D>,
+    ) -> ArrayBuilder {
+        let shape: Vec<u64> = a.shape().iter().map(|&s| s as u64).collect();
+        ArrayBuilder::for_type::<T>(&shape)
+    }
+
     /// Write a whole array from an `ndarray` array or view with any strides (its shape must
     /// equal the builder's).
     #[cfg(feature = "ndarray")]
