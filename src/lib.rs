@@ -184,7 +184,7 @@ pub use schunk::{SChunk, MAX_ATTR_BYTES};
 #[cfg(feature = "remote")]
 pub use storage::RemoteOptions;
 pub use store::{MemberKind, Store, StoreKind};
-pub use table::{BlockSummary, Bound, Column, Computed, Segment, Table};
+pub use table::{BlockSummary, Bound, Column, ColumnKind, Computed, Segment, Table};
 pub use write::ArrayMut;
 pub use write::{ArrayBuilder, Codec, Filter, StoreBuilder, TableBuilder, Target, Writer};
 

@@ -37,9 +37,11 @@ use crate::store::Store;
 
 #[cfg(feature = "arrow")]
 mod arrow;
+mod kind;
 mod live;
 mod summary;
 
+pub use kind::ColumnKind;
 use live::LiveRows;
 pub use summary::{BlockSummary, Bound, Segment};
 
@@ -47,7 +49,7 @@ pub use summary::{BlockSummary, Bound, Segment};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {
     name: String,
-    kind: String,
+    kind: ColumnKind,
     nullable: bool,
     null_value: Option<Value>,
     mask: bool,
@@ -138,9 +140,10 @@ impl Column {
         &self.name
     }
 
-    /// The schema kind: `int64`, `float32`, `bool`, `string`, `bytes`, `timestamp`,
-    /// `ndarray`, `utf8`, `dictionary`, `list`, `vlstring`, ...
-    pub fn kind(&self) -> &str {
+    /// The schema kind ([`ColumnKind`]: `int64`, `float32`, `bool`, `string`, `bytes`,
+    /// `timestamp`, `ndarray`, `utf8`, `dictionary`, `list`, `vlstring`, ...); compares
+    /// equal to its name (`c.kind() == "utf8"`).
+    pub fn kind(&self) -> &ColumnKind {
         &self.kind
     }
 
@@ -164,10 +167,7 @@ impl Column {
     /// [`Table::read_column_bytes`]); the others (`utf8`, `dictionary`, `list`, `struct`,
     /// `vlstring`, `vlbytes`, `object`) read with [`Table::read_values`].
     pub fn is_fixed_width(&self) -> bool {
-        !matches!(
-            self.kind.as_str(),
-            "utf8" | "dictionary" | "list" | "struct" | "vlstring" | "vlbytes" | "object"
-        )
+        self.kind.is_fixed_width()
     }
 }
 
@@ -348,7 +348,7 @@ impl Table {
                 ));
             }
             // One value per row: only `ndarray` columns hold a sub-array per row.
-            if c.kind() != "ndarray" && a.ndim() != 1 {
+            if *c.kind() != ColumnKind::NdArray && a.ndim() != 1 {
                 return Err(t.bad(
                     &c.name,
                     format!(
@@ -459,7 +459,7 @@ impl Table {
             format!(
                 "a {} column is not one fixed-width array: read it with read_values{}",
                 c.kind,
-                if c.kind == "utf8" {
+                if c.kind == ColumnKind::Utf8 {
                     " or read_utf8"
                 } else {
                     ""
@@ -788,10 +788,10 @@ impl Table {
     /// (fixed-width `U`), `utf8`, `vlstring` or `dictionary` (of strings).
     pub fn read_strings(&self, name: &str) -> Result<Vec<Option<String>>> {
         let c = self.column(name)?;
-        match c.kind.as_str() {
-            "utf8" => self.read_utf8(name),
-            "string" | "vlstring" | "dictionary" => {
-                let valid = if c.kind == "string" {
+        match &c.kind {
+            ColumnKind::Utf8 => self.read_utf8(name),
+            ColumnKind::String | ColumnKind::VlString | ColumnKind::Dictionary => {
+                let valid = if c.kind == ColumnKind::String {
                     self.read_validity(name)?
                 } else {
                     None
@@ -874,7 +874,7 @@ impl Table {
             // Mask storage with no mask written yet (or no sentinel): every row holds a value.
             return Ok(Some(vec![true; n]));
         };
-        if c.kind == "utf8" {
+        if c.kind == ColumnKind::Utf8 {
             return Err(self.bad(name, "a utf8 column with a sentinel null".into()));
         }
         let (dtype, shape, bytes) = self.read_rows_bytes(name, rows)?;
@@ -894,13 +894,13 @@ impl Table {
     /// strings (other fixed-width dtypes: read them with [`Table::read_column_bytes`]).
     pub fn read_values(&self, name: &str) -> Result<Vec<Value>> {
         let c = self.column(name)?.clone();
-        match c.kind.as_str() {
-            "utf8" => Ok(self
+        match &c.kind {
+            ColumnKind::Utf8 => Ok(self
                 .read_utf8(name)?
                 .into_iter()
                 .map(|s| s.map_or(Value::Nil, Value::Str))
                 .collect()),
-            "dictionary" => {
+            ColumnKind::Dictionary => {
                 let codes_arr = self.store.open_array(&self.key(name, ""))?;
                 if codes_arr.dtype_str() != "<i4" || codes_arr.ndim() != 1 {
                     return Err(self.bad(
@@ -942,7 +942,11 @@ impl Table {
                     })
                     .collect()
             }
-            "list" | "vlstring" | "vlbytes" | "object" | "struct" => {
+            ColumnKind::List
+            | ColumnKind::VlString
+            | ColumnKind::VlBytes
+            | ColumnKind::Object
+            | ColumnKind::Struct => {
                 let items = self
                     .store
                     .open_schunk(&self.key(name, ""))?
@@ -1002,7 +1006,7 @@ impl Table {
     /// A `utf8` column's live rows: `None` for nulls.
     pub fn read_utf8(&self, name: &str) -> Result<Vec<Option<String>>> {
         let c = self.column(name)?;
-        if c.kind != "utf8" {
+        if c.kind != ColumnKind::Utf8 {
             return Err(self.bad(name, format!("a {} column, not utf8", c.kind)));
         }
         let offsets: Vec<i64> = self.store.open_array(&self.key(name, ""))?.read()?;
@@ -1069,7 +1073,7 @@ fn parse_columns(schema: &Value) -> std::result::Result<Vec<Column>, String> {
         let null_value = c.get("null_value").filter(|v| !v.is_nil()).cloned();
         out.push(Column {
             name: name.to_string(),
-            kind: kind.to_string(),
+            kind: ColumnKind::from_name(kind),
             nullable: c.get("nullable").and_then(Value::as_bool).unwrap_or(false)
                 || null_value.is_some(),
             mask: c.get("null_storage").and_then(Value::as_str) == Some("mask"),
@@ -1165,10 +1169,9 @@ fn parse_columns(schema: &Value) -> std::result::Result<Vec<Column>, String> {
         });
         out.push(Column {
             name: name.to_string(),
-            kind: numpy_type(&dtype)
-                .map(kind_of_numpy)
-                .unwrap_or("computed")
-                .to_string(),
+            kind: ColumnKind::from_name(
+                numpy_type(&dtype).map(kind_of_numpy).unwrap_or("computed"),
+            ),
             nullable: false,
             null_value: None,
             mask: false,

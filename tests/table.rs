@@ -553,7 +553,11 @@ fn every_other_column_kind_reads_as_python_reads_it() {
             .unwrap();
     let t = Table::open(dir().join("kinds.b2z")).unwrap();
     assert_eq!(t.n_rows(), want["n_rows"].as_u64().unwrap());
-    let kinds: Vec<(&str, &str)> = t.columns().iter().map(|c| (c.name(), c.kind())).collect();
+    let kinds: Vec<(&str, &str)> = t
+        .columns()
+        .iter()
+        .map(|c| (c.name(), c.kind().as_str()))
+        .collect();
     let want_kinds: Vec<(&str, &str)> = want["columns"]
         .as_array()
         .unwrap()

@@ -49,7 +49,7 @@ fn table(path: &Path, store: Store, as_json: bool) -> Result<(), Box<dyn std::er
                 j["shape"] = json!(item);
             }
         } else {
-            j["kind"] = json!(c.kind());
+            j["kind"] = json!(c.kind().as_str());
         }
         if c.nullable() {
             j["nullable"] = json!(true);

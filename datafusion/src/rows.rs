@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-use b2nd::{Array, Dtype, SliceItem, Table};
+use b2nd::{Array, ColumnKind, Dtype, SliceItem, Table};
 use datafusion::arrow::array::{ArrayRef, BooleanArray, PrimitiveArray, UInt64Array};
 use datafusion::arrow::datatypes::{
     DataType, Field, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, Schema,
@@ -44,7 +44,7 @@ impl WholeColumns {
 
 /// Whether a column's rows are read by range (else converted whole and sliced).
 fn by_range(c: &b2nd::Column) -> bool {
-    c.is_fixed_width() && c.kind() != "string"
+    c.is_fixed_width() && *c.kind() != ColumnKind::String
 }
 
 /// The SQL schema of a table: one nullable field per column, its b2nd Arrow type.
@@ -56,9 +56,9 @@ pub(crate) fn table_schema(t: &Table, whole: &WholeColumns) -> Result<SchemaRef>
             // A computed column b2nd cannot evaluate keeps its place and type; only a query
             // that reads it fails, naming it.
             k if unevaluated => kind_type(k).unwrap_or(DataType::Null),
-            "string" | "utf8" | "vlstring" => DataType::Utf8,
-            "vlbytes" => DataType::Binary,
-            "dictionary" => {
+            ColumnKind::String | ColumnKind::Utf8 | ColumnKind::VlString => DataType::Utf8,
+            ColumnKind::VlBytes => DataType::Binary,
+            ColumnKind::Dictionary => {
                 DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
             }
             // A column with no Arrow form (object, struct, complex) keeps its place as a
@@ -76,21 +76,21 @@ pub(crate) fn table_schema(t: &Table, whole: &WholeColumns) -> Result<SchemaRef>
     Ok(Arc::new(Schema::new(fields)))
 }
 
-/// The Arrow type of a numeric or bool schema kind.
-fn kind_type(kind: &str) -> Option<DataType> {
+/// The Arrow type of a numeric or bool column kind.
+fn kind_type(kind: &ColumnKind) -> Option<DataType> {
     Some(match kind {
-        "bool" => DataType::Boolean,
-        "int8" => DataType::Int8,
-        "int16" => DataType::Int16,
-        "int32" => DataType::Int32,
-        "int64" => DataType::Int64,
-        "uint8" => DataType::UInt8,
-        "uint16" => DataType::UInt16,
-        "uint32" => DataType::UInt32,
-        "uint64" => DataType::UInt64,
-        "float16" => DataType::Float16,
-        "float32" => DataType::Float32,
-        "float64" => DataType::Float64,
+        ColumnKind::Bool => DataType::Boolean,
+        ColumnKind::Int8 => DataType::Int8,
+        ColumnKind::Int16 => DataType::Int16,
+        ColumnKind::Int32 => DataType::Int32,
+        ColumnKind::Int64 => DataType::Int64,
+        ColumnKind::UInt8 => DataType::UInt8,
+        ColumnKind::UInt16 => DataType::UInt16,
+        ColumnKind::UInt32 => DataType::UInt32,
+        ColumnKind::UInt64 => DataType::UInt64,
+        ColumnKind::Float16 => DataType::Float16,
+        ColumnKind::Float32 => DataType::Float32,
+        ColumnKind::Float64 => DataType::Float64,
         _ => return None,
     })
 }

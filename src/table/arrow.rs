@@ -28,6 +28,8 @@ use arrow_array::{
     RecordBatch, StringArray, StructArray,
 };
 use arrow_buffer::NullBuffer;
+
+use super::ColumnKind;
 use arrow_schema::{Field, Schema};
 
 use super::Table;
@@ -91,7 +93,7 @@ impl Table {
     /// ```
     pub fn rows_to_arrow(&self, name: &str, rows: std::ops::Range<u64>) -> Result<ArrayRef> {
         let c = self.column(name)?.clone();
-        if !c.is_fixed_width() || matches!(c.kind(), "string") {
+        if !c.is_fixed_width() || matches!(c.kind(), ColumnKind::String) {
             if rows.start > rows.end || rows.end > self.n_rows() {
                 return Err(Error::InvalidArgument(format!(
                     "rows {}..{} of a table of {} rows",
@@ -126,15 +128,15 @@ impl Table {
         let unsupported =
             |what: &str| self.bad(name, format!("a {what} column has no Arrow form here"));
         Ok(match c.kind() {
-            "int8" => prim::<Int8Type, i8>(self, name, r, valid.as_deref())?,
-            "int16" => prim::<Int16Type, i16>(self, name, r, valid.as_deref())?,
-            "int32" => prim::<Int32Type, i32>(self, name, r, valid.as_deref())?,
-            "int64" => prim::<Int64Type, i64>(self, name, r, valid.as_deref())?,
-            "uint8" => prim::<UInt8Type, u8>(self, name, r, valid.as_deref())?,
-            "uint16" => prim::<UInt16Type, u16>(self, name, r, valid.as_deref())?,
-            "uint32" => prim::<UInt32Type, u32>(self, name, r, valid.as_deref())?,
-            "uint64" => prim::<UInt64Type, u64>(self, name, r, valid.as_deref())?,
-            "float16" => {
+            ColumnKind::Int8 => prim::<Int8Type, i8>(self, name, r, valid.as_deref())?,
+            ColumnKind::Int16 => prim::<Int16Type, i16>(self, name, r, valid.as_deref())?,
+            ColumnKind::Int32 => prim::<Int32Type, i32>(self, name, r, valid.as_deref())?,
+            ColumnKind::Int64 => prim::<Int64Type, i64>(self, name, r, valid.as_deref())?,
+            ColumnKind::UInt8 => prim::<UInt8Type, u8>(self, name, r, valid.as_deref())?,
+            ColumnKind::UInt16 => prim::<UInt16Type, u16>(self, name, r, valid.as_deref())?,
+            ColumnKind::UInt32 => prim::<UInt32Type, u32>(self, name, r, valid.as_deref())?,
+            ColumnKind::UInt64 => prim::<UInt64Type, u64>(self, name, r, valid.as_deref())?,
+            ColumnKind::Float16 => {
                 let (_, _, bytes) = self.read_rows_bytes(name, r)?;
                 let v: Vec<half::f16> = bytes
                     .chunks_exact(2)
@@ -146,9 +148,9 @@ impl Table {
                     .map(|v| NullBuffer::from(v.to_vec()));
                 Arc::new(PrimitiveArray::<Float16Type>::new(v.into(), nulls))
             }
-            "float32" => prim::<Float32Type, f32>(self, name, r, valid.as_deref())?,
-            "float64" => prim::<Float64Type, f64>(self, name, r, valid.as_deref())?,
-            "bool" => {
+            ColumnKind::Float32 => prim::<Float32Type, f32>(self, name, r, valid.as_deref())?,
+            ColumnKind::Float64 => prim::<Float64Type, f64>(self, name, r, valid.as_deref())?,
+            ColumnKind::Bool => {
                 let v: Vec<bool> = self.read_rows(name, r)?;
                 let a: BooleanArray = v
                     .into_iter()
@@ -157,8 +159,8 @@ impl Table {
                     .collect();
                 Arc::new(a)
             }
-            "timestamp" => self.timestamps_to_arrow(name, r, c.unit.as_deref(), &ok)?,
-            "bytes" => {
+            ColumnKind::Timestamp => self.timestamps_to_arrow(name, r, c.unit.as_deref(), &ok)?,
+            ColumnKind::Bytes => {
                 let (dtype, _, bytes) = self.read_rows_bytes(name, r)?;
                 let isz = dtype.itemsize().max(1);
                 let rows: Vec<Option<Vec<u8>>> = bytes
@@ -172,8 +174,8 @@ impl Table {
                     .collect();
                 Arc::new(BinaryArray::from_iter(rows))
             }
-            "ndarray" => self.ndarrays_to_arrow(name, r, valid)?,
-            other => return Err(unsupported(other)),
+            ColumnKind::NdArray => self.ndarrays_to_arrow(name, r, valid)?,
+            other => return Err(unsupported(other.as_str())),
         })
     }
 
@@ -185,7 +187,7 @@ impl Table {
         let unsupported =
             |what: &str| self.bad(name, format!("a {what} column has no Arrow form here"));
         Ok(match c.kind() {
-            "string" | "utf8" | "vlstring" => {
+            ColumnKind::String | ColumnKind::Utf8 | ColumnKind::VlString => {
                 let v = values()?;
                 let a: StringArray = v
                     .iter()
@@ -197,7 +199,7 @@ impl Table {
                     .collect::<Result<_>>()?;
                 Arc::new(a)
             }
-            "vlbytes" => {
+            ColumnKind::VlBytes => {
                 let rows: Vec<Option<Vec<u8>>> = values()?
                     .into_iter()
                     .map(|x| match x {
@@ -208,7 +210,7 @@ impl Table {
                     .collect::<Result<_>>()?;
                 Arc::new(BinaryArray::from_iter(rows))
             }
-            "dictionary" => {
+            ColumnKind::Dictionary => {
                 let mut b = StringDictionaryBuilder::<Int32Type>::new();
                 for x in values()? {
                     match x {
@@ -224,15 +226,15 @@ impl Table {
                 }
                 Arc::new(b.finish())
             }
-            "struct" => {
+            ColumnKind::Struct => {
                 let spec = c.spec.clone();
                 struct_array(&spec, values()?).map_err(|why| self.bad(name, why))?
             }
-            "list" => match self.stored_arrow(name)? {
+            ColumnKind::List => match self.stored_arrow(name)? {
                 Some(a) => a,
                 None => list_array(self, name, values()?)?,
             },
-            other => return Err(unsupported(other)),
+            other => return Err(unsupported(other.as_str())),
         })
     }
 }
