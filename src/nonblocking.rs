@@ -11,9 +11,9 @@
 //! let v = rt.block_on(async {
 //!     let a = Arc::new(b2nd::Array::open_url_async(&url, b2nd::RemoteOptions::new()).await?);
 //!     let s: b2nd::Slice = "1:3".parse()?;
-//!     a.read_slice_bytes_async(s.to_vec()).await
+//!     a.read_slice_async::<f64>(s.to_vec()).await
 //! })?;
-//! assert_eq!(v.len(), 2 * 7 * 8);
+//! assert_eq!(v.len(), 2 * 7);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -25,6 +25,7 @@ use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::model::chunk_data::ChunkData;
 use crate::model::dtype::Dtype;
+use crate::model::element::Element;
 use crate::model::selection::SliceItem;
 use crate::schunk::SChunk;
 use crate::storage::RemoteOptions;
@@ -68,6 +69,33 @@ impl Array {
     ) -> Result<Vec<u8>> {
         let a = self.clone();
         off_runtime(move || a.read_slice_bytes(&items)).await
+    }
+
+    /// [`Array::read_slice`], async: typed items, checked against the dtype.
+    pub async fn read_slice_async<T: Element + Default + Send + 'static>(
+        self: &Arc<Self>,
+        items: Vec<SliceItem>,
+    ) -> Result<Vec<T>> {
+        let a = self.clone();
+        off_runtime(move || a.read_slice::<T>(&items)).await
+    }
+
+    /// [`Array::read`], async.
+    pub async fn read_async<T: Element + Default + Send + 'static>(
+        self: &Arc<Self>,
+    ) -> Result<Vec<T>> {
+        let a = self.clone();
+        off_runtime(move || a.read::<T>()).await
+    }
+
+    /// [`Array::read_slice_ndarray`], async (features `remote` and `ndarray`).
+    #[cfg(feature = "ndarray")]
+    pub async fn read_slice_ndarray_async<T: Element + Default + Send + 'static>(
+        self: &Arc<Self>,
+        items: Vec<SliceItem>,
+    ) -> Result<ndarray::ArrayD<T>> {
+        let a = self.clone();
+        off_runtime(move || a.read_slice_ndarray::<T>(&items)).await
     }
 
     /// [`Array::read_bytes`], async.
