@@ -1,26 +1,29 @@
-//! Arrays read over HTTP by byte ranges (feature `remote`), from a real nginx started here
-//! on 127.0.0.1 serving the committed fixtures: every readable contiguous fixture reads the
+//! Arrays, stores and tables read over HTTP by byte ranges (feature `remote`) from a server
+//! started here on 127.0.0.1 serving the committed fixtures: tower-http's `ServeDir` in
+//! this process (plain and TLS), and nginx as a second, independent server (the tests
+//! marked `needs nginx`, which `.ci/run` runs). Every readable contiguous fixture reads the
 //! same remotely as from its file, whole and by a slice; a missing object says "not found".
-//! Without nginx on PATH the test says SKIPPED (and fails under CI=true or
-//! B2ND_REQUIRE_ALL, as `.ci/run` installs nginx).
 
 #![cfg(feature = "remote")]
 
 use b2nd::{Array, RemoteOptions};
 
 mod common;
-use common::http::Nginx;
+use common::http::{FileServer, HttpServer, Nginx};
 
 #[test]
 fn fixtures_read_over_http_as_from_their_files() {
+    fixtures_over_http(&FileServer::start(&common::data_dir()));
+}
+
+#[test]
+#[ignore = "needs nginx"]
+fn fixtures_read_from_nginx_as_from_their_files() {
+    fixtures_over_http(&Nginx::start(&common::data_dir()));
+}
+
+fn fixtures_over_http(server: &dyn HttpServer) {
     let root = common::data_dir();
-    let Some(server) = Nginx::start(&root) else {
-        common::cannot_run(
-            "fixtures_read_over_http_as_from_their_files",
-            "no nginx on PATH",
-        );
-        return;
-    };
     let mut n = 0;
     let mut sliced = 0;
     for f in common::good_contiguous() {
@@ -82,14 +85,17 @@ fn fixtures_read_over_http_as_from_their_files() {
 
 #[test]
 fn stores_and_tables_read_over_http_as_from_their_files() {
+    stores_over_http(&FileServer::start(&common::data_dir()));
+}
+
+#[test]
+#[ignore = "needs nginx"]
+fn stores_and_tables_read_from_nginx_as_from_their_files() {
+    stores_over_http(&Nginx::start(&common::data_dir()));
+}
+
+fn stores_over_http(server: &dyn HttpServer) {
     let root = common::data_dir();
-    let Some(server) = Nginx::start(&root) else {
-        common::cannot_run(
-            "stores_and_tables_read_over_http_as_from_their_files",
-            "no nginx on PATH",
-        );
-        return;
-    };
     let (mut stores, mut members) = (0, 0);
     for rel in common::same::one_object_stores() {
         let local = b2nd::Store::open(root.join(&rel)).unwrap();
@@ -127,12 +133,9 @@ fn stores_and_tables_read_over_http_as_from_their_files() {
 #[test]
 fn gs_az_and_file_urls_read_as_the_files() {
     let root = common::data_dir();
-    let Some(server) = Nginx::start(&root) else {
-        common::cannot_run("gs_az_and_file_urls_read_as_the_files", "no nginx on PATH");
-        return;
-    };
+    let server = FileServer::start(&root);
     // object_store's GCS and Azure clients read an object by HEAD and ranged GETs of
-    // BASE/BUCKET/KEY; nginx serving the data directory answers those requests (unsigned:
+    // BASE/BUCKET/KEY; a file server of the data directory answers those requests (unsigned:
     // skip_signature), so the gs:// and az:// paths run against a real server here. No GCS
     // or Azure emulator is installed: their authentication is not tested.
     let base = format!("http://127.0.0.1:{}", server.port());
@@ -189,13 +192,7 @@ fn gs_az_and_file_urls_read_as_the_files() {
 #[test]
 fn async_calls_run_inside_an_engines_runtime() {
     let root = common::data_dir();
-    let Some(server) = Nginx::start(&root) else {
-        common::cannot_run(
-            "async_calls_run_inside_an_engines_runtime",
-            "no nginx on PATH",
-        );
-        return;
-    };
+    let server = FileServer::start(&root);
     // A multi-thread Tokio runtime, as DataFusion runs: b2nd's calls go to its blocking
     // pool (b2nd's own runtime is never entered from an async context), several at once.
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -252,13 +249,8 @@ fn async_calls_run_inside_an_engines_runtime() {
 #[test]
 fn https_with_a_private_ca() {
     let root = common::data_dir();
-    let Some((server, ca)) = Nginx::start_tls(&root) else {
-        common::cannot_run("https_with_a_private_ca", "no nginx or openssl on PATH");
-        return;
-    };
-    let url = server
-        .url("f8_2d_ragged.b2nd")
-        .replace("http://", "https://");
+    let (server, ca) = FileServer::start_tls(&root);
+    let url = server.https_url("f8_2d_ragged.b2nd");
     // Not trusted by the platform: refused, naming the URL and the certificate.
     let e = Array::open_url(&url).unwrap_err().to_string();
     assert!(e.contains(&url) && e.contains("certificate"), "{e}");
@@ -270,14 +262,12 @@ fn https_with_a_private_ca() {
         let Ok(want) = Array::open(root.join(rel)).unwrap().read_bytes() else {
             continue;
         };
-        let url = server.url(rel).replace("http://", "https://");
+        let url = server.https_url(rel);
         let a = Array::open_url_with(&url, &o).unwrap_or_else(|e| panic!("{url}: {e}"));
         assert_eq!(a.read_bytes().unwrap(), want, "{url}");
         n += 1;
     }
-    let store = server
-        .url("tables/basic.b2z")
-        .replace("http://", "https://");
+    let store = server.https_url("tables/basic.b2z");
     common::same::stores(
         &b2nd::Store::open(root.join("tables/basic.b2z")).unwrap(),
         &b2nd::Store::open_url_with(&store, &o).unwrap(),

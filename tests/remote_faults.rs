@@ -1,10 +1,9 @@
 //! Remote reads when the server misbehaves (feature `remote`): a fault-injecting proxy of
-//! this crate's tests (tests/common/proxy.rs) in front of a real nginx on 127.0.0.1. 503s
+//! this crate's tests (tests/common/proxy.rs) in front of a file server on 127.0.0.1. 503s
 //! are retried; a server that keeps failing, hangs or dies ends the read with one error
 //! within the configured time; a body cut short is an error, never short data; an object
 //! replaced after it was opened is an error, never a mix of two versions; sparse frames are
-//! read by their prefix URL. Without nginx the test says SKIPPED (and fails under CI=true
-//! or B2ND_REQUIRE_ALL).
+//! read by their prefix URL.
 
 #![cfg(feature = "remote")]
 
@@ -13,11 +12,11 @@ use std::time::{Duration, Instant};
 use b2nd::{Array, RemoteOptions};
 
 mod common;
-use common::http::Nginx;
+use common::http::{FileServer, HttpServer};
 use common::proxy::{Fault, Proxy};
 
-/// nginx serving a copy of some fixtures (the test replaces files in it), or `None`.
-fn server(test: &str) -> Option<(Nginx, tempfile::TempDir)> {
+/// A file server of a copy of some fixtures (the test replaces files in it).
+fn server() -> (FileServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let data = common::data_dir();
     for f in common::fixtures() {
@@ -37,13 +36,7 @@ fn server(test: &str) -> Option<(Nginx, tempfile::TempDir)> {
         .chunks(&[1 << 14])
         .write_bytes(b2nd::Target::File(dir.path().join(NAME)), &noise)
         .unwrap();
-    match Nginx::start(dir.path()) {
-        Some(n) => Some((n, dir)),
-        None => {
-            common::cannot_run(test, "no nginx on PATH");
-            None
-        }
-    }
+    (FileServer::start(dir.path()), dir)
 }
 
 /// Quick options for fault tests: 1 s per request, 2 retries within 3 s.
@@ -60,10 +53,8 @@ const NAME: &str = "noise.b2nd";
 
 #[test]
 fn transient_errors_are_retried_and_lasting_ones_end_the_read() {
-    let Some((nginx, _dir)) = server("transient_errors_are_retried") else {
-        return;
-    };
-    let proxy = Proxy::start(nginx.port());
+    let (server, _dir) = server();
+    let proxy = Proxy::start(server.port());
     let want = Array::open(_dir.path().join(NAME))
         .unwrap()
         .read_bytes()
@@ -105,10 +96,8 @@ fn transient_errors_are_retried_and_lasting_ones_end_the_read() {
 
 #[test]
 fn short_bodies_hangs_and_dead_servers_are_errors_in_bounded_time() {
-    let Some((nginx, _dir)) = server("short_bodies_hangs_and_dead_servers") else {
-        return;
-    };
-    let proxy = Proxy::start(nginx.port());
+    let (server, _dir) = server();
+    let proxy = Proxy::start(server.port());
     let a = Array::open_url_with(&proxy.url(NAME), &quick()).unwrap();
 
     // Every ranged body cut in half: an error, never short data.
@@ -136,31 +125,27 @@ fn short_bodies_hangs_and_dead_servers_are_errors_in_bounded_time() {
 
 #[test]
 fn empty_and_tiny_objects_are_not_frames() {
-    let Some((nginx, dir)) = server("empty_and_tiny_objects_are_not_frames") else {
-        return;
-    };
+    let (server, dir) = server();
     // No range fits an empty object: asked by HEAD instead, then refused as a frame.
     std::fs::write(dir.path().join("empty.b2nd"), b"").unwrap();
     std::fs::write(dir.path().join("tiny.b2nd"), b"b2").unwrap();
     for name in ["empty.b2nd", "tiny.b2nd"] {
-        let e = Array::open_url_with(&nginx.url(name), &quick())
+        let e = Array::open_url_with(&server.url(name), &quick())
             .unwrap_err()
             .to_string();
-        assert!(e.contains(&nginx.url(name)) && e.contains("frame"), "{e}");
+        assert!(e.contains(&server.url(name)) && e.contains("frame"), "{e}");
     }
 }
 
 #[test]
 fn an_object_replaced_after_opening_is_an_error() {
-    let Some((nginx, dir)) = server("an_object_replaced_after_opening") else {
-        return;
-    };
+    let (server, dir) = server();
     let path = dir.path().join(NAME);
     // Without a chunk cache (with one, a second whole read takes the chunks the first one
     // fetched: the version opened, not a mix).
-    let a = Array::open_url_with(&nginx.url(NAME), &quick().chunk_cache(0)).unwrap();
+    let a = Array::open_url_with(&server.url(NAME), &quick().chunk_cache(0)).unwrap();
     let want = a.read_bytes().unwrap();
-    // Same size, other bytes, a later modification time (nginx's ETag is size and mtime).
+    // Same size, other bytes, a later modification time (server's ETag is size and mtime).
     let mut bytes = std::fs::read(&path).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 0xff;
@@ -172,7 +157,7 @@ fn an_object_replaced_after_opening_is_an_error() {
     assert!(e.contains("changed"), "{e}");
     eprintln!("remote_faults: replaced object: {e}");
     // Opened again, it is the new version.
-    let b = Array::open_url_with(&nginx.url(NAME), &quick()).unwrap();
+    let b = Array::open_url_with(&server.url(NAME), &quick()).unwrap();
     assert_eq!(
         b.read_bytes().unwrap(),
         want,
@@ -182,10 +167,7 @@ fn an_object_replaced_after_opening_is_an_error() {
 
 #[test]
 fn sparse_frames_read_by_their_prefix_url() {
-    let Some(nginx) = Nginx::start(&common::data_dir()) else {
-        common::cannot_run("sparse_frames_read_by_their_prefix_url", "no nginx on PATH");
-        return;
-    };
+    let server = FileServer::start(&common::data_dir());
     let mut n = 0;
     for f in common::fixtures() {
         if f["ok"] != true || f["storage"] != "sparse" || f["offset"].as_u64().unwrap_or(0) != 0 {
@@ -193,7 +175,7 @@ fn sparse_frames_read_by_their_prefix_url() {
         }
         let rel = f["path"].as_str().unwrap();
         let local = Array::open(common::data_dir().join(rel)).unwrap();
-        let remote = Array::open_url(&nginx.url(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let remote = Array::open_url(&server.url(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
         assert_eq!(remote.shape(), local.shape(), "{rel}");
         match local.read_bytes() {
             Ok(want) => assert_eq!(remote.read_bytes().unwrap(), want, "{rel}"),
@@ -207,9 +189,7 @@ fn sparse_frames_read_by_their_prefix_url() {
 
 #[test]
 fn a_small_slice_costs_five_requests_and_about_one_block() {
-    let Some((nginx, dir)) = server("a_small_slice_costs_five_requests") else {
-        return;
-    };
+    let (server, dir) = server();
     // 4M u4 items: 4 chunks of 1M, blocks of 16 384 items (64 KiB before compression).
     let n = 4u64 << 20;
     let data: Vec<u8> = (0..n as u32)
@@ -223,7 +203,7 @@ fn a_small_slice_costs_five_requests_and_about_one_block() {
     let file_len = std::fs::metadata(dir.path().join("big.b2nd"))
         .unwrap()
         .len();
-    let proxy = Proxy::start(nginx.port());
+    let proxy = Proxy::start(server.port());
     let a = Array::open_url(&proxy.url("big.b2nd")).unwrap();
     let (open_requests, open_bytes) = proxy.counts();
     proxy.reset();
@@ -265,9 +245,7 @@ fn a_small_slice_costs_five_requests_and_about_one_block() {
 
 #[test]
 fn a_table_opens_in_two_round_trips_and_fetches_its_file_about_once() {
-    let Some((nginx, dir)) = server("a_table_opens_in_two_round_trips") else {
-        return;
-    };
+    let (server, dir) = server();
     // 4 columns of 1M noisy rows (several chunks each) in a .b2z, as a table has them.
     let n = 1usize << 20;
     let mut next = common::xorshift(11);
@@ -296,7 +274,7 @@ fn a_table_opens_in_two_round_trips_and_fetches_its_file_about_once() {
             a.nchunks()
         })
         .sum();
-    let proxy = Proxy::start(nginx.port());
+    let proxy = Proxy::start(server.port());
     let t = b2nd::Table::open_url(&proxy.url("t.b2z")).unwrap();
     let (open_requests, open_bytes) = proxy.counts();
     proxy.reset();

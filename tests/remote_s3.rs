@@ -1,35 +1,45 @@
-//! Arrays read from S3 by byte ranges (feature `remote`), from moto's S3 server started here
-//! on 127.0.0.1 (`B2ND_MOTO_SERVER`, which `.ci/run` installs from PyPI): every readable
-//! contiguous fixture (whole, by a slice, as a super-chunk), the sparse frames, and the
-//! stores and tables (`.b2z`, `.b2e`, `.b2d`), uploaded, read the same as from their files; a
-//! missing key says "not found". The only test of its binary: it sets the AWS variables of the process.
+//! Arrays read from S3 by byte ranges (feature `remote`) from an S3 server started here on
+//! 127.0.0.1: `s3s` over a directory in this process (signatures checked), and moto's
+//! server as a second, independent one (`needs moto`: `B2ND_MOTO_SERVER`, which `.ci/run`
+//! installs from PyPI). Every readable contiguous fixture (whole, by a slice, as a
+//! super-chunk), the sparse frames, and the stores and tables (`.b2z`, `.b2e`, `.b2d`),
+//! uploaded, read the same as from their files; a missing key says "not found".
 
 #![cfg(feature = "remote")]
 
 use b2nd::Array;
 
 mod common;
+use common::http::{Moto, S3Server, S3, S3_KEY};
+
+/// The tests of this binary set the AWS variables of the process: one at a time.
+static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
 fn fixtures_read_from_s3_as_from_their_files() {
-    let Some(moto) = common::http::Moto::start() else {
-        common::cannot_run(
-            "fixtures_read_from_s3_as_from_their_files",
-            "no S3 server: set B2ND_MOTO_SERVER to moto's moto_server (pip install 'moto[server]')",
-        );
-        return;
-    };
+    let _env = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    fixtures_from_s3(&S3::start(), "s3s");
+}
+
+#[test]
+#[ignore = "needs moto"]
+fn fixtures_read_from_moto_as_from_their_files() {
+    let _env = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    fixtures_from_s3(&Moto::start(), "moto");
+}
+
+fn fixtures_from_s3(s3: &dyn S3Server, name: &str) {
     // object_store's AmazonS3Builder::from_env reads these, as a user's environment would
-    // hold them; set before any other thread runs (the only test of its binary).
+    // hold them (the tests of this binary take turns: `ENV`).
     std::env::set_var(
         "AWS_ENDPOINT_URL",
-        format!("http://127.0.0.1:{}", moto.port),
+        format!("http://127.0.0.1:{}", s3.port()),
     );
     std::env::set_var("AWS_ALLOW_HTTP", "true");
-    std::env::set_var("AWS_ACCESS_KEY_ID", "b2nd-test");
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", "b2nd-test");
+    std::env::set_var("AWS_ACCESS_KEY_ID", S3_KEY);
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", S3_KEY);
     std::env::set_var("AWS_REGION", "us-east-1");
-    moto.put("/fixtures", b"");
+    s3.bucket("fixtures");
     let root = common::data_dir();
     let mut n = 0;
     let mut sliced = 0;
@@ -39,10 +49,7 @@ fn fixtures_read_from_s3_as_from_their_files() {
         let Ok(want) = local.read_bytes() else {
             continue;
         };
-        moto.put(
-            &format!("/fixtures/{rel}"),
-            &std::fs::read(root.join(rel)).unwrap(),
-        );
+        s3.put("fixtures", rel, &std::fs::read(root.join(rel)).unwrap());
         let url = format!("s3://fixtures/{rel}");
         let remote = Array::open_url(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
         assert_eq!(remote.read_bytes().unwrap(), want, "{url}");
@@ -77,7 +84,7 @@ fn fixtures_read_from_s3_as_from_their_files() {
     }
     assert!(n >= 150, "only {n} fixtures read from S3");
     eprintln!(
-        "remote: {n} fixtures read from S3 (moto) equal to their files, whole, by a slice \
+        "remote: {n} fixtures read from S3 ({name}) equal to their files, whole, by a slice \
          ({sliced}) and as super-chunks"
     );
     let missing = Array::open_url("s3://fixtures/no/such.b2nd").unwrap_err();
@@ -92,9 +99,10 @@ fn fixtures_read_from_s3_as_from_their_files() {
         let rel = f["path"].as_str().unwrap();
         for e in std::fs::read_dir(root.join(rel)).unwrap() {
             let e = e.unwrap();
-            let name = e.file_name().into_string().unwrap();
-            moto.put(
-                &format!("/fixtures/{rel}/{name}"),
+            let file = e.file_name().into_string().unwrap();
+            s3.put(
+                "fixtures",
+                &format!("{rel}/{file}"),
                 &std::fs::read(e.path()).unwrap(),
             );
         }
@@ -112,10 +120,7 @@ fn fixtures_read_from_s3_as_from_their_files() {
     // Stores and tables in one object each.
     let (mut stores, mut members) = (0, 0);
     for rel in common::same::one_object_stores() {
-        moto.put(
-            &format!("/fixtures/{rel}"),
-            &std::fs::read(root.join(&rel)).unwrap(),
-        );
+        s3.put("fixtures", &rel, &std::fs::read(root.join(&rel)).unwrap());
         let url = format!("s3://fixtures/{rel}");
         let local = b2nd::Store::open(root.join(&rel)).unwrap();
         let remote = b2nd::Store::open_url(&url).unwrap_or_else(|e| panic!("{url}: {e}"));
@@ -130,8 +135,9 @@ fn fixtures_read_from_s3_as_from_their_files() {
     // .b2d directories, by their prefix (S3 lists them).
     for rel in common::same::directory_stores() {
         for f in common::same::files_under(&root.join(&rel)) {
-            moto.put(
-                &format!("/fixtures/{rel}/{f}"),
+            s3.put(
+                "fixtures",
+                &format!("{rel}/{f}"),
                 &std::fs::read(root.join(&rel).join(&f)).unwrap(),
             );
         }

@@ -5,6 +5,7 @@ mod common;
 
 use std::process::Command;
 
+use common::http::HttpServer;
 use common::slice_fixtures as sf;
 use common::*;
 use serde_json::Value as J;
@@ -457,10 +458,7 @@ fn cli_writes_into_a_fifo_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pipe.npy");
     let ok = Command::new("mkfifo").arg(&fifo).status();
-    if !ok.map(|s| s.success()).unwrap_or(false) {
-        common::cannot_run("cli_writes_into_a_fifo_in_place", "mkfifo unavailable");
-        return;
-    }
+    assert!(ok.is_ok_and(|s| s.success()), "mkfifo (coreutils) failed");
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read(fifo).unwrap())
@@ -941,11 +939,17 @@ fn fortran_order_inputs_are_read_in_c_order() {
 
 #[test]
 fn info_and_to_npy_read_urls() {
+    urls_read(&common::http::FileServer::start(&data_dir()));
+}
+
+#[test]
+#[ignore = "needs nginx"]
+fn info_and_to_npy_read_urls_from_nginx() {
+    urls_read(&common::http::Nginx::start(&data_dir()));
+}
+
+fn urls_read(server: &dyn common::http::HttpServer) {
     let root = data_dir();
-    let Some(server) = common::http::Nginx::start(&root) else {
-        cannot_run("info_and_to_npy_read_urls", "no nginx on PATH");
-        return;
-    };
     let dir = tempfile::tempdir().unwrap();
     let rel = "ref_7x5_i4.b2nd";
     let url = server.url(rel);
@@ -1030,13 +1034,7 @@ fn info_and_to_npy_read_urls() {
 #[test]
 fn url_reads_end_with_one_line_when_the_server_fails() {
     let root = data_dir();
-    let Some(server) = common::http::Nginx::start(&root) else {
-        cannot_run(
-            "url_reads_end_with_one_line_when_the_server_fails",
-            "no nginx on PATH",
-        );
-        return;
-    };
+    let server = common::http::FileServer::start(&root);
     let proxy = common::proxy::Proxy::start(server.port());
     let dir = tempfile::tempdir().unwrap();
     let url = proxy.url("f8_2d_ragged.b2nd");

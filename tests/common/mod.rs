@@ -1,8 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-#[allow(dead_code)]
-pub mod http;
+/// The servers the remote tests start (the `b2nd-testkit` crate).
+#[allow(unused_imports)]
+pub use b2nd_testkit as http;
 #[allow(dead_code)]
 pub mod inplace_model;
 #[allow(dead_code)]
@@ -131,22 +132,4 @@ pub fn noise(n: usize) -> Vec<u8> {
             x as u8
         })
         .collect()
-}
-
-/// Whether every test must run (`B2ND_REQUIRE_ALL` set, or `CI=true`): `.ci/run` provides
-/// what the full-disk, permission, FIFO and overcommit cases need, so a skip there is a
-/// failure.
-pub fn all_required() -> bool {
-    std::env::var_os("B2ND_REQUIRE_ALL").is_some_and(|v| !v.is_empty() && v != "0")
-        || std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-/// Test `test` (or a case of it) cannot run here because of `why`: a failure where every
-/// test is required ([`all_required`]), else said loudly on standard error.
-pub fn cannot_run(test: &str, why: &str) {
-    assert!(
-        !all_required(),
-        "{test} cannot run here ({why}); CI requires it to run (B2ND_REQUIRE_ALL or CI=true)"
-    );
-    eprintln!("\n*** SKIPPED {test}: {why} (B2ND_REQUIRE_ALL=1 makes this a failure) ***\n");
 }

@@ -1,4 +1,4 @@
-//! A fault-injecting HTTP proxy on 127.0.0.1 in front of a real server (nginx): it passes
+//! A fault-injecting HTTP proxy on 127.0.0.1 in front of a real server: it passes
 //! each request on (one upstream connection per request) and can answer 503, cut a
 //! response's body short, add latency, hang, or die; it counts requests and body bytes.
 
@@ -215,7 +215,8 @@ fn fetch(upstream: u16, head: &[u8]) -> Option<Vec<u8>> {
     // The client keeps its connection to the proxy: say keep-alive, not close.
     let split = response.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
     let head = String::from_utf8_lossy(&response[..split])
-        .replace("Connection: close\r\n", "Connection: keep-alive\r\n");
+        .replace("Connection: close\r\n", "Connection: keep-alive\r\n")
+        .replace("connection: close\r\n", "connection: keep-alive\r\n");
     let mut fixed = head.into_bytes();
     fixed.extend_from_slice(&response[split..]);
     Some(fixed)
