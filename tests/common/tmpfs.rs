@@ -1,4 +1,5 @@
-//! A small tmpfs for full-disk tests (needs root; tests skip, saying why, elsewhere).
+//! A small tmpfs for full-disk tests (needs root: the tests that mount one are
+//! `#[ignore = "needs root: mounts a tmpfs"]`, run by `.ci/run`).
 
 use std::path::Path;
 use std::process::Command;
@@ -22,14 +23,12 @@ impl Tmpfs {
         Ok(Tmpfs { dir })
     }
 
-    /// A tmpfs, or `None` after saying loudly why the test is skipped (a failure where every
-    /// test is required: `super::cannot_run`).
-    pub fn mount_or_skip(kib: u32) -> Option<Tmpfs> {
-        Tmpfs::mount(kib)
-            .map_err(|why| {
-                super::cannot_run("a full-disk test", &format!("cannot mount a tmpfs: {why}"))
-            })
-            .ok()
+    /// A tmpfs; panics, saying why, where none can be mounted (a test that runs must run
+    /// what it names).
+    pub fn mount_required(kib: u32) -> Tmpfs {
+        Tmpfs::mount(kib).unwrap_or_else(|why| {
+            panic!("needs root: cannot mount a tmpfs ({why}); run as root, as .ci/run does")
+        })
     }
 
     pub fn path(&self) -> &Path {
