@@ -338,7 +338,12 @@ impl s3s::S3 for Fs {
         &self,
         req: s3s::S3Request<s3s::dto::HeadObjectInput>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::HeadObjectOutput>> {
-        if self.root.join(&req.input.bucket).join(&req.input.key).is_dir() {
+        if self
+            .root
+            .join(&req.input.bucket)
+            .join(&req.input.key)
+            .is_dir()
+        {
             return Err(s3s::s3_error!(NoSuchKey));
         }
         self.fs.head_object(req).await
