@@ -4,14 +4,16 @@
 # fuzz/artifacts/TARGET and fuzzing goes on). The log (fuzz/logs/TARGET.START.log) ends with
 # libFuzzer's final statistics and the CPU time used.
 # usage: bash scripts/fuzz_run.sh TARGET SECONDS [JOBS]
+#        bash scripts/fuzz_run.sh --build   (builds every target, with the same flags)
 # Needs: the nightly toolchain, cargo-fuzz (cargo install cargo-fuzz), seeds from
 # scripts/fuzz_seeds.sh or fuzz/seeds.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
+export CFLAGS="-fsanitize=address -fno-omit-frame-pointer"
+if [ "$1" = --build ]; then exec cargo +nightly fuzz build; fi
 t=$1 secs=$2 jobs=${3:-1}
 mkdir -p corpus/"$t" artifacts/"$t" logs
 [ -d seeds/"$t" ] && cp -n seeds/"$t"/* corpus/"$t"/ 2>/dev/null || true
-export CFLAGS="-fsanitize=address -fno-omit-frame-pointer"
 cargo +nightly fuzz build "$t" >/dev/null
 start=$(date +%s)
 log=logs/$t.$start.log

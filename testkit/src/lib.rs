@@ -5,6 +5,9 @@
 //! made here by rcgen) and [`S3Server`] (the S3 API of `s3s` over a directory with `s3s-fs`,
 //! SigV4 signatures checked). Second, independent servers, installed by `.ci/run` and used by
 //! the tests marked `#[ignore = "needs nginx"]` / `"needs moto"`: [`Nginx`] and [`Moto`].
+//!
+//! With `B2ND_TESTKIT_LOG` set, the in-process servers print every request they answer (method,
+//! path, range, status) to stderr: `B2ND_TESTKIT_LOG=1 cargo test --test remote -- --nocapture`.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -312,16 +315,24 @@ struct Fs {
     root: PathBuf,
 }
 
+impl Fs {
+    /// The file of `key`; `NoSuchKey` when the key names a directory (a prefix).
+    fn object_path(&self, bucket: &str, key: &str) -> s3s::S3Result<PathBuf> {
+        let path = self.root.join(bucket).join(key);
+        if path.is_dir() {
+            return Err(s3s::s3_error!(NoSuchKey));
+        }
+        Ok(path)
+    }
+}
+
 #[async_trait::async_trait]
 impl s3s::S3 for Fs {
     async fn get_object(
         &self,
         mut req: s3s::S3Request<s3s::dto::GetObjectInput>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::GetObjectOutput>> {
-        let path = self.root.join(&req.input.bucket).join(&req.input.key);
-        if path.is_dir() {
-            return Err(s3s::s3_error!(NoSuchKey));
-        }
+        let path = self.object_path(&req.input.bucket, &req.input.key)?;
         if let Some(s3s::dto::Range::Suffix { length }) = req.input.range {
             let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
             if size > 0 && length > size {
@@ -338,14 +349,7 @@ impl s3s::S3 for Fs {
         &self,
         req: s3s::S3Request<s3s::dto::HeadObjectInput>,
     ) -> s3s::S3Result<s3s::S3Response<s3s::dto::HeadObjectOutput>> {
-        if self
-            .root
-            .join(&req.input.bucket)
-            .join(&req.input.key)
-            .is_dir()
-        {
-            return Err(s3s::s3_error!(NoSuchKey));
-        }
+        self.object_path(&req.input.bucket, &req.input.key)?;
         self.fs.head_object(req).await
     }
 
