@@ -462,3 +462,51 @@ assert d["values"]["c16"]["dtype"] == "<c16" and d["n_rows"] == 5
 with zipfile.ZipFile(p("kinds.b2z")) as z:
     names = z.namelist()
     assert "_cols/st.b2b" in names and "_cols/ob.b2b" in names, names
+
+
+# A table of the column kinds b2nd's TableMut appends to (numbers, bool, timestamp, string;
+# nulls in a mask and by sentinel; declared defaults), as a directory (`.b2d`, changed in
+# place), with summary indexes and deleted rows (the last row deleted too: python's close then
+# trims the arrays to the last live row, where its next append goes).
+@dataclasses.dataclass
+class Mutable:
+    id: int = b2.field(b2.int64())
+    when: np.datetime64 = b2.field(b2.timestamp(unit="ms"))
+    score: float = b2.field(b2.float64(nullable=True), default=None)
+    name: str = b2.field(b2.string(max_length=6), default="")
+    opt: int = b2.field(b2.int32(nullable=True, null_storage="mask"), default=None)
+    sent: int = b2.field(b2.int16(nullable=True, null_value=-1), default=None)
+    fsent: float = b2.field(b2.float32(nullable=True, null_value=float("nan")), default=None)
+    flag: bool = b2.field(b2.bool(), default=False)
+    small: int = b2.field(b2.uint8(), default=7)
+
+
+t = b2.CTable(Mutable, urlpath=p("mutable.b2d"), mode="w")
+t.extend({
+    "id": np.arange(9, dtype=np.int64),
+    "score": [None if i == 2 else i * 1.5 for i in range(9)],
+    "name": [f"r{i}" for i in range(9)],
+    "opt": [None if i % 3 == 0 else i for i in range(9)],
+    "sent": [-1 if i == 4 else i * 10 for i in range(9)],
+    "fsent": [float("nan") if i == 6 else i / 4 for i in range(9)],
+    "flag": [i % 2 == 0 for i in range(9)],
+    "when": np.array([1_700_000_000_000 + i for i in range(9)], dtype="datetime64[ms]"),
+    "small": np.arange(9, dtype=np.uint8),
+})
+t.delete([1, 8])
+t.close()
+d = describe("mutable.b2d", b2.open(p("mutable.b2d")))
+# The fixture proves what it is named for: a directory, deleted rows (the last one among
+# them), nulls of both storages, summaries, declared defaults.
+assert os.path.isdir(p("mutable.b2d")) and d["n_rows"] == 7, d["n_rows"]
+st = b2.open(p("mutable.b2d"), mode="r")
+valid = st._valid_rows[:]
+assert valid.tolist() == [True, False] + [True] * 6, valid
+assert all(b2.open(p(f"mutable.b2d/_cols/{c}.b2nd")).shape == (8,) for c in ("id", "name", "when"))
+assert any(d["values"]["opt"]["nulls"]) and any(d["values"]["sent"]["nulls"]) and any(d["values"]["score"]["nulls"])
+cat = st._storage._open_meta().vlmeta["index_catalog"]
+assert {"id", "score", "opt"} <= set(cat) and not any(x["stale"] for x in cat.values()), cat
+spec = json.loads(st._storage._open_meta().vlmeta["schema"])
+defaults = {c["name"]: c.get("default", "MISSING") for c in spec["columns"]}
+assert defaults["small"] == 7 and defaults["id"] == "MISSING", defaults
+assert os.path.exists(p("mutable.b2d/_cols/opt.notnull.b2nd"))

@@ -193,6 +193,16 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A change b2nd refuses (values that do not fit a table's schema, rows out of range, a
+    /// layout it does not change); nothing was changed.
+    #[error("{path}: change refused: {reason}")]
+    Refused {
+        /// The file or directory.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+
     /// A store (`.b2z`, `.b2d`, `.b2e`) is malformed or not a store.
     #[error("{path}: not a readable store: {reason}")]
     Store {

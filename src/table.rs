@@ -42,7 +42,7 @@ mod live;
 mod summary;
 
 pub use kind::ColumnKind;
-use live::LiveRows;
+pub(crate) use live::LiveRows;
 pub use summary::{BlockSummary, Bound, Segment};
 
 /// One column of a table's schema.
@@ -155,6 +155,16 @@ impl Column {
     /// Whether nulls are stored in a `.notnull` mask (else by an in-band `null_value`).
     pub fn mask_nulls(&self) -> bool {
         self.mask
+    }
+
+    /// The in-band value standing for a null (sentinel-stored nullable columns).
+    pub(crate) fn null_value(&self) -> Option<&Value> {
+        self.null_value.as_ref()
+    }
+
+    /// The schema entry as stored.
+    pub(crate) fn spec(&self) -> &Value {
+        &self.spec
     }
 
     /// A computed column's definition; `None` for stored columns. A computed column's
@@ -410,8 +420,24 @@ impl Table {
         &self.schema
     }
 
-    fn key(&self, name: &str, suffix: &str) -> String {
+    /// The store key of column `name`'s array with `suffix` (`""`, `.notnull`, `.utf8`).
+    pub(crate) fn key(&self, name: &str, suffix: &str) -> String {
         format!("{}/_cols/{}{suffix}", self.root, column_path(name))
+    }
+
+    /// The store the table lives in.
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The table's root key (`""`: the whole store).
+    pub(crate) fn root(&self) -> &str {
+        &self.root
+    }
+
+    /// Which physical rows are live.
+    pub(crate) fn live_rows(&self) -> &LiveRows {
+        &self.valid
     }
 
     /// The array holding a fixed-width column's values for every physical row (deleted rows

@@ -615,6 +615,15 @@ impl Store {
         self.members.iter().find(|(k, _)| k == key).map(|(_, p)| p)
     }
 
+    /// The file (or sparse-frame directory) of external member `key` of a directory store
+    /// (`.b2d`); `None` for a member embedded in `embed.b2e`, a member of a zip, or no member.
+    pub(crate) fn member_path(&self, key: &str) -> Option<std::path::PathBuf> {
+        match (self.place(key)?, &self.container) {
+            (Place::File(rel), Container::Dir) => Some(self.path.join(rel)),
+            _ => None,
+        }
+    }
+
     /// The groups of a TreeStore (every key prefix, and groups holding only attributes),
     /// sorted; none for other stores.
     pub fn groups(&self) -> Vec<String> {

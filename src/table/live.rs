@@ -33,6 +33,11 @@ impl LiveRows {
         self.live
     }
 
+    /// The live flag of every physical row.
+    pub(crate) fn flags(&self) -> &[bool] {
+        &self.valid
+    }
+
     /// Physical rows.
     pub(crate) fn physical(&self) -> u64 {
         self.valid.len() as u64
@@ -81,6 +86,37 @@ impl LiveRows {
         let first = *self.physical_of(rows.start..rows.start + 1).first()?;
         let last = *self.physical_of(rows.end - 1..rows.end).first()?;
         ((last - first + 1) as u64 == rows.end - rows.start).then_some(first..last + 1)
+    }
+
+    /// One past the last live physical row (0 with none): where python-blosc2 writes the
+    /// next appended row (`CTable._resolve_last_pos`).
+    pub(crate) fn end(&self) -> u64 {
+        self.valid
+            .iter()
+            .rposition(|&v| v)
+            .map_or(0, |i| i as u64 + 1)
+    }
+
+    /// The physical rows of live rows `rows` (sorted, distinct, each below [`Self::live`]),
+    /// in one walk; `None` when they are not.
+    pub(crate) fn physical_of_sorted(&self, rows: &[u64]) -> Option<Vec<usize>> {
+        if rows.windows(2).any(|w| w[0] >= w[1]) || rows.last().is_some_and(|&r| r >= self.live) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        let mut want = rows.iter().peekable();
+        let mut seen = 0u64;
+        for (i, &v) in self.valid.iter().enumerate() {
+            let Some(&&next) = want.peek() else { break };
+            if v {
+                if seen == next {
+                    out.push(i);
+                    want.next();
+                }
+                seen += 1;
+            }
+        }
+        Some(out)
     }
 
     /// The physical rows that are live, in order.
@@ -155,8 +191,18 @@ mod tests {
             (holes.consecutive(0..2), holes.consecutive(1..3)),
             (None, Some(2..4))
         );
+        let picks = [0, 3, 4095, n / 2, n - 1];
+        assert_eq!(
+            rows.physical_of_sorted(&picks),
+            Some(picks.iter().map(|&r| walk[r as usize]).collect())
+        );
+        assert_eq!(rows.physical_of_sorted(&[3, 3]), None);
+        assert_eq!(rows.physical_of_sorted(&[n]), None);
+        assert_eq!(rows.end(), *walk.last().unwrap() as u64 + 1);
+        assert_eq!(holes.end(), 4);
+        assert_eq!(LiveRows::new(vec![true, false, false]).end(), 1);
         let none = LiveRows::new(Vec::new());
-        assert_eq!((none.live(), none.before(5)), (0, 0));
+        assert_eq!((none.live(), none.before(5), none.end()), (0, 0, 0));
         assert!(none.physical_of(0..0).is_empty());
     }
 }

@@ -68,6 +68,22 @@ fn mark_stale(catalog: &Value) -> Option<Value> {
     let Value::Map(descriptors) = indexes else {
         return None;
     };
+    mark_descriptors_stale(descriptors).then_some(Value::Map(top))
+}
+
+/// A CTable's `index_catalog` (column -> descriptor, in the table's `_meta`) with every
+/// descriptor stale, as python-blosc2's `CTable._mark_all_indexes_stale` leaves it; `None`
+/// when nothing changes.
+pub(crate) fn table_catalog_stale(catalog: &Value) -> Option<Value> {
+    let Value::Map(descriptors) = catalog else {
+        return None;
+    };
+    let mut descriptors = descriptors.clone();
+    mark_descriptors_stale(&mut descriptors).then_some(Value::Map(descriptors))
+}
+
+/// Mark each descriptor of `descriptors` stale; whether any changed.
+fn mark_descriptors_stale(descriptors: &mut [(Value, Value)]) -> bool {
     let mut changed = false;
     for (_, d) in descriptors.iter_mut() {
         // python: `if not descriptor.get("stale", False): descriptor["stale"] = True`.
@@ -84,7 +100,7 @@ fn mark_stale(catalog: &Value) -> Option<Value> {
             }
         }
     }
-    changed.then_some(Value::Map(top))
+    changed
 }
 
 /// A stored vlmeta value (a Blosc2 chunk) decoded.

@@ -21,6 +21,7 @@ mod staging;
 mod store;
 mod summary;
 mod table;
+mod table_mut;
 mod writer;
 
 pub use crate::model::codec::{Codec, Filter};
@@ -30,4 +31,5 @@ pub use inplace::ArrayMut;
 pub use options::{default_chunks_blocks, Target};
 pub use store::StoreBuilder;
 pub use table::TableBuilder;
+pub use table_mut::{Rows, TableMut};
 pub use writer::Writer;

@@ -135,12 +135,23 @@ impl ArrayMut {
                 path: root.display().to_string(),
                 reason: format!(
                     "{} is a member of this CTable (its columns, valid rows and summaries must \
-                     change together): change the table as a table, not its members",
+                     change together): change it with TableMut, not its members",
                     path.display()
                 ),
             });
         }
-        let sparse = meta.is_dir();
+        ArrayMut::open_member(path, meta.is_dir())
+    }
+
+    /// [`ArrayMut::open`] of a table's member, for [`TableMut`](super::TableMut), which
+    /// changes a table's arrays together.
+    pub(crate) fn open_table_member(path: impl AsRef<Path>) -> Result<ArrayMut> {
+        let path = path.as_ref().to_path_buf();
+        let meta = std::fs::metadata(&path).map_err(io_err(&path))?;
+        ArrayMut::open_member(path, meta.is_dir())
+    }
+
+    fn open_member(path: PathBuf, sparse: bool) -> Result<ArrayMut> {
         let lock = writer_lock(&path, &path)?;
         if !sparse {
             journal::recover(&path)?;

@@ -1,0 +1,139 @@
+"""python-blosc2 reads the tables b2nd changed (`TableMut`, tests/table_mut.rs with
+B2ND_TABLE_MUT_OUT=OUT) as the tables its own changes make: every `<name>.ops.json` in OUT is
+replayed with python-blosc2 (`extend` or `delete`, then `close`, each) on a fresh copy of the fixture
+`<name>` from FIXTURES, and python's reads of both tables must agree: row count, every
+column's values and nulls, `where()` over the summarised columns, the schema's cached row
+count, the epochs, the index descriptors' stale flags, and the length of every array.
+
+Usage: python scripts/check_table_mut.py OUT FIXTURES
+"""
+
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+
+import blosc2 as b2
+import numpy as np
+
+assert b2.__version__ == "4.14.1", b2.__version__
+
+OUT, FIXTURES = sys.argv[1], sys.argv[2]
+
+
+def number(x):
+    return float(x) if isinstance(x, str) else x
+
+
+def replay(path, ops):
+    # One session per operation: within one session, python-blosc2 4.14.1 reads a row that
+    # `extend` puts where a deleted row held a null as null (its extend writes a mask only for
+    # batches holding a null; `close` trims the deleted tail away), see meaning-audit.md.
+    for op in ops:
+        t = b2.open(path, mode="a")
+        if op["op"] == "append":
+            cols = {}
+            for name, values in op["columns"].items():
+                spec = t._schema.columns_by_name[name].spec.to_metadata_dict()
+                kind = spec["kind"]
+                if kind == "timestamp":
+                    values = np.array(values, dtype=f"datetime64[{spec['unit']}]")
+                elif kind.startswith("float"):
+                    values = [None if v is None else number(v) for v in values]
+                if "null_value" in spec:
+                    # python-blosc2 4.14.1's extend cannot take None for an integer column
+                    # with a null_value (TypeError in np.ascontiguousarray): its users write
+                    # the sentinel itself, which is what b2nd stores for a null there.
+                    values = [spec["null_value"] if v is None else v for v in values]
+                cols[name] = values
+            t.extend(cols)
+        elif op["op"] == "delete":
+            t.delete(op["rows"])
+        else:
+            raise ValueError(op)
+        t.close()
+
+
+def cells(t, name):
+    col = t[name]
+    values = col[:]
+    if isinstance(values, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(values).tolist()
+        values = values.data.tolist()
+    else:
+        values = np.asarray(values).tolist() if isinstance(values, np.ndarray) else list(values)
+        mask = [False] * len(values)
+    out = []
+    for v, m in zip(values, mask):
+        if m or v is None:
+            out.append(None)
+        elif isinstance(v, float) and math.isnan(v):
+            out.append("nan")
+        else:
+            out.append(repr(v))
+    nulls = [bool(x) for x in np.asarray(col.is_null())]
+    return out, nulls
+
+
+def layout(path):
+    t = b2.open(path, mode="r")
+    meta = t._storage._open_meta()
+    schema = json.loads(meta.vlmeta["schema"])
+    catalog = meta.vlmeta.get("index_catalog") or {}
+    epochs = (int(meta.vlmeta.get("value_epoch", 0) or 0), int(meta.vlmeta.get("visibility_epoch", 0) or 0))
+    lengths = {}
+    for root, _, files in os.walk(os.path.join(path, "_cols")):
+        for f in files:
+            if f.endswith(".b2nd"):
+                rel = os.path.relpath(os.path.join(root, f), path)
+                lengths[rel] = b2.open(os.path.join(path, rel)).shape[0]
+    lengths["_valid_rows"] = b2.open(os.path.join(path, "_valid_rows.b2nd")).shape[0]
+    return {
+        "n_rows_cached": schema.get("n_rows"),
+        "epochs": epochs,
+        "stale": {k: bool(v.get("stale")) for k, v in catalog.items()},
+        "lengths": lengths,
+    }
+
+
+failures = []
+checked = 0
+names = sorted(f[: -len(".ops.json")] for f in os.listdir(OUT) if f.endswith(".ops.json"))
+assert names, f"nothing to check in {OUT}"
+for name in names:
+    with open(os.path.join(OUT, name + ".ops.json")) as f:
+        ops = json.load(f)
+    tmp = tempfile.mkdtemp()
+    mine = os.path.join(tmp, name)
+    shutil.copytree(os.path.join(FIXTURES, name), mine)
+    replay(mine, ops)
+    theirs = os.path.join(OUT, name)
+    tp, tb = b2.open(mine, mode="r"), b2.open(theirs, mode="r")
+
+    def same(what, a, b):
+        global checked
+        checked += 1
+        if a != b:
+            failures.append(f"{name}: {what}: python {a!r}, b2nd {b!r}")
+
+    same("nrows", tp.nrows, tb.nrows)
+    same("columns", list(tp.col_names), list(tb.col_names))
+    for c in tp.col_names:
+        kind = tp._schema.columns_by_name[c].spec.to_metadata_dict()["kind"] if c in tp._schema.columns_by_name else None
+        if kind in ("list", "ndarray"):
+            continue
+        same(f"column {c}", cells(tp, c), cells(tb, c))
+    for expr in ["id > 3", "id < 150", "(id > 0) & (id < 200)"]:
+        same(f"where({expr!r})", tp.where(expr)["id"][:].tolist(), tb.where(expr)["id"][:].tolist())
+    lp, lb = layout(mine), layout(theirs)
+    for k in lp:
+        same(k, lp[k], lb[k])
+    shutil.rmtree(tmp)
+    print(f"{name}: {len(ops)} operations, python's replay and b2nd's table agree")
+
+print(f"{checked} comparisons")
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)

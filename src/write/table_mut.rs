@@ -1,0 +1,626 @@
+//! [`TableMut`]: a CTable python-blosc2 wrote as a directory (`.b2d`), changed in place: rows
+//! appended ([`Rows`]) and deleted, leaving the table as python-blosc2's own `extend`,
+//! `delete` and `close` leave it, each change crash-safe.
+//!
+//! A table is many files; each step below is one atomic in-place change of one file (see
+//! `docs/in-place-writes.md`), and the `_valid_rows` change is the one readers see:
+//! 1. `_meta`: the schema's cached `n_rows` is removed (python-blosc2 trusts it when it opens
+//!    a table; without it python counts `_valid_rows`); an append advances `value_epoch` and
+//!    marks every index descriptor stale (`CTable._mark_all_indexes_stale`), a delete advances
+//!    `visibility_epoch`;
+//! 2. append: every stored column's new values go to the rows after the last live row, as
+//!    python's `extend` puts them (the arrays grown when there is no room: to the new end,
+//!    which is what python's `extend` and `close` leave); mask-stored nulls go to the
+//!    column's `.notnull` mask (made at the first null, every earlier row valid), and null
+//!    slots hold python's fill (NaN, `int64.min` for timestamps, else zero) or the column's
+//!    sentinel;
+//! 3. `_valid_rows`: the new rows set live, or the deleted ones cleared;
+//! 4. `_meta`: the schema's `n_rows` set to the new count of live rows.
+//!
+//! A crash before step 3 leaves the old table (rows after the last live one are never read);
+//! after it, the new one; the cached count is absent or true at every moment.
+
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+
+use super::builder::ArrayBuilder;
+use super::derived;
+use super::edit::set_attrs;
+use super::inplace::ArrayMut;
+use super::options::Target;
+use crate::error::{Error, Result};
+use crate::model::attrs::Value;
+use crate::model::dtype::Dtype;
+use crate::model::element::Element;
+use crate::model::region::Region;
+use crate::table::{Column, ColumnKind, Table};
+
+/// Rows to append to a table: values for its stored columns, by name, all of one length.
+///
+/// A column left out takes the `default` its schema declares (python-blosc2's rule);
+/// without one the append is refused. Computed columns are never given (python evaluates
+/// them).
+///
+/// ```
+/// use b2nd::{Rows, Table, TableBuilder, TableMut};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.b2d");
+/// TableBuilder::new()
+///     .column("id", &[1i64, 2])?
+///     .nullable_column("score", &[0.5f64, 1.5], &[true, true])?
+///     .write(&path)?;
+/// let mut t = TableMut::open(&path)?;
+/// let rows = Rows::new()
+///     .column("id", &[3i64, 4])?
+///     .column_opt("score", &[None, Some(2.5f64)])?;
+/// assert_eq!(t.append(&rows)?, 2);
+/// assert_eq!(t.delete(&[0])?, 1);
+/// let t = Table::open(&path)?;
+/// assert_eq!(t.read_column::<i64>("id")?, [2, 3, 4]);
+/// assert_eq!(t.read_column_opt::<f64>("score")?, [Some(1.5), None, Some(2.5)]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Rows {
+    len: Option<u64>,
+    columns: Vec<(String, Cells)>,
+}
+
+/// One column's values in a [`Rows`].
+#[derive(Debug, Clone)]
+enum Cells {
+    /// Native-order items of `dtype`, and which are not null (`None`: none is null).
+    Fixed {
+        dtype: Dtype,
+        bytes: Vec<u8>,
+        valid: Option<Vec<bool>>,
+    },
+    /// Text (`None`: a null).
+    Strings(Vec<Option<String>>),
+}
+
+impl Rows {
+    /// No rows yet.
+    pub fn new() -> Rows {
+        Rows::default()
+    }
+
+    /// Rows given.
+    pub fn len(&self) -> u64 {
+        self.len.unwrap_or(0)
+    }
+
+    /// Whether no rows are given.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn add(mut self, name: &str, n: usize, cells: Cells) -> Result<Rows> {
+        if self.columns.iter().any(|(c, _)| c == name) {
+            return Err(Error::InvalidArgument(format!(
+                "column {name:?} given twice"
+            )));
+        }
+        match self.len {
+            Some(len) if len != n as u64 => {
+                return Err(Error::InvalidArgument(format!(
+                    "column {name:?} has {n} rows, the others {len}"
+                )))
+            }
+            _ => self.len = Some(n as u64),
+        }
+        self.columns.push((name.to_string(), cells));
+        Ok(self)
+    }
+
+    /// Values of a column of numbers or bools (`i64` for a `timestamp` column).
+    pub fn column<T: Element>(self, name: &str, values: &[T]) -> Result<Rows> {
+        let cells = Cells::Fixed {
+            dtype: T::dtype(),
+            bytes: T::as_bytes(values).into_owned(),
+            valid: None,
+        };
+        self.add(name, values.len(), cells)
+    }
+
+    /// Values of a nullable column: `None` is a null.
+    pub fn column_opt<T: Element + Default>(
+        self,
+        name: &str,
+        values: &[Option<T>],
+    ) -> Result<Rows> {
+        let plain: Vec<T> = values.iter().map(|v| v.unwrap_or_default()).collect();
+        let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
+        let cells = Cells::Fixed {
+            dtype: T::dtype(),
+            bytes: T::as_bytes(&plain).into_owned(),
+            valid: valid.contains(&false).then_some(valid),
+        };
+        self.add(name, values.len(), cells)
+    }
+
+    /// Values of a `string` column (fixed width: at most its `max_length` characters each);
+    /// `None` is a null.
+    pub fn strings(self, name: &str, values: &[Option<&str>]) -> Result<Rows> {
+        let cells = Cells::Strings(values.iter().map(|v| v.map(str::to_string)).collect());
+        self.add(name, values.len(), cells)
+    }
+}
+
+/// A CTable opened for changes: a `.b2d` directory python-blosc2 (or
+/// [`TableBuilder`](crate::TableBuilder)) wrote.
+///
+/// Each method is one change of the table, published atomically for readers of the table
+/// (b2nd and python-blosc2) and left as python-blosc2 leaves its own changes; see
+/// the module documentation for the steps. One writer at a time: the table's `_valid_rows`
+/// stays locked (`flock`) for the life of the `TableMut`. Tables in `.b2z` zips, tables
+/// inside larger stores, and members embedded in `embed.b2e` are refused by name.
+/// Appends take columns of fixed-width kinds (numbers, bools, `timestamp`, `string`);
+/// tables with `utf8`, `dictionary`, `list`, `ndarray` or other variable-length columns are
+/// refused by name.
+#[derive(Debug)]
+pub struct TableMut {
+    path: PathBuf,
+    table: Table,
+    /// The `_valid_rows` array: changed by every change, and the table's writer lock.
+    valid: ArrayMut,
+}
+
+/// Items of `dtype` at null slots of a mask-stored column: python-blosc2's fill
+/// (`schema.fill_value_for`: NaN for floats, `int64.min` for timestamps, else zero).
+fn null_fill(dtype: &Dtype, timestamp: bool) -> Vec<u8> {
+    let size = dtype.itemsize();
+    match dtype {
+        Dtype::Float { size: 8, .. } => f64::NAN.to_le_bytes().to_vec(),
+        Dtype::Float { size: 4, .. } => f32::NAN.to_le_bytes().to_vec(),
+        Dtype::Float { size: 2, .. } => 0x7e00u16.to_le_bytes().to_vec(),
+        Dtype::Int { size: 8, .. } if timestamp => i64::MIN.to_le_bytes().to_vec(),
+        _ => vec![0; size],
+    }
+}
+
+/// `value` as one item of `dtype` (little-endian numbers, bools, UCS-4 text), if it is one.
+fn scalar_item(dtype: &Dtype, value: &Value) -> Option<Vec<u8>> {
+    Some(match dtype {
+        Dtype::Bool => vec![u8::from(value.truthy())],
+        Dtype::Int { size, .. } => {
+            let v = value.as_i64()?;
+            let b = v.to_le_bytes();
+            let back = match size {
+                1 => i64::from(v as i8),
+                2 => i64::from(v as i16),
+                4 => i64::from(v as i32),
+                _ => v,
+            };
+            (back == v).then_some(())?;
+            b[..*size].to_vec()
+        }
+        Dtype::UInt { size, .. } => {
+            let v = value.as_u64()?;
+            (*size == 8 || v >> (8 * size) == 0).then_some(())?;
+            v.to_le_bytes()[..*size].to_vec()
+        }
+        Dtype::Float { size: 8, .. } => value.as_f64()?.to_le_bytes().to_vec(),
+        Dtype::Float { size: 4, .. } => (value.as_f64()? as f32).to_le_bytes().to_vec(),
+        Dtype::Unicode { chars, .. } => ucs4(value.as_str()?, *chars).ok()?,
+        _ => return None,
+    })
+}
+
+/// `s` as `chars` UCS-4 code points, NUL-padded; an error names its length when longer.
+fn ucs4(s: &str, chars: usize) -> std::result::Result<Vec<u8>, usize> {
+    let n = s.chars().count();
+    if n > chars {
+        return Err(n);
+    }
+    let mut out = Vec::with_capacity(chars * 4);
+    for c in s.chars() {
+        out.extend_from_slice(&u32::from(c).to_le_bytes());
+    }
+    out.resize(chars * 4, 0);
+    Ok(out)
+}
+
+/// One column's rows ready to write: the column's items, and their validity when the
+/// column keeps nulls in a mask and some are null.
+struct Encoded {
+    name: String,
+    bytes: Vec<u8>,
+    mask: Option<Vec<bool>>,
+}
+
+impl TableMut {
+    /// A refusal naming column `column`.
+    fn refuse(&self, column: &str, reason: String) -> Error {
+        Error::Refused {
+            path: self.path.display().to_string(),
+            reason: format!("column {column:?}: {reason}"),
+        }
+    }
+
+    /// Open the table saved on its own at `path` (a `.b2d` directory) for changes.
+    pub fn open(path: impl AsRef<Path>) -> Result<TableMut> {
+        let path = path.as_ref().to_path_buf();
+        if !path.is_dir() {
+            return Err(Error::Refused {
+                path: path.display().to_string(),
+                reason: "only a table saved as a directory (.b2d) can be changed in place; a .b2z \
+                 is a zip python-blosc2 rewrites whole"
+                    .into(),
+            });
+        }
+        let table = Table::open(&path)?;
+        let valid_file = member_file(&table, "/_valid_rows")?;
+        let valid = ArrayMut::open_table_member(valid_file)?;
+        Ok(TableMut { path, table, valid })
+    }
+
+    /// The table as it is now (after the last change).
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The path being changed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Append `rows` after the last live row; returns the rows appended. Every stored
+    /// column is given or declares a default; values must have the column's dtype (a
+    /// `timestamp` column takes `i64` counts of its unit), nulls go only to nullable
+    /// columns, and text fits a `string` column's `max_length`. Nothing changes when any
+    /// of that fails.
+    pub fn append(&mut self, rows: &Rows) -> Result<u64> {
+        let n = rows.len();
+        if n == 0 {
+            return Ok(0);
+        }
+        let encoded = self.encode(rows)?;
+        let live = self.table.live_rows();
+        let start = live.end();
+        let end = start + n;
+        let capacity = live.physical().max(end);
+        let new_live = live.live() + n;
+
+        // Every file found before the first change.
+        let files = encoded
+            .iter()
+            .map(|e| {
+                let mask = self.table.key(&e.name, ".notnull");
+                if self.table.store().contains(&mask) {
+                    member_file(&self.table, &mask)?;
+                }
+                member_file(&self.table, &self.table.key(&e.name, ""))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let meta = self.meta_file()?;
+
+        edit_meta(&self.table, &meta, None, "value_epoch", true)?;
+        for (e, file) in encoded.iter().zip(files) {
+            write_rows(
+                &mut ArrayMut::open_table_member(file)?,
+                start,
+                &e.bytes,
+                capacity,
+            )?;
+        }
+        for e in &encoded {
+            self.write_mask(e, start, end, capacity)?;
+        }
+        write_rows(&mut self.valid, start, &vec![1u8; n as usize], capacity)?;
+        edit_meta(&self.table, &meta, Some(new_live), "", false)?;
+        self.table = Table::open(&self.path)?;
+        Ok(n)
+    }
+
+    /// Delete live rows `rows` (positions among live rows, as python-blosc2's
+    /// `CTable.delete` takes them; repeats count once); returns the rows deleted. Their
+    /// values stay in the columns until python-blosc2 compacts the table, as python leaves
+    /// them. Nothing changes when a position is out of range.
+    pub fn delete(&mut self, rows: &[u64]) -> Result<u64> {
+        let mut rows = rows.to_vec();
+        rows.sort_unstable();
+        rows.dedup();
+        let live = self.table.live_rows();
+        let Some(physical) = live.physical_of_sorted(&rows) else {
+            return Err(Error::Refused {
+                path: self.path.display().to_string(),
+                reason: format!(
+                    "row {} is out of range: the table has {} live rows",
+                    rows.last().copied().unwrap_or(0),
+                    live.live()
+                ),
+            });
+        };
+        let (Some(&first), Some(&last)) = (physical.first(), physical.last()) else {
+            return Ok(0);
+        };
+        let mut flags: Vec<u8> = live.flags()[first..=last]
+            .iter()
+            .map(|&v| u8::from(v))
+            .collect();
+        for &p in &physical {
+            flags[p - first] = 0;
+        }
+        let new_live = live.live() - rows.len() as u64;
+
+        let meta = self.meta_file()?;
+        edit_meta(&self.table, &meta, None, "visibility_epoch", false)?;
+        self.valid
+            .write_region_bytes(&Region::new([first as u64], [flags.len() as u64]), &flags)?;
+        edit_meta(&self.table, &meta, Some(new_live), "", false)?;
+        self.table = Table::open(&self.path)?;
+        Ok(rows.len() as u64)
+    }
+
+    /// Check `rows` against the schema and encode every stored column's rows (given, or
+    /// the column's default).
+    fn encode(&self, rows: &Rows) -> Result<Vec<Encoded>> {
+        let t = &self.table;
+        let n = rows.len() as usize;
+        for (name, _) in &rows.columns {
+            let c = t.column(name)?;
+            if let Some(cc) = c.computed() {
+                return Err(self.refuse(
+                    name,
+                    format!(
+                        "a computed column ({}) takes no values: python-blosc2 evaluates it",
+                        cc.readable()
+                    ),
+                ));
+            }
+        }
+        let mut out = Vec::new();
+        for c in t.columns().iter().filter(|c| c.computed().is_none()) {
+            if !c.is_fixed_width() || *c.kind() == ColumnKind::NdArray {
+                return Err(self.refuse(
+                    c.name(),
+                    format!(
+                        "appending rows to a table with a {} column is not supported",
+                        c.kind()
+                    ),
+                ));
+            }
+            // The stored items' dtype (a `timestamp` column holds int64 counts).
+            let dtype = t.column_array(c.name())?.dtype().clone();
+            let given = rows.columns.iter().find(|(name, _)| name == c.name());
+            let (bytes, valid) = match given {
+                Some((_, cells)) => self.encode_cells(c, &dtype, cells, n)?,
+                None => self.default_cells(c, &dtype, n)?,
+            };
+            if let Some(v) = &valid {
+                if !c.nullable() {
+                    let row = v.iter().position(|&x| !x).unwrap_or(0);
+                    return Err(self.refuse(
+                        c.name(),
+                        format!("row {row} is null and the column is not nullable"),
+                    ));
+                }
+            }
+            let mut bytes = bytes;
+            let isz = dtype.itemsize();
+            if let Some(v) = &valid {
+                let slot = match (c.mask_nulls(), c.null_value()) {
+                    (true, _) => null_fill(&dtype, *c.kind() == ColumnKind::Timestamp),
+                    (false, Some(sentinel)) => scalar_item(&dtype, sentinel).ok_or_else(|| {
+                        self.refuse(
+                            c.name(),
+                            format!(
+                                "its null_value {sentinel:?} is not a {} item",
+                                dtype.to_numpy_str()
+                            ),
+                        )
+                    })?,
+                    (false, None) => {
+                        return Err(self.refuse(
+                            c.name(),
+                            "nullable without a mask or a null_value: nowhere to put a null".into(),
+                        ))
+                    }
+                };
+                for (i, _) in v.iter().enumerate().filter(|(_, &ok)| !ok) {
+                    bytes[i * isz..(i + 1) * isz].copy_from_slice(&slot);
+                }
+            }
+            out.push(Encoded {
+                name: c.name().to_string(),
+                bytes,
+                mask: if c.mask_nulls() { valid } else { None },
+            });
+        }
+        Ok(out)
+    }
+
+    /// Given values of column `c` (array dtype `dtype`) as its items and validity.
+    fn encode_cells(
+        &self,
+        c: &Column,
+        dtype: &Dtype,
+        cells: &Cells,
+        n: usize,
+    ) -> Result<(Vec<u8>, Option<Vec<bool>>)> {
+        match cells {
+            Cells::Fixed {
+                dtype: given,
+                bytes,
+                valid,
+            } => {
+                if given.to_numpy_str() != dtype.to_numpy_str() {
+                    return Err(self.refuse(
+                        c.name(),
+                        format!(
+                            "values of dtype {} given for a {} column of dtype {}",
+                            given.to_numpy_str(),
+                            c.kind(),
+                            dtype.to_numpy_str()
+                        ),
+                    ));
+                }
+                Ok((bytes.clone(), valid.clone()))
+            }
+            Cells::Strings(values) => {
+                let Dtype::Unicode { chars, .. } = dtype else {
+                    return Err(
+                        self.refuse(c.name(), format!("text given for a {} column", c.kind()))
+                    );
+                };
+                let mut bytes = Vec::with_capacity(n * chars * 4);
+                for (i, v) in values.iter().enumerate() {
+                    let item = ucs4(v.as_deref().unwrap_or(""), *chars).map_err(|len| {
+                        self.refuse(
+                            c.name(),
+                            format!(
+                                "row {i}: {len} characters, more than the column's max_length {chars}"
+                            ),
+                        )
+                    })?;
+                    bytes.extend_from_slice(&item);
+                }
+                let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
+                Ok((bytes, valid.contains(&false).then_some(valid)))
+            }
+        }
+    }
+
+    /// Column `c`'s declared default for `n` rows (a `null` default: nulls).
+    fn default_cells(
+        &self,
+        c: &Column,
+        dtype: &Dtype,
+        n: usize,
+    ) -> Result<(Vec<u8>, Option<Vec<bool>>)> {
+        match c.spec().get("default") {
+            None => Err(self.refuse(
+                c.name(),
+                "no values given, and the column declares no default".into(),
+            )),
+            Some(Value::Nil) => Ok((vec![0; n * dtype.itemsize()], Some(vec![false; n]))),
+            Some(v) => {
+                let item = scalar_item(dtype, v).ok_or_else(|| {
+                    self.refuse(
+                        c.name(),
+                        format!("its default {v:?} is not a {} item", dtype.to_numpy_str()),
+                    )
+                })?;
+                Ok((item.repeat(n), None))
+            }
+        }
+    }
+
+    /// Write the mask rows of an appended column: its batch validity where it has one,
+    /// every other row of the mask's new room valid (python's `_grow` keeps spare rows
+    /// valid: its `extend` writes a mask only for batches holding a null).
+    fn write_mask(&self, e: &Encoded, start: u64, end: u64, capacity: u64) -> Result<()> {
+        let key = self.table.key(&e.name, ".notnull");
+        let n = (end - start) as usize;
+        match self.table.store().member_path(&key) {
+            Some(file) => {
+                let mut mask = ArrayMut::open_table_member(file)?;
+                let len = mask.array().shape().first().copied().unwrap_or(0);
+                let from = len.min(start);
+                let to = len.max(capacity);
+                let mut flags = vec![1u8; (to - from) as usize];
+                if let Some(v) = &e.mask {
+                    let at = (start - from) as usize;
+                    for (f, &ok) in flags[at..at + n].iter_mut().zip(v) {
+                        *f = u8::from(ok);
+                    }
+                }
+                if to > len {
+                    mask.resize(&[to])?;
+                }
+                mask.write_region_bytes(&Region::new([from], [to - from]), &flags)
+            }
+            None if self.table.store().contains(&key) => Err(embedded(&self.table, &key)),
+            None => {
+                let Some(v) = &e.mask else { return Ok(()) };
+                let mut flags = vec![true; capacity as usize];
+                flags[start as usize..end as usize].copy_from_slice(v);
+                let rel = crate::store::keys::member_file(&key).map_err(|reason| Error::Store {
+                    path: self.path.display().to_string(),
+                    reason,
+                })?;
+                ArrayBuilder::for_type::<bool>(&[capacity])
+                    .write(Target::File(self.path.join(rel)), &flags)
+            }
+        }
+    }
+
+    /// The file of the table's `_meta` manifest.
+    fn meta_file(&self) -> Result<PathBuf> {
+        member_file(&self.table, &format!("{}/_meta", self.table.root()))
+    }
+}
+
+/// One change of `_meta`'s attributes (at `file`): the schema's `n_rows` set (`Some`) or removed
+/// (`None`), the epoch counter `epoch` advanced (when not empty), and with `stale`
+/// every index descriptor marked stale.
+fn edit_meta(t: &Table, file: &Path, n_rows: Option<u64>, epoch: &str, stale: bool) -> Result<()> {
+    let meta = t.store().open_schunk(&format!("{}/_meta", t.root()))?;
+    let bad = |reason: String| Error::Store {
+        path: t.store().path().display().to_string(),
+        reason: format!("table manifest: {reason}"),
+    };
+    let mut schema =
+        crate::format::json::parse(t.schema_json()).map_err(|e| bad(format!("schema: {e}")))?;
+    let Value::Map(fields) = &mut schema else {
+        return Err(bad("the schema is not a JSON object".into()));
+    };
+    fields.retain(|(k, _)| k.as_str() != Some("n_rows"));
+    if let Some(n) = n_rows {
+        fields.push((Value::Str("n_rows".into()), Value::Int(n as i64)));
+    }
+    let mut attrs = vec![(
+        "schema".to_string(),
+        Value::Str(crate::format::json::write(&schema)),
+    )];
+    if !epoch.is_empty() {
+        let now = meta.attr(epoch)?.and_then(|v| v.as_i64()).unwrap_or(0);
+        attrs.push((epoch.to_string(), Value::Int(now + 1)));
+    }
+    if stale {
+        if let Some(catalog) = meta.attr("index_catalog")? {
+            if let Some(marked) = derived::table_catalog_stale(&catalog) {
+                attrs.push(("index_catalog".to_string(), marked));
+            }
+        }
+    }
+    let attrs: Vec<(&str, Value)> = attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    set_attrs(file, &attrs)
+}
+
+/// Write `bytes` (whole items) at rows `start..` of a 1-d array, growing it to `capacity`
+/// rows first when it is shorter: one change when the rows go right after its end (an
+/// append), else a resize and a region write.
+fn write_rows(a: &mut ArrayMut, start: u64, bytes: &[u8], capacity: u64) -> Result<()> {
+    let len = a.array().shape().first().copied().unwrap_or(0);
+    let isz = a.array().dtype().itemsize().max(1);
+    let n = (bytes.len() / isz) as u64;
+    if len == start && start + n == capacity {
+        return a.append_bytes(0, bytes);
+    }
+    if capacity > len {
+        a.resize(&[capacity])?;
+    }
+    a.write_region_bytes(&Region::new([start], [n]), bytes)
+}
+
+/// The file of member `key` of `table`'s directory store; embedded members are refused.
+fn member_file(table: &Table, key: &str) -> Result<PathBuf> {
+    table
+        .store()
+        .member_path(key)
+        .ok_or_else(|| embedded(table, key))
+}
+
+fn embedded(table: &Table, key: &str) -> Error {
+    Error::Store {
+        path: table.store().path().display().to_string(),
+        reason: format!(
+            "member {key} is not a file of the directory (embedded in embed.b2e, or absent): \
+             it cannot be changed in place"
+        ),
+    }
+}

@@ -1,0 +1,426 @@
+//! `TableMut`: rows appended to and deleted from a CTable python-blosc2 4.14.1 wrote
+//! (`tests/data/tables/mutable.b2d`, scripts/gen_table_fixtures.py), read back against a model
+//! of the rows, and the table's files left as python-blosc2 leaves its own `extend`, `delete`
+//! and `close`: arrays grown to the last row, masks, the schema's row count, the epochs, every
+//! index stale after an append. Refused changes change no byte. With `B2ND_TABLE_MUT_OUT`,
+//! the changed tables and the operations are left there for `scripts/check_table_mut.py`,
+//! which replays the operations with python-blosc2 and compares what both tables read.
+
+use std::path::{Path, PathBuf};
+
+use b2nd::{Rows, Table, TableMut, Value};
+use serde_json::json;
+
+/// The committed fixtures, or those `B2ND_TABLE_FIXTURES` names (CI regenerates them live).
+fn dir() -> PathBuf {
+    match std::env::var_os("B2ND_TABLE_FIXTURES") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tables"),
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}
+
+/// Every file under `root` with its bytes, sorted by path.
+fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.push((p, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The rows of the fixture's table, column by column (`None`: a null), as b2nd reads them
+/// (`tests/table.rs` checks those reads against python-blosc2's).
+#[derive(Debug, Clone, PartialEq)]
+struct Model {
+    id: Vec<Option<i64>>,
+    when: Vec<Option<i64>>,
+    score: Vec<Option<f64>>,
+    name: Vec<Option<String>>,
+    opt: Vec<Option<i32>>,
+    sent: Vec<Option<i16>>,
+    fsent: Vec<Option<f32>>,
+    flag: Vec<Option<bool>>,
+    small: Vec<Option<u8>>,
+}
+
+impl Model {
+    fn read(t: &Table) -> Model {
+        Model {
+            id: t.read_column_opt("id").unwrap(),
+            when: t.read_column_opt("when").unwrap(),
+            score: t.read_column_opt("score").unwrap(),
+            name: t.read_strings("name").unwrap(),
+            opt: t.read_column_opt("opt").unwrap(),
+            sent: t.read_column_opt("sent").unwrap(),
+            fsent: t.read_column_opt("fsent").unwrap(),
+            flag: t.read_column_opt("flag").unwrap(),
+            small: t.read_column_opt("small").unwrap(),
+        }
+    }
+
+    fn delete(&mut self, rows: &[usize]) {
+        fn drop<T>(v: &mut Vec<T>, rows: &[usize]) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                !rows.contains(&(i - 1))
+            });
+        }
+        drop(&mut self.id, rows);
+        drop(&mut self.when, rows);
+        drop(&mut self.score, rows);
+        drop(&mut self.name, rows);
+        drop(&mut self.opt, rows);
+        drop(&mut self.sent, rows);
+        drop(&mut self.fsent, rows);
+        drop(&mut self.flag, rows);
+        drop(&mut self.small, rows);
+    }
+}
+
+/// The schema's cached row count, the two epochs, and whether every index is stale.
+fn manifest(path: &Path) -> (Option<i64>, i64, i64, bool) {
+    let store = b2nd::Store::open(path).unwrap();
+    let meta = store.open_schunk("/_meta").unwrap();
+    let Some(Value::Str(schema)) = meta.attr("schema").unwrap() else {
+        panic!("no schema")
+    };
+    let schema: serde_json::Value = serde_json::from_str(&schema.replace("NaN", "null")).unwrap();
+    let epoch = |k: &str| meta.attr(k).unwrap().and_then(|v| v.as_i64()).unwrap_or(0);
+    let catalog = meta.attr("index_catalog").unwrap().unwrap();
+    let all_stale = catalog
+        .as_map()
+        .unwrap()
+        .iter()
+        .all(|(_, d)| d.get("stale").is_some_and(Value::truthy));
+    (
+        schema["n_rows"].as_i64(),
+        epoch("value_epoch"),
+        epoch("visibility_epoch"),
+        all_stale,
+    )
+}
+
+/// Every stored column's array (and mask) length.
+fn lengths(path: &Path) -> Vec<(String, u64)> {
+    let store = b2nd::Store::open(path).unwrap();
+    let mut out: Vec<(String, u64)> = store
+        .keys()
+        .into_iter()
+        .filter(|k| k.starts_with("/_cols/") || k == "/_valid_rows")
+        .map(|k| {
+            let n = store.open_array(&k).unwrap().shape()[0];
+            (k, n)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn out_dir() -> Option<PathBuf> {
+    std::env::var_os("B2ND_TABLE_MUT_OUT").map(PathBuf::from)
+}
+
+#[test]
+fn appends_and_deletes_leave_the_table_python_leaves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_dir(&dir().join("mutable.b2d"), &path);
+    let before = manifest(&path);
+    assert!(!before.3, "the fixture's indexes are fresh");
+    let mut model = Model::read(&Table::open(&path).unwrap());
+    assert_eq!(model.id.len(), 7);
+    let mut ops = Vec::new();
+    let mut t = TableMut::open(&path).unwrap();
+
+    // 1. Two rows after the last live one (the arrays end there: one append each), nulls of
+    //    both storages, defaults for the columns left out.
+    let rows = Rows::new()
+        .column("id", &[100i64, 101])
+        .unwrap()
+        .column("when", &[5i64, 6])
+        .unwrap()
+        .column_opt("score", &[None, Some(2.5f64)])
+        .unwrap()
+        .strings("name", &[Some("ab"), Some("ünï")])
+        .unwrap()
+        .column_opt("opt", &[Some(1i32), None])
+        .unwrap()
+        .column_opt("sent", &[None, Some(7i16)])
+        .unwrap()
+        .column_opt("fsent", &[Some(0.5f32), None])
+        .unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 2);
+    ops.push(json!({"op": "append", "columns": {
+        "id": [100, 101], "when": [5, 6], "score": [null, 2.5], "name": ["ab", "ünï"],
+        "opt": [1, null], "sent": [null, 7], "fsent": [0.5, null]}}));
+    model.id.extend([Some(100), Some(101)]);
+    model.when.extend([Some(5), Some(6)]);
+    model.score.extend([None, Some(2.5)]);
+    model.name.extend([Some("ab".into()), Some("ünï".into())]);
+    model.opt.extend([Some(1), None]);
+    model.sent.extend([None, Some(7)]);
+    model.fsent.extend([Some(0.5), None]);
+    model.flag.extend([Some(false), Some(false)]);
+    model.small.extend([Some(7), Some(7)]);
+    assert_eq!(Model::read(t.table()), model);
+    assert_eq!(
+        manifest(&path),
+        (Some(9), before.1 + 1, before.2, true),
+        "n_rows, value_epoch + 1, every index stale"
+    );
+    assert!(
+        lengths(&path).iter().all(|(_, n)| *n == 10),
+        "{:?}",
+        lengths(&path)
+    );
+
+    // 2. Delete the first row, one in the middle, and the last one (the arrays keep their
+    //    length; python's own delete does too).
+    assert_eq!(t.delete(&[8, 0, 5, 8]).unwrap(), 3);
+    ops.push(json!({"op": "delete", "rows": [0, 5, 8]}));
+    model.delete(&[0, 5, 8]);
+    assert_eq!(Model::read(t.table()), model);
+    assert_eq!(manifest(&path), (Some(6), before.1 + 1, before.2 + 1, true));
+    assert_eq!(t.table().physical_rows(), 10);
+
+    // 3. Three rows from the row after the last live one, past the end: a resize and a
+    //    region write.
+    let rows = Rows::new()
+        .column("id", &[200i64, 201, 202])
+        .unwrap()
+        .column("when", &[-1i64, 0, 1])
+        .unwrap()
+        .column("score", &[1.0f64, 2.0, 3.0])
+        .unwrap()
+        .strings("name", &[Some("xyzxyz"), Some(""), Some("q")])
+        .unwrap()
+        .column("opt", &[7i32, 8, 9])
+        .unwrap()
+        .column("sent", &[-2i16, 0, 2])
+        .unwrap()
+        .column("fsent", &[f32::INFINITY, 0.0, -0.0])
+        .unwrap()
+        .column("flag", &[true, false, true])
+        .unwrap()
+        .column("small", &[0u8, 255, 1])
+        .unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 3);
+    ops.push(json!({"op": "append", "columns": {
+        "id": [200, 201, 202], "when": [-1, 0, 1], "score": [1.0, 2.0, 3.0],
+        "name": ["xyzxyz", "", "q"], "opt": [7, 8, 9], "sent": [-2, 0, 2],
+        "fsent": ["inf", 0.0, "-0.0"], "flag": [true, false, true], "small": [0, 255, 1]}}));
+    model.id.extend([Some(200), Some(201), Some(202)]);
+    model.when.extend([Some(-1), Some(0), Some(1)]);
+    model.score.extend([Some(1.0), Some(2.0), Some(3.0)]);
+    model
+        .name
+        .extend(["xyzxyz", "", "q"].map(|s| Some(s.to_string())));
+    model.opt.extend([Some(7), Some(8), Some(9)]);
+    model.sent.extend([Some(-2), Some(0), Some(2)]);
+    model
+        .fsent
+        .extend([Some(f32::INFINITY), Some(0.0), Some(-0.0)]);
+    model.flag.extend([Some(true), Some(false), Some(true)]);
+    model.small.extend([Some(0), Some(255), Some(1)]);
+    assert_eq!(Model::read(t.table()), model);
+    assert_eq!(manifest(&path), (Some(9), before.1 + 2, before.2 + 1, true));
+    assert!(
+        lengths(&path).iter().all(|(_, n)| *n == 12),
+        "{:?}",
+        lengths(&path)
+    );
+    // The rows python reads as live: the ones the model has.
+    let reopened = Table::open(&path).unwrap();
+    assert_eq!(reopened.n_rows(), 9);
+    assert_eq!(Model::read(&reopened), model);
+    drop(t);
+
+    if let Some(out) = out_dir() {
+        let dst = out.join("mutable.b2d");
+        let _ = std::fs::remove_dir_all(&dst);
+        copy_dir(&path, &dst);
+        std::fs::write(
+            out.join("mutable.b2d.ops.json"),
+            serde_json::to_string_pretty(&ops).unwrap(),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn refused_changes_change_no_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_dir(&dir().join("mutable.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let before = snapshot(&path);
+    let full = |r: Rows| r.column("when", &[1i64]).unwrap();
+    let cases: Vec<(Rows, &str)> = vec![
+        (
+            full(Rows::new().column("id", &[1i32]).unwrap()),
+            "dtype <i4",
+        ),
+        (
+            full(Rows::new().column_opt("id", &[None::<i64>]).unwrap()),
+            "not nullable",
+        ),
+        (
+            full(
+                Rows::new()
+                    .column("id", &[1i64])
+                    .unwrap()
+                    .strings("name", &[Some("abcdefg")])
+                    .unwrap(),
+            ),
+            "7 characters, more than the column's max_length 6",
+        ),
+        (
+            full(
+                Rows::new()
+                    .column("id", &[1i64])
+                    .unwrap()
+                    .column("nope", &[1i64])
+                    .unwrap(),
+            ),
+            "no column \"nope\"",
+        ),
+        (full(Rows::new()), "declares no default"),
+        (
+            full(
+                Rows::new()
+                    .column("id", &[1i64])
+                    .unwrap()
+                    .strings("small", &[Some("x")])
+                    .unwrap(),
+            ),
+            "text given for a uint8 column",
+        ),
+    ];
+    for (rows, want) in cases {
+        let e = t.append(&rows).unwrap_err().to_string();
+        assert!(e.contains(want), "{want:?} not in {e:?}");
+        assert!(snapshot(&path) == before, "{want}: a file changed");
+    }
+    let e = t.delete(&[0, 7]).unwrap_err().to_string();
+    assert!(
+        e.contains("row 7 is out of range: the table has 7 live rows"),
+        "{e}"
+    );
+    assert!(snapshot(&path) == before);
+    assert_eq!(t.append(&Rows::new()).unwrap(), 0);
+    assert_eq!(t.delete(&[]).unwrap(), 0);
+    assert!(snapshot(&path) == before);
+    // Rows of different lengths never make a `Rows`.
+    let e = Rows::new()
+        .column("id", &[1i64, 2])
+        .unwrap()
+        .column("when", &[1i64])
+        .unwrap_err();
+    assert!(e.to_string().contains("has 1 rows, the others 2"), "{e}");
+    // One writer at a time.
+    let e = TableMut::open(&path).unwrap_err();
+    assert!(matches!(e, b2nd::Error::Locked { .. }), "{e}");
+    drop(t);
+    TableMut::open(&path).unwrap();
+}
+
+#[test]
+fn tables_it_cannot_change_are_refused_by_name() {
+    let e = TableMut::open(dir().join("basic.b2z"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("only a table saved as a directory (.b2d)"),
+        "{e}"
+    );
+    // basic.b2d has utf8, ndarray, dictionary and list columns: rows can be deleted, not
+    // appended.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("basic.b2d");
+    copy_dir(&dir().join("basic.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let ids: Vec<i64> = t.table().read_column("id").unwrap();
+    let e = t
+        .append(&Rows::new().column("id", &[1i64]).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("appending rows to a table with a utf8 column is not supported"),
+        "{e}"
+    );
+    assert_eq!(t.delete(&[1]).unwrap(), 1);
+    let mut want = ids.clone();
+    want.remove(1);
+    assert_eq!(t.table().read_column::<i64>("id").unwrap(), want);
+    assert_eq!(
+        t.table().read_utf8("txt").unwrap().len(),
+        want.len(),
+        "every column loses the row"
+    );
+    if let Some(out) = out_dir() {
+        drop(t);
+        let dst = out.join("basic.b2d");
+        let _ = std::fs::remove_dir_all(&dst);
+        copy_dir(&path, &dst);
+        std::fs::write(
+            out.join("basic.b2d.ops.json"),
+            serde_json::to_string(&json!([{"op": "delete", "rows": [1]}])).unwrap(),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn tables_b2nd_writes_take_rows_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("t.b2d");
+    b2nd::TableBuilder::new()
+        .column("a", &[1i32, 2, 3])
+        .unwrap()
+        .nullable_column("b", &[0.5f64, 0.0, 1.5], &[true, false, true])
+        .unwrap()
+        .write(&path)
+        .unwrap();
+    let mut t = TableMut::open(&path).unwrap();
+    for round in 0..3 {
+        t.append(
+            &Rows::new()
+                .column("a", &[10 + round])
+                .unwrap()
+                .column_opt("b", &[(round != 1).then_some(round as f64)])
+                .unwrap(),
+        )
+        .unwrap();
+    }
+    t.delete(&[0]).unwrap();
+    let r = Table::open(&path).unwrap();
+    assert_eq!(r.read_column::<i32>("a").unwrap(), [2, 3, 10, 11, 12]);
+    assert_eq!(
+        r.read_column_opt::<f64>("b").unwrap(),
+        [None, Some(1.5), Some(0.0), None, Some(2.0)]
+    );
+}
