@@ -6,8 +6,9 @@
 //! and a killed one leaves at most hidden temporaries (`.b2nd-*`) (and, inside a file
 //! changed in place, unpublished bytes past its frame).
 //!
-//! The full-disk half needs root (a small tmpfs) and says it was skipped elsewhere.
-//! `B2ND_FAULT_KILLS` sets the kills per case (default 6).
+//! The full-disk half needs root (a small tmpfs). `B2ND_FAULT_KILLS` sets the kills per case
+//! (default 6); `B2ND_FAULT_OUT` keeps the killed table changes for python-blosc2's check
+//! (`scripts/check_table_kills.py`).
 
 use std::io::Write as _;
 use std::os::unix::process::ExitStatusExt;
@@ -102,6 +103,31 @@ fn table(dir: &Path, n: usize, salt: u8, overwrite: bool) -> b2nd::Result<PathBu
     Ok(p)
 }
 
+/// A `.b2d` table (`t.b2d`) of `n` rows: `x` (u64 noise) and a nullable `y` with nulls (its
+/// mask exists, so an append makes no new file).
+fn table_dir(dir: &Path, n: usize) -> PathBuf {
+    let p = dir.join("t.b2d");
+    let (x, y, valid) = table_rows(n, 1);
+    TableBuilder::new()
+        .column("x", &x)
+        .unwrap()
+        .nullable_column("y", &y, &valid)
+        .unwrap()
+        .write(&p)
+        .unwrap();
+    p
+}
+
+fn table_rows(n: usize, salt: u64) -> (Vec<u64>, Vec<f64>, Vec<bool>) {
+    let x: Vec<u64> = noise(n * 8)
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()) ^ salt)
+        .collect();
+    let y = x.iter().map(|&v| (v % 1000) as f64).collect();
+    let valid = x.iter().map(|&v| v % 5 != 0).collect();
+    (x, y, valid)
+}
+
 fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -154,6 +180,28 @@ fn cases() -> Vec<Case> {
             name: "overwrite table .b2z",
             prepare: |d| table(d, OLD / 8, 1, false).unwrap(),
             run: |p| table(p.parent().unwrap(), NEW / 8, 2, true).map(drop),
+        },
+        Case {
+            name: "table .b2d: append rows (TableMut)",
+            prepare: |d| table_dir(d, OLD / 8),
+            run: |p| {
+                let (x, y, valid) = table_rows(NEW / 16, 2);
+                let y: Vec<Option<f64>> = y
+                    .iter()
+                    .zip(&valid)
+                    .map(|(&v, &ok)| ok.then_some(v))
+                    .collect();
+                let rows = b2nd::Rows::new().column("x", &x)?.column_opt("y", &y)?;
+                b2nd::TableMut::open(p)?.append(&rows).map(drop)
+            },
+        },
+        Case {
+            name: "table .b2d: delete rows (TableMut)",
+            prepare: |d| table_dir(d, OLD / 8),
+            run: |p| {
+                let rows: Vec<u64> = (0..(OLD / 8) as u64).step_by(3).collect();
+                b2nd::TableMut::open(p)?.delete(&rows).map(drop)
+            },
         },
         Case {
             name: "set_attrs (journaled in place), file",
@@ -289,15 +337,29 @@ fn summary(p: &Path) -> Option<String> {
         return None;
     }
     let name = p.file_name().unwrap().to_string_lossy();
-    if name == "t.b2z" {
+    if name == "t.b2z" || name == "t.b2d" {
         return Some(match b2nd::Table::open(p) {
             Ok(t) => t
                 .columns()
                 .iter()
-                .map(|c| match t.read_column_bytes(c.name()) {
-                    Ok((_, shape, d)) => format!("{} {shape:?} {:016x}", c.name(), digest(&d)),
-                    Err(_) => format!("{}: read error", c.name()),
-                })
+                .map(
+                    |c| match (t.read_column_bytes(c.name()), t.read_validity(c.name())) {
+                        (Ok((_, shape, d)), Ok(valid)) => {
+                            let valid: Vec<u8> = valid
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(u8::from)
+                                .collect();
+                            format!(
+                                "{} {shape:?} {:016x} nulls {:016x}",
+                                c.name(),
+                                digest(&d),
+                                digest(&valid)
+                            )
+                        }
+                        _ => format!("{}: read error", c.name()),
+                    },
+                )
                 .collect::<Vec<_>>()
                 .join("; "),
             Err(_) => "table error".into(),
@@ -491,7 +553,7 @@ fn kill_9_at_random_moments_of_every_write() {
         let span = (t0.elapsed().as_micros() as u64 * 3 / 2).max(2_000);
         let (mut as_old, mut as_new, mut leftovers) = (0, 0, 0);
         let (mut mid, mut after, mut finished) = (0, 0, 0);
-        for _ in 0..kills {
+        for k in 0..kills {
             let d = tempfile::tempdir().unwrap();
             let p = (c.prepare)(d.path());
             let old_names = names(d.path());
@@ -563,6 +625,7 @@ fn kill_9_at_random_moments_of_every_write() {
                 c.name
             );
             leftovers += usize::from(kept.len() != all.len());
+            keep_killed_table(&p, &format!("{i}-{k}"));
         }
         report.push(format!(
             "{}: {mid} killed inside the write, {after} after it, {finished} finished first; \
@@ -579,6 +642,31 @@ fn kill_9_at_random_moments_of_every_write() {
         mid_total * 4 >= total,
         "only {mid_total} of {total} kills landed inside a write"
     );
+}
+
+/// With `B2ND_FAULT_OUT`, a killed table change's `.b2d` is kept there as `NAME.b2d`, with
+/// what b2nd reads of it (`NAME.json`: live rows, `x`, `y`'s nulls), for
+/// `scripts/check_table_kills.py` (python-blosc2 must read the same).
+fn keep_killed_table(p: &Path, name: &str) {
+    let Some(out) = std::env::var_os("B2ND_FAULT_OUT") else {
+        return;
+    };
+    if p.file_name() != Some("t.b2d".as_ref()) {
+        return;
+    }
+    let out = Path::new(&out);
+    common::copy_tree(p, &out.join(format!("{name}.b2d")));
+    let t = b2nd::Table::open(p).unwrap();
+    let x: Vec<u64> = t.read_column("x").unwrap();
+    let nulls: Vec<bool> = t
+        .read_validity("y")
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(|v| !v)
+        .collect();
+    let j = serde_json::json!({"n_rows": t.n_rows(), "x": x, "y_nulls": nulls});
+    std::fs::write(out.join(format!("{name}.json")), j.to_string()).unwrap();
 }
 
 fn u32_array(dir: &Path, name: &str, n: u32, sparse: bool) -> PathBuf {

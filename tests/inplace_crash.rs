@@ -12,6 +12,7 @@
 mod common;
 
 use b2nd::{Array, ArrayMut, Codec, Error, Filter};
+use common::copy_tree;
 use common::inplace_model::*;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
@@ -112,18 +113,6 @@ fn spawn_child(
 fn child_entry() {
     if std::env::var("B2ND_CRASH_CHILD").is_ok() {
         child();
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    if from.is_dir() {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    } else {
-        std::fs::copy(from, to).unwrap();
     }
 }
 

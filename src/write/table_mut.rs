@@ -254,6 +254,11 @@ impl TableMut {
         let table = Table::open(&path)?;
         let valid_file = member_file(&table, "/_valid_rows")?;
         let valid = ArrayMut::open_table_member(valid_file)?;
+        // With the table's lock held, no other change is under way: staging directories
+        // (`.b2nd-*.tmp`) a killed change left are removed (python-blosc2 warns about them).
+        for dir in [path.clone(), path.join("_cols")] {
+            sweep_staging(&dir);
+        }
         Ok(TableMut { path, table, valid })
     }
 
@@ -605,6 +610,20 @@ fn write_rows(a: &mut ArrayMut, start: u64, bytes: &[u8], capacity: u64) -> Resu
         a.resize(&[capacity])?;
     }
     a.write_region_bytes(&Region::new([start], [n]), bytes)
+}
+
+/// Remove the staging directories (`.b2nd-*.tmp`) in `dir`, as far as possible.
+fn sweep_staging(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(".b2nd-") && name.ends_with(".tmp") && e.path().is_dir() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// The file of member `key` of `table`'s directory store; embedded members are refused.

@@ -1,0 +1,36 @@
+"""python-blosc2 reads the tables a `kill -9` interrupted while b2nd's TableMut changed them
+(tests/faults.rs with B2ND_FAULT_OUT=DIR) as b2nd reads them: each `NAME.b2d` beside
+`NAME.json` (b2nd's live row count, column `x` and the nulls of `y`) must give python-blosc2
+the same row count (its `nrows` trusts the schema's cached `n_rows` when present), the same
+`x` and the same nulls, whether the kill left the old or the new table.
+
+Usage: python scripts/check_table_kills.py DIR
+"""
+
+import json
+import os
+import sys
+
+import blosc2 as b2
+import numpy as np
+
+assert b2.__version__ == "4.14.1", b2.__version__
+
+out = sys.argv[1]
+names = sorted(f[: -len(".json")] for f in os.listdir(out) if f.endswith(".json"))
+assert names, f"no killed tables in {out}"
+bad = []
+for name in names:
+    with open(os.path.join(out, name + ".json")) as f:
+        want = json.load(f)
+    t = b2.open(os.path.join(out, name + ".b2d"), mode="r")
+    x = t["x"][:]
+    y_nulls = [bool(v) for v in np.asarray(t["y"].is_null())]
+    got = {"n_rows": t.nrows, "x": np.asarray(x).tolist(), "y_nulls": y_nulls}
+    for k in want:
+        if got[k] != want[k]:
+            bad.append(f"{name}: {k}: python {str(got[k])[:200]}, b2nd {str(want[k])[:200]}")
+print(f"{len(names)} killed table changes: python-blosc2 reads {len(names) - len(bad)} as b2nd does")
+if bad:
+    print("\n".join(bad))
+    sys.exit(1)
