@@ -167,6 +167,12 @@ impl Column {
         &self.spec
     }
 
+    /// The value the schema declares for rows that give none (`Some(Value::Nil)`: null);
+    /// `None` when it declares no default (an append must give the column).
+    pub fn default_value(&self) -> Option<&Value> {
+        self.spec.get("default")
+    }
+
     /// A computed column's definition; `None` for stored columns. A computed column's
     /// [`Column::kind`] is the kind of its values (`float64`, `bool`, ...).
     pub fn computed(&self) -> Option<&Computed> {

@@ -189,6 +189,12 @@ enum Cmd {
         /// Threads (partitions and workers; default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// Let the query change tables: INSERT INTO, DELETE FROM and TRUNCATE on tables
+        /// saved as a directory (.b2d), each statement one atomic change left as
+        /// python-blosc2 leaves its own (without it, such statements are refused and nothing
+        /// changes).
+        #[arg(long)]
+        write: bool,
     },
     /// Write the array, or a slice of it, as a NumPy .npy file (streamed: never held whole).
     ToNpy {
@@ -764,7 +770,8 @@ fn main() -> ExitCode {
             arrays,
             format,
             threads,
-        } => sql::run(&query, &tables, &arrays, format, threads),
+            write,
+        } => sql::run(&query, &tables, &arrays, format, threads, write),
         Cmd::Write {
             array,
             input,

@@ -12,7 +12,7 @@ use b2nd_datafusion::B2ndTable;
 #[cfg(feature = "sql")]
 use datafusion::arrow::record_batch::RecordBatch;
 #[cfg(feature = "sql")]
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionConfig;
 
 /// One `NAME=PATH` of `--table` / `--array`.
 #[derive(Clone, Debug)]
@@ -52,6 +52,7 @@ pub(crate) fn run(
     _arrays: &[Named],
     _format: Format,
     _threads: Option<usize>,
+    _write: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     Err(
         "this b2nd was built without SQL: build it with `cargo build --release --features sql`"
@@ -67,6 +68,7 @@ pub(crate) fn run(
     arrays: &[Named],
     format: Format,
     threads: Option<usize>,
+    write: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let cores = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -76,10 +78,12 @@ pub(crate) fn run(
         .build()?;
     let batches = rt
         .block_on(async {
-            let ctx =
-                SessionContext::new_with_config(SessionConfig::new().with_target_partitions(cores));
+            let ctx = b2nd_datafusion::session_context(
+                SessionConfig::new().with_target_partitions(cores),
+            );
             for t in tables {
-                ctx.register_table(t.name.as_str(), Arc::new(B2ndTable::any(&t.spec)?))?;
+                let table = B2ndTable::any(&t.spec)?.with_writes(write);
+                ctx.register_table(t.name.as_str(), Arc::new(table))?;
             }
             for a in arrays {
                 ctx.register_table(a.name.as_str(), Arc::new(B2ndTable::array(&a.spec)?))?;

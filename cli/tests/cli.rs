@@ -1166,6 +1166,78 @@ fn sql_errors_are_one_line_exit_1_and_usage_errors_exit_2() {
     }
 }
 
+/// `b2nd sql --write` changes a table (the count printed); without `--write` the same
+/// statement is one error line and the table keeps every byte; a bad value changes nothing.
+#[cfg(feature = "sql")]
+#[test]
+fn sql_changes_tables_only_with_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.b2d");
+    b2nd::TableBuilder::new()
+        .column("id", &[1i64, 2, 3])
+        .unwrap()
+        .write(&p)
+        .unwrap();
+    let t = format!("t={}", p.display());
+    let bytes = || std::fs::read(p.join("_valid_rows.b2nd")).unwrap();
+    let before = bytes();
+    for q in [
+        "INSERT INTO t VALUES (4)",
+        "DELETE FROM t WHERE id = 1",
+        "TRUNCATE TABLE t",
+    ] {
+        let out = b2nd().args(["sql", q, "--table", &t]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{q}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{q}: {err}");
+        assert!(
+            err.contains("opened read-only") && err.contains("--write"),
+            "{err}"
+        );
+        assert_eq!(bytes(), before, "{q}");
+    }
+    let out = run_ok(b2nd().args([
+        "sql",
+        "INSERT INTO t VALUES (4), (5)",
+        "--table",
+        &t,
+        "--write",
+        "--format",
+        "csv",
+    ]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "count\n2\n");
+    let out = run_ok(b2nd().args([
+        "sql",
+        "DELETE FROM t WHERE id % 2 = 0",
+        "--table",
+        &t,
+        "--write",
+        "--format",
+        "csv",
+    ]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "count\n2\n");
+    let ids: Vec<i64> = b2nd::Table::open(&p).unwrap().read_column("id").unwrap();
+    assert_eq!(ids, [1, 3, 5]);
+    let before = bytes();
+    let out = b2nd()
+        .args([
+            "sql",
+            "INSERT INTO t VALUES (NULL)",
+            "--table",
+            &t,
+            "--write",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("not nullable") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(bytes(), before);
+}
+
 #[cfg(not(feature = "sql"))]
 #[test]
 fn sql_without_the_feature_says_how_to_get_it() {

@@ -24,6 +24,8 @@
 #![forbid(unsafe_code)]
 
 mod codec;
+mod dml;
+mod guard;
 mod provider;
 mod prune;
 mod rows;
@@ -32,6 +34,8 @@ mod source;
 mod terms;
 
 pub use codec::B2ndCodec;
+pub use dml::B2ndDmlExec;
+pub use guard::{session_context, B2ndQueryPlanner};
 pub use provider::B2ndTable;
 pub use scan::B2ndScanExec;
 pub use source::{Kind, Source};

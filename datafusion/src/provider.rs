@@ -1,19 +1,23 @@
 //! [`B2ndTable`]: a b2nd table or array as a DataFusion table.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::stats::Precision;
-use datafusion::common::{Result, Statistics};
+use datafusion::common::{DataFusionError, Result, Statistics};
 use datafusion::datasource::TableType;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
+use crate::dml::{B2ndDmlExec, Change};
 use crate::prune::{Cut, Zones};
 use crate::scan::{split_ranges, B2ndScanExec};
-use crate::source::{Kind, Shared, Source};
+use crate::source::{Kind, Opened, Shared, Source};
 use crate::terms;
 
 /// A python-blosc2 CTable or an N-d array as a DataFusion table.
@@ -41,14 +45,53 @@ use crate::terms;
 #[derive(Debug)]
 pub struct B2ndTable {
     source: Source,
-    opened: Shared,
+    live: Arc<Live>,
     schema: SchemaRef,
     /// Rows per storage chunk in row order (the unit of partitions and batches).
     unit: u64,
     /// Rows per storage block in row order (the unit of computed zones).
     block: u64,
-    /// Zone maps of the columns filters were pushed on.
-    zones: Zones,
+    /// Whether SQL may change the table (`INSERT`, `DELETE`, `TRUNCATE`).
+    writes: bool,
+    /// The defaults the table's schema declares, as SQL literals (for `INSERT` with a column
+    /// list).
+    defaults: HashMap<String, Expr>,
+}
+
+/// The source as it is now, with the zone maps computed on it: opened again after every
+/// change this provider makes.
+#[derive(Debug)]
+pub(crate) struct Live {
+    source: Source,
+    current: RwLock<(Shared, Arc<Zones>)>,
+}
+
+impl Live {
+    fn current(&self) -> (Shared, Arc<Zones>) {
+        let c = self.current.read().unwrap_or_else(|e| e.into_inner());
+        (c.0.clone(), c.1.clone())
+    }
+
+    /// Open the source again (after a change), zone maps forgotten.
+    pub(crate) fn reload(&self) -> Result<()> {
+        let opened: Shared = Arc::new(self.source.open()?);
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) =
+            (opened, Arc::new(Zones::default()));
+        Ok(())
+    }
+
+    /// The names of the table's computed columns.
+    pub(crate) fn computed_columns(&self) -> Vec<String> {
+        match &*self.current().0 {
+            Opened::Table(t, _) => t
+                .columns()
+                .iter()
+                .filter(|c| c.computed().is_some())
+                .map(|c| c.name().to_string())
+                .collect(),
+            Opened::Array(_) => Vec::new(),
+        }
+    }
 }
 
 impl B2ndTable {
@@ -60,14 +103,80 @@ impl B2ndTable {
             let (unit, block) = (opened.rows_per_chunk(), opened.rows_per_block());
             Ok((opened, schema, unit, block))
         })?;
+        let defaults = match &*opened {
+            Opened::Table(t, _) => declared_defaults(t, &schema),
+            Opened::Array(_) => HashMap::new(),
+        };
         Ok(B2ndTable {
+            live: Arc::new(Live {
+                source: source.clone(),
+                current: RwLock::new((opened, Arc::new(Zones::default()))),
+            }),
             source,
-            opened,
             schema,
             unit,
             block,
-            zones: Zones::default(),
+            writes: false,
+            defaults,
         })
+    }
+
+    /// Whether SQL may change the table (default: no, and `INSERT`, `DELETE` and
+    /// `TRUNCATE` are refused). Changes need a table saved as a directory (`.b2d`) on a
+    /// local disk; each statement is one atomic change (b2nd's [`b2nd::TableMut`]). `DELETE`
+    /// runs only in a [`session_context`](crate::session_context) (see
+    /// [`B2ndQueryPlanner`](crate::B2ndQueryPlanner)).
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("t.b2d");
+    /// # b2nd::TableBuilder::new().column("id", &[1i64, 2]).unwrap().write(&path).unwrap();
+    /// let ctx = b2nd_datafusion::session_context(Default::default());
+    /// let t = b2nd_datafusion::B2ndTable::table(path.to_str().unwrap())?.with_writes(true);
+    /// ctx.register_table("t", std::sync::Arc::new(t))?;
+    /// ctx.sql("INSERT INTO t VALUES (3), (4)").await?.collect().await?;
+    /// ctx.sql("DELETE FROM t WHERE id < 2").await?.collect().await?;
+    /// let n = ctx.sql("SELECT count(*) FROM t").await?.collect().await?;
+    /// assert_eq!(b2nd::Table::open(&path).unwrap().read_column::<i64>("id").unwrap(), [2, 3, 4]);
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn with_writes(mut self, writes: bool) -> B2ndTable {
+        self.writes = writes;
+        self
+    }
+
+    /// The table's path for a change `what`, or why SQL cannot change it.
+    fn writable(&self, what: &str) -> Result<PathBuf> {
+        let refuse = |why: &str| {
+            Err(DataFusionError::Plan(format!(
+                "{what} on {}: {why}",
+                self.source.display()
+            )))
+        };
+        if !self.writes {
+            return refuse(
+                "the table was opened read-only (b2nd sql --write; B2ndTable::with_writes)",
+            );
+        }
+        if self.source.kind != Kind::Table {
+            return refuse("an array is not a table: only tables take rows");
+        }
+        if self.source.is_url() {
+            return refuse("a table at a URL cannot be changed");
+        }
+        if self
+            .source
+            .key
+            .as_deref()
+            .is_some_and(|k| !k.is_empty() && k != "/")
+        {
+            return refuse(
+                "only a table saved on its own (a .b2d) can be changed, not one inside a store",
+            );
+        }
+        Ok(PathBuf::from(&self.source.location))
     }
 
     /// The CTable at `spec` (`PATH` or `PATH#KEY` inside a store).
@@ -138,7 +247,8 @@ impl TableProvider for B2ndTable {
             None => self.schema.clone(),
         };
         let unit = self.unit;
-        let n = self.opened.n_rows();
+        let (opened, zones) = self.live.current();
+        let n = opened.n_rows();
         let cut = Cut {
             read_rows: unit,
             zone_rows: self.block,
@@ -146,10 +256,8 @@ impl TableProvider for B2ndTable {
         // Zones (blocks of rows) no filter can match are left out; the planner gets the
         // columns' bounds.
         let (ranges, pruned_by, columns) = crate::source::off_runtime(|| -> Result<_> {
-            let (ranges, notes) = self
-                .zones
-                .ranges(&self.opened, &self.schema, filters, cut)?;
-            let columns = self.zones.statistics(&self.opened, &schema)?;
+            let (ranges, notes) = zones.ranges(&opened, &self.schema, filters, cut)?;
+            let columns = zones.statistics(&opened, &schema)?;
             Ok((ranges, notes, columns))
         })?;
         // Partitions are cut at blocks, or at chunks for a URL: there a chunk two partitions
@@ -171,7 +279,7 @@ impl TableProvider for B2ndTable {
                 n,
                 batch_rows,
                 limit,
-                Some(self.opened.clone()),
+                Some(opened.clone()),
             )
             .with_planning(columns, pruned_by),
         ))
@@ -196,13 +304,94 @@ impl TableProvider for B2ndTable {
     }
 
     fn statistics(&self) -> Option<Statistics> {
+        let (opened, zones) = self.live.current();
         let mut s = Statistics::new_unknown(&self.schema);
-        s.num_rows = Precision::Exact(self.opened.n_rows() as usize);
-        if let Ok(c) =
-            crate::source::off_runtime(|| self.zones.statistics(&self.opened, &self.schema))
-        {
+        s.num_rows = Precision::Exact(opened.n_rows() as usize);
+        if let Ok(c) = crate::source::off_runtime(|| zones.statistics(&opened, &self.schema)) {
             s.column_statistics = c;
         }
         Some(s)
     }
+
+    fn get_column_default(&self, column: &str) -> Option<&Expr> {
+        self.defaults.get(column)
+    }
+
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let path = self.writable("INSERT")?;
+        if insert_op != InsertOp::Append {
+            return Err(DataFusionError::NotImplemented(format!(
+                "{insert_op} on {}: rows are appended (INSERT INTO)",
+                self.source.display()
+            )));
+        }
+        Ok(Arc::new(B2ndDmlExec::new(
+            self.live.clone(),
+            path,
+            Change::Insert(input),
+        )))
+    }
+
+    async fn delete_from(
+        &self,
+        state: &dyn Session,
+        filters: Vec<Expr>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let path = self.writable("DELETE")?;
+        if !crate::guard::checked() {
+            return Err(DataFusionError::Plan(format!(
+                "DELETE on {}: run it in b2nd_datafusion::session_context (B2ndQueryPlanner): \
+                 DataFusion 55 hands a table no predicate for a WHERE it cannot pass whole, \
+                 which reads as every row",
+                self.source.display()
+            )));
+        }
+        Ok(Arc::new(B2ndDmlExec::delete(
+            self.live.clone(),
+            path,
+            &self.schema,
+            &filters,
+            state.execution_props(),
+        )?))
+    }
+
+    async fn truncate(&self, state: &dyn Session) -> Result<Arc<dyn ExecutionPlan>> {
+        let path = self.writable("TRUNCATE")?;
+        Ok(Arc::new(B2ndDmlExec::delete(
+            self.live.clone(),
+            path,
+            &self.schema,
+            &[],
+            state.execution_props(),
+        )?))
+    }
+}
+
+/// The defaults `t`'s schema declares, as literals of the SQL columns' types (`null`
+/// defaults are SQL's own).
+fn declared_defaults(t: &b2nd::Table, schema: &SchemaRef) -> HashMap<String, Expr> {
+    use datafusion::common::ScalarValue;
+    let mut out = HashMap::new();
+    for c in t.columns() {
+        let (Some(v), Ok(field)) = (c.default_value(), schema.field_with_name(c.name())) else {
+            continue;
+        };
+        let scalar = match v {
+            b2nd::Value::Bool(b) => ScalarValue::Boolean(Some(*b)),
+            b2nd::Value::Int(i) => ScalarValue::Int64(Some(*i)),
+            b2nd::Value::UInt(u) => ScalarValue::UInt64(Some(*u)),
+            b2nd::Value::Float(f) => ScalarValue::Float64(Some(*f)),
+            b2nd::Value::Str(s) => ScalarValue::Utf8(Some(s.clone())),
+            _ => continue,
+        };
+        if let Ok(s) = scalar.cast_to(field.data_type()) {
+            out.insert(c.name().to_string(), Expr::Literal(s, None));
+        }
+    }
+    out
 }

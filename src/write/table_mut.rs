@@ -147,6 +147,92 @@ impl Rows {
         let cells = Cells::Strings(values.iter().map(|v| v.map(str::to_string)).collect());
         self.add(name, values.len(), cells)
     }
+
+    /// Values of a `timestamp` column: counts of `unit` (`s`, `ms`, `us`, `ns`) since the
+    /// Unix epoch; the unit must be the column's. `None` is a null.
+    pub fn timestamps(self, name: &str, unit: &str, values: &[Option<i64>]) -> Result<Rows> {
+        let dtype = Dtype::parse(&format!("<M8[{unit}]")).map_err(|e| {
+            Error::InvalidArgument(format!("column {name:?}: timestamp unit {unit:?}: {e}"))
+        })?;
+        let plain: Vec<i64> = values.iter().map(|v| v.unwrap_or(0)).collect();
+        let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
+        let cells = Cells::Fixed {
+            dtype,
+            bytes: i64::as_bytes(&plain).into_owned(),
+            valid: valid.contains(&false).then_some(valid),
+        };
+        self.add(name, values.len(), cells)
+    }
+
+    /// The rows of an Arrow record batch, one column per field (feature `arrow`): integers,
+    /// floats and booleans, strings (`Utf8`, `LargeUtf8`, `Utf8View`) for `string` columns,
+    /// and timestamps; Arrow nulls are nulls. Other Arrow types are refused by name.
+    #[cfg(feature = "arrow")]
+    pub fn from_record_batch(batch: &arrow_array::RecordBatch) -> Result<Rows> {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::*;
+        use arrow_schema::{DataType, TimeUnit};
+
+        fn opt<T: arrow_array::ArrowPrimitiveType>(
+            a: &dyn arrow_array::Array,
+        ) -> Vec<Option<T::Native>> {
+            a.as_primitive::<T>().iter().collect()
+        }
+        let mut rows = Rows::new();
+        if batch.num_columns() == 0 {
+            return Ok(rows);
+        }
+        for (field, a) in batch.schema().fields().iter().zip(batch.columns()) {
+            let name = field.name();
+            let a = a.as_ref();
+            rows = match a.data_type() {
+                DataType::Boolean => {
+                    let v: Vec<Option<bool>> = a.as_boolean().iter().collect();
+                    rows.column_opt(name, &v)?
+                }
+                DataType::Int8 => rows.column_opt(name, &opt::<Int8Type>(a))?,
+                DataType::Int16 => rows.column_opt(name, &opt::<Int16Type>(a))?,
+                DataType::Int32 => rows.column_opt(name, &opt::<Int32Type>(a))?,
+                DataType::Int64 => rows.column_opt(name, &opt::<Int64Type>(a))?,
+                DataType::UInt8 => rows.column_opt(name, &opt::<UInt8Type>(a))?,
+                DataType::UInt16 => rows.column_opt(name, &opt::<UInt16Type>(a))?,
+                DataType::UInt32 => rows.column_opt(name, &opt::<UInt32Type>(a))?,
+                DataType::UInt64 => rows.column_opt(name, &opt::<UInt64Type>(a))?,
+                DataType::Float32 => rows.column_opt(name, &opt::<Float32Type>(a))?,
+                DataType::Float64 => rows.column_opt(name, &opt::<Float64Type>(a))?,
+                DataType::Utf8 => {
+                    let v: Vec<Option<&str>> = a.as_string::<i32>().iter().collect();
+                    rows.strings(name, &v)?
+                }
+                DataType::LargeUtf8 => {
+                    let v: Vec<Option<&str>> = a.as_string::<i64>().iter().collect();
+                    rows.strings(name, &v)?
+                }
+                DataType::Utf8View => {
+                    let v: Vec<Option<&str>> = a.as_string_view().iter().collect();
+                    rows.strings(name, &v)?
+                }
+                DataType::Timestamp(unit, _) => {
+                    let (u, v) = match unit {
+                        TimeUnit::Second => ("s", opt::<TimestampSecondType>(a)),
+                        TimeUnit::Millisecond => ("ms", opt::<TimestampMillisecondType>(a)),
+                        TimeUnit::Microsecond => ("us", opt::<TimestampMicrosecondType>(a)),
+                        TimeUnit::Nanosecond => ("ns", opt::<TimestampNanosecondType>(a)),
+                    };
+                    rows.timestamps(name, u, &v)?
+                }
+                other => {
+                    return Err(Error::InvalidArgument(format!(
+                        "column {name:?}: Arrow type {other} is not one a table's rows take \
+                         (integers, floats, booleans, strings, timestamps)"
+                    )))
+                }
+            };
+        }
+        // A batch of no rows still has a length: zero.
+        rows.len.get_or_insert(batch.num_rows() as u64);
+        Ok(rows)
+    }
 }
 
 /// A CTable opened for changes: a `.b2d` directory python-blosc2 (or
@@ -452,7 +538,13 @@ impl TableMut {
                 bytes,
                 valid,
             } => {
-                if given.to_numpy_str() != dtype.to_numpy_str() {
+                // A timestamp column stores int64 counts of its unit: it takes those, or
+                // datetimes of the same unit.
+                let unit = c.spec().get("unit").and_then(Value::as_str);
+                let as_datetime = matches!(given, Dtype::Datetime { .. })
+                    && *c.kind() == ColumnKind::Timestamp
+                    && unit.is_some_and(|u| given.to_numpy_str() == format!("<M8[{u}]"));
+                if !as_datetime && given.to_numpy_str() != dtype.to_numpy_str() {
                     return Err(self.refuse(
                         c.name(),
                         format!(
@@ -496,7 +588,7 @@ impl TableMut {
         dtype: &Dtype,
         n: usize,
     ) -> Result<(Vec<u8>, Option<Vec<bool>>)> {
-        match c.spec().get("default") {
+        match c.default_value() {
             None => Err(self.refuse(
                 c.name(),
                 "no values given, and the column declares no default".into(),

@@ -1,0 +1,313 @@
+//! SQL that changes tables: `INSERT INTO ... VALUES / SELECT`, `DELETE FROM ... [WHERE]` and
+//! `TRUNCATE` through DataFusion's DML hooks on a python-blosc2 table
+//! (`tests/data/tables/mutable.b2d`) and on one b2nd writes; each statement's count, the
+//! rows b2nd reads afterwards (in the same session too), statements that must change exactly
+//! the matching rows or nothing (subqueries, always-false predicates, NULLs, EXPLAIN), and
+//! refusals that change no byte.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use b2nd::Table;
+use b2nd_datafusion::B2ndTable;
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::datatypes::UInt64Type;
+use datafusion::prelude::SessionContext;
+
+fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let to = tmp.path().join(name);
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/tables")
+            .join(name),
+        &to,
+    );
+    (tmp, to)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Every file under `root` with its bytes.
+fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let b = std::fs::read(&p).unwrap();
+                out.push((p, b));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn ctx_with(path: &Path, writes: bool) -> SessionContext {
+    let ctx = b2nd_datafusion::session_context(Default::default());
+    let t = B2ndTable::table(path.to_str().unwrap())
+        .unwrap()
+        .with_writes(writes);
+    ctx.register_table("t", Arc::new(t)).unwrap();
+    ctx
+}
+
+/// The statement's `count`.
+async fn run(ctx: &SessionContext, q: &str) -> u64 {
+    let b = ctx.sql(q).await.unwrap().collect().await.unwrap();
+    assert_eq!(b.len(), 1, "{q}");
+    b[0].column(0).as_primitive::<UInt64Type>().value(0)
+}
+
+async fn fails(ctx: &SessionContext, q: &str) -> String {
+    match ctx.sql(q).await {
+        Err(e) => e.to_string(),
+        Ok(df) => df.collect().await.unwrap_err().to_string(),
+    }
+}
+
+async fn ids_sql(ctx: &SessionContext) -> Vec<i64> {
+    let b = ctx
+        .sql("SELECT id FROM t ORDER BY id")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    b.iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+                .values()
+                .to_vec()
+        })
+        .collect()
+}
+
+fn ids(path: &Path) -> Vec<i64> {
+    Table::open(path).unwrap().read_column("id").unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inserts_and_deletes_change_the_table() {
+    let (_tmp, path) = fixture("mutable.b2d");
+    let ctx = ctx_with(&path, true);
+    assert_eq!(ids(&path), [0, 2, 3, 4, 5, 6, 7]);
+
+    // Every column given, NULLs of both storages, a timestamp literal.
+    let n = run(
+        &ctx,
+        "INSERT INTO t VALUES \
+         (100, TIMESTAMP '2026-01-02T03:04:05.006', NULL, 'ab', 1, NULL, 0.5, true, 9), \
+         (101, TIMESTAMP '1970-01-01T00:00:00.001', 2.5, 'üb', NULL, 7, NULL, false, 255)",
+    )
+    .await;
+    assert_eq!(n, 2);
+    let t = Table::open(&path).unwrap();
+    assert_eq!(t.read_column::<i64>("id").unwrap()[7..], [100, 101]);
+    assert_eq!(
+        t.read_column::<i64>("when").unwrap()[7..],
+        [1_767_323_045_006, 1]
+    );
+    assert_eq!(
+        t.read_column_opt::<f64>("score").unwrap()[7..],
+        [None, Some(2.5)]
+    );
+    assert_eq!(
+        t.read_column_opt::<i16>("sent").unwrap()[7..],
+        [None, Some(7)]
+    );
+    assert_eq!(
+        t.read_column_opt::<f32>("fsent").unwrap()[7..],
+        [Some(0.5), None]
+    );
+    assert_eq!(
+        t.read_strings("name").unwrap()[7..],
+        [Some("ab".into()), Some("üb".into())]
+    );
+    // The session sees the change.
+    assert_eq!(ids_sql(&ctx).await, [0, 2, 3, 4, 5, 6, 7, 100, 101]);
+
+    // A column list: the others take the defaults the table declares (name "", flag false,
+    // small 7) or NULL.
+    assert_eq!(
+        run(
+            &ctx,
+            "INSERT INTO t (id, \"when\") VALUES (102, TIMESTAMP '2000-01-01')"
+        )
+        .await,
+        1
+    );
+    let t = Table::open(&path).unwrap();
+    assert_eq!(t.read_strings("name").unwrap()[9], Some(String::new()));
+    assert_eq!(t.read_column::<u8>("small").unwrap()[9], 7);
+    assert_eq!(t.read_column::<bool>("flag").unwrap()[9], false);
+    assert_eq!(t.read_column_opt::<i32>("opt").unwrap()[9], None);
+
+    // INSERT ... SELECT from the same table reads it as it was.
+    assert_eq!(
+        run(&ctx, "INSERT INTO t SELECT id + 1000, \"when\", score, name, opt, sent, fsent, flag, small FROM t WHERE id < 4").await,
+        3
+    );
+    assert_eq!(ids(&path)[10..], [1000, 1002, 1003]);
+
+    // DELETE: exactly the rows where the predicate is true; a NULL keeps the row.
+    let before = ids(&path);
+    assert_eq!(run(&ctx, "DELETE FROM t WHERE score > 5").await, 4);
+    let t = Table::open(&path).unwrap();
+    let scores = t.read_column_opt::<f64>("score").unwrap();
+    assert!(
+        scores.iter().all(|s| s.is_none_or(|s| s <= 5.0)),
+        "{scores:?}"
+    );
+    assert!(scores.contains(&None), "rows with a NULL score stay");
+    assert_eq!(t.n_rows() as usize, before.len() - 4);
+    assert_eq!(ids_sql(&ctx).await.len(), before.len() - 4);
+
+    // An always-false predicate deletes nothing, and changes no byte.
+    let snap = snapshot(&path);
+    assert_eq!(run(&ctx, "DELETE FROM t WHERE 1 = 0").await, 0);
+    assert_eq!(run(&ctx, "DELETE FROM t WHERE id > 5000").await, 0);
+
+    // EXPLAIN plans the change without making it.
+    ctx.sql("EXPLAIN DELETE FROM t")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    ctx.sql("EXPLAIN INSERT INTO t (id, \"when\") VALUES (1, TIMESTAMP '2000-01-01')")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert!(snapshot(&path) == snap, "a change without one");
+
+    // A WHERE with a subquery reaches DataFusion 55's DELETE hook as a join whose predicates
+    // it drops or takes from the wrong scan: refused before any change.
+    let snap = snapshot(&path);
+    for q in [
+        "DELETE FROM t WHERE id IN (SELECT id FROM t WHERE id >= 1000)",
+        "DELETE FROM t WHERE name IN (SELECT name FROM t WHERE id = 3)",
+        "DELETE FROM t WHERE EXISTS (SELECT 1 FROM t AS u WHERE u.id = t.id + 1)",
+        "DELETE FROM t WHERE id = (SELECT max(id) FROM t)",
+    ] {
+        let e = fails(&ctx, q).await;
+        assert!(
+            e.contains("b2nd refuses it (nothing was changed)"),
+            "{q}: {e}"
+        );
+    }
+    assert!(
+        snapshot(&path) == snap,
+        "a refused DELETE changed the table"
+    );
+    // Outside b2nd's session DataFusion's planner cannot be trusted with DELETE.
+    let plain = SessionContext::new();
+    let t = B2ndTable::table(path.to_str().unwrap())
+        .unwrap()
+        .with_writes(true);
+    plain.register_table("t", Arc::new(t)).unwrap();
+    let e = fails(&plain, "DELETE FROM t WHERE 1 = 0").await;
+    assert!(
+        e.contains("run it in b2nd_datafusion::session_context"),
+        "{e}"
+    );
+    assert!(snapshot(&path) == snap);
+
+    // TRUNCATE deletes every row.
+    let left = ids(&path).len() as u64;
+    assert_eq!(run(&ctx, "TRUNCATE TABLE t").await, left);
+    assert!(ids(&path).is_empty());
+    assert!(ids_sql(&ctx).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_statements_change_no_byte() {
+    let (_tmp, path) = fixture("mutable.b2d");
+    let snap = snapshot(&path);
+    // Read-only unless asked.
+    let ro = ctx_with(&path, false);
+    for q in [
+        "INSERT INTO t (id, \"when\") VALUES (1, TIMESTAMP '2000-01-01')",
+        "DELETE FROM t WHERE id = 2",
+        "TRUNCATE TABLE t",
+    ] {
+        let e = fails(&ro, q).await;
+        assert!(e.contains("the table was opened read-only"), "{q}: {e}");
+    }
+    let ctx = ctx_with(&path, true);
+    for (q, want) in [
+        // NULL into a column that is not nullable.
+        (
+            "INSERT INTO t (\"when\") VALUES (TIMESTAMP '2000-01-01')",
+            "not nullable",
+        ),
+        // Longer than the column's max_length.
+        (
+            "INSERT INTO t (id, \"when\", name) VALUES (1, TIMESTAMP '2000-01-01', 'abcdefg')",
+            "max_length 6",
+        ),
+        ("INSERT INTO t (id, nope) VALUES (1, 2)", "nope"),
+        ("UPDATE t SET id = 1", "UPDATE"),
+    ] {
+        let e = fails(&ctx, q).await;
+        assert!(e.contains(want), "{q}: {want:?} not in {e}");
+    }
+    assert!(
+        snapshot(&path) == snap,
+        "a refused statement changed the table"
+    );
+    // Tables in a zip are refused by name.
+    let zip = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/tables/basic.b2z");
+    let z = b2nd_datafusion::session_context(Default::default());
+    let t = B2ndTable::table(zip.to_str().unwrap())
+        .unwrap()
+        .with_writes(true);
+    z.register_table("t", Arc::new(t)).unwrap();
+    let e = fails(&z, "DELETE FROM t WHERE id = 0").await;
+    assert!(
+        e.contains("only a table saved as a directory (.b2d)"),
+        "{e}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_b2nd_writes_takes_sql_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("t.b2d");
+    b2nd::TableBuilder::new()
+        .column("id", &[1i64, 2, 3])
+        .unwrap()
+        .nullable_column("x", &[0.5f64, 0.0, 1.5], &[true, false, true])
+        .unwrap()
+        .write(&path)
+        .unwrap();
+    let ctx = ctx_with(&path, true);
+    assert_eq!(
+        run(&ctx, "INSERT INTO t VALUES (4, NULL), (5, 2.5)").await,
+        2
+    );
+    assert_eq!(run(&ctx, "DELETE FROM t WHERE x IS NULL").await, 2);
+    let t = Table::open(&path).unwrap();
+    assert_eq!(t.read_column::<i64>("id").unwrap(), [1, 3, 5]);
+    assert_eq!(
+        t.read_column_opt::<f64>("x").unwrap(),
+        [Some(0.5), Some(1.5), Some(2.5)]
+    );
+}
