@@ -155,7 +155,7 @@ async fn inserts_and_deletes_change_the_table() {
     let t = Table::open(&path).unwrap();
     assert_eq!(t.read_strings("name").unwrap()[9], Some(String::new()));
     assert_eq!(t.read_column::<u8>("small").unwrap()[9], 7);
-    assert_eq!(t.read_column::<bool>("flag").unwrap()[9], false);
+    assert!(!t.read_column::<bool>("flag").unwrap()[9]);
     assert_eq!(t.read_column_opt::<i32>("opt").unwrap()[9], None);
 
     // INSERT ... SELECT from the same table reads it as it was.
