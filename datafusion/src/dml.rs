@@ -31,7 +31,7 @@ use datafusion::physical_plan::{
     SendableRecordBatchStream,
 };
 
-use crate::provider::Live;
+use crate::live::Live;
 
 /// Rows per batch when a `DELETE` evaluates its predicate.
 const DELETE_BATCH_ROWS: u64 = 1 << 16;

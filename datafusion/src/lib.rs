@@ -26,6 +26,7 @@
 mod codec;
 mod dml;
 mod guard;
+mod live;
 mod provider;
 mod prune;
 mod rows;

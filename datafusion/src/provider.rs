@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -15,7 +15,8 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::dml::{B2ndDmlExec, Change};
-use crate::prune::{Cut, Zones};
+use crate::live::Live;
+use crate::prune::Cut;
 use crate::scan::{split_ranges, B2ndScanExec};
 use crate::source::{Kind, Opened, Shared, Source};
 use crate::terms;
@@ -58,42 +59,6 @@ pub struct B2ndTable {
     defaults: HashMap<String, Expr>,
 }
 
-/// The source as it is now, with the zone maps computed on it: opened again after every
-/// change this provider makes.
-#[derive(Debug)]
-pub(crate) struct Live {
-    source: Source,
-    current: RwLock<(Shared, Arc<Zones>)>,
-}
-
-impl Live {
-    fn current(&self) -> (Shared, Arc<Zones>) {
-        let c = self.current.read().unwrap_or_else(|e| e.into_inner());
-        (c.0.clone(), c.1.clone())
-    }
-
-    /// Open the source again (after a change), zone maps forgotten.
-    pub(crate) fn reload(&self) -> Result<()> {
-        let opened: Shared = Arc::new(self.source.open()?);
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) =
-            (opened, Arc::new(Zones::default()));
-        Ok(())
-    }
-
-    /// The names of the table's computed columns.
-    pub(crate) fn computed_columns(&self) -> Vec<String> {
-        match &*self.current().0 {
-            Opened::Table(t, _) => t
-                .columns()
-                .iter()
-                .filter(|c| c.computed().is_some())
-                .map(|c| c.name().to_string())
-                .collect(),
-            Opened::Array(_) => Vec::new(),
-        }
-    }
-}
-
 impl B2ndTable {
     /// The source opened, its schema read.
     pub fn open(source: Source) -> Result<B2ndTable> {
@@ -108,10 +73,7 @@ impl B2ndTable {
             Opened::Array(_) => HashMap::new(),
         };
         Ok(B2ndTable {
-            live: Arc::new(Live {
-                source: source.clone(),
-                current: RwLock::new((opened, Arc::new(Zones::default()))),
-            }),
+            live: Arc::new(Live::new(source.clone(), opened)),
             source,
             schema,
             unit,
