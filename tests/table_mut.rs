@@ -188,17 +188,21 @@ fn appends_and_deletes_leave_the_table_python_leaves() {
         lengths(&path)
     );
 
-    // 2. Delete the first row, one in the middle, and the last one (the arrays keep their
-    //    length; python's own delete does too).
+    // 2. Delete the first row, one in the middle, and the last one: the arrays end at the
+    //    last live row, as python's delete and close leave them.
     assert_eq!(t.delete(&[8, 0, 5, 8]).unwrap(), 3);
     ops.push(json!({"op": "delete", "rows": [0, 5, 8]}));
     model.delete(&[0, 5, 8]);
     assert_eq!(Model::read(t.table()), model);
     assert_eq!(manifest(&path), (Some(6), before.1 + 1, before.2 + 1, true));
-    assert_eq!(t.table().physical_rows(), 10);
+    assert_eq!(t.table().physical_rows(), 9);
+    assert!(
+        lengths(&path).iter().all(|(_, n)| *n == 9),
+        "{:?}",
+        lengths(&path)
+    );
 
-    // 3. Three rows from the row after the last live one, past the end: a resize and a
-    //    region write.
+    // 3. Three rows after the last live one.
     let rows = Rows::new()
         .column("id", &[200i64, 201, 202])
         .unwrap()
@@ -417,4 +421,33 @@ fn tables_b2nd_writes_take_rows_too() {
         r.read_column_opt::<f64>("b").unwrap(),
         [None, Some(1.5), Some(0.0), None, Some(2.0)]
     );
+    // With every row deleted the arrays keep their length (python's trim leaves an empty
+    // table's capacity): appends write into it, then past it (a resize and a region
+    // write), and rows written where deleted nulls were are not null.
+    assert_eq!(t.delete(&[0, 1, 2, 3, 4]).unwrap(), 5);
+    assert_eq!((t.table().n_rows(), t.table().physical_rows()), (0, 6));
+    t.append(
+        &Rows::new()
+            .column("a", &[7])
+            .unwrap()
+            .column("b", &[1.0])
+            .unwrap(),
+    )
+    .unwrap();
+    let big: Vec<i32> = (0..8).collect();
+    t.append(
+        &Rows::new()
+            .column("a", &big)
+            .unwrap()
+            .column("b", &[2.0; 8])
+            .unwrap(),
+    )
+    .unwrap();
+    let r = Table::open(&path).unwrap();
+    assert_eq!(r.physical_rows(), 9);
+    assert_eq!(
+        r.read_column::<i32>("a").unwrap(),
+        [7, 0, 1, 2, 3, 4, 5, 6, 7]
+    );
+    assert_eq!(r.read_validity("b").unwrap(), Some(vec![true; 9]));
 }

@@ -436,14 +436,79 @@ impl TableMut {
             flags[p - first] = 0;
         }
         let new_live = live.live() - rows.len() as u64;
+        let capacity = live.physical();
+        // The last live row afterwards: python's close trims the arrays to it.
+        let end = {
+            let mut after = live.flags().to_vec();
+            for &p in &physical {
+                after[p] = false;
+            }
+            after.iter().rposition(|&v| v).map_or(0, |i| i as u64 + 1)
+        };
+        let masks = self.mask_files()?;
 
         let meta = self.meta_file()?;
         edit_meta(&self.table, &meta, None, "visibility_epoch", false)?;
         self.valid
             .write_region_bytes(&Region::new([first as u64], [flags.len() as u64]), &flags)?;
+        // The mask rows after the last live row are made valid: python's extend writes its
+        // next rows there and writes a mask only for batches holding a null, so a row it
+        // writes where a deleted null was would read as null. Then python-blosc2's close()
+        // after a delete (`trim_capacity`): the arrays end at the last live row, unless no
+        // row is left.
+        if end < capacity {
+            clear_dead_masks(end, &masks)?;
+            if end > 0 {
+                self.trim(end, &masks)?;
+            }
+        }
         edit_meta(&self.table, &meta, Some(new_live), "", false)?;
         self.table = Table::open(&self.path)?;
         Ok(rows.len() as u64)
+    }
+
+    /// The `.notnull` mask files of the table's columns.
+    fn mask_files(&self) -> Result<Vec<PathBuf>> {
+        let t = &self.table;
+        t.columns()
+            .iter()
+            .filter(|c| c.computed().is_none())
+            .map(|c| t.key(c.name(), ".notnull"))
+            .filter(|k| t.store().contains(k))
+            .map(|k| member_file(t, &k))
+            .collect()
+    }
+
+    /// Shrink the table's arrays to `end` rows, as python-blosc2's `trim_capacity`:
+    /// `_valid_rows`, every fixed-width column and dictionary codes (variable-length columns
+    /// are left as python leaves them), the masks.
+    fn trim(&mut self, end: u64, masks: &[PathBuf]) -> Result<()> {
+        self.valid.resize(&[end])?;
+        let t = &self.table;
+        let columns: Vec<String> = t
+            .columns()
+            .iter()
+            .filter(|c| {
+                c.computed().is_none()
+                    && (c.is_fixed_width() || *c.kind() == ColumnKind::Dictionary)
+            })
+            .map(|c| t.key(c.name(), ""))
+            .collect();
+        for key in columns {
+            let mut a = ArrayMut::open_table_member(member_file(t, &key)?)?;
+            let mut shape = a.array().shape().to_vec();
+            if shape.first().is_some_and(|&n| n > end) {
+                shape[0] = end;
+                a.resize(&shape)?;
+            }
+        }
+        for m in masks {
+            let mut a = ArrayMut::open_table_member(m)?;
+            if a.array().shape().first().is_some_and(|&n| n > end) {
+                a.resize(&[end])?;
+            }
+        }
+        Ok(())
     }
 
     /// Check `rows` against the schema and encode every stored column's rows (given, or
@@ -686,6 +751,19 @@ fn edit_meta(t: &Table, file: &Path, n_rows: Option<u64>, epoch: &str, stale: bo
     }
     let attrs: Vec<(&str, Value)> = attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
     set_attrs(file, &attrs)
+}
+
+/// Make the rows `end..` of each mask valid (rows no live row uses).
+fn clear_dead_masks(end: u64, masks: &[PathBuf]) -> Result<()> {
+    for m in masks {
+        let mut a = ArrayMut::open_table_member(m)?;
+        let len = a.array().shape().first().copied().unwrap_or(0);
+        if len > end {
+            let valid = vec![1u8; (len - end) as usize];
+            a.write_region_bytes(&Region::new([end], [len - end]), &valid)?;
+        }
+    }
+    Ok(())
 }
 
 /// Write `bytes` (whole items) at rows `start..` of a 1-d array, growing it to `capacity`
