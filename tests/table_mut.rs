@@ -12,7 +12,7 @@ use b2nd::{Rows, Table, TableMut, Value};
 use serde_json::json;
 
 mod common;
-use common::copy_tree;
+use common::{copy_tree, snapshot};
 
 /// The committed fixtures, or those `B2ND_TABLE_FIXTURES` names (CI regenerates them live).
 fn dir() -> PathBuf {
@@ -20,25 +20,6 @@ fn dir() -> PathBuf {
         Some(d) => PathBuf::from(d),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tables"),
     }
-}
-
-/// Every file under `root` with its bytes, sorted by path.
-fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let bytes = std::fs::read(&p).unwrap();
-                out.push((p, bytes));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The rows of the fixture's table, column by column (`None`: a null), as b2nd reads them

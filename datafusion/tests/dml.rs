@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use b2nd::Table;
 use b2nd_datafusion::B2ndTable;
+use b2nd_testkit::{copy_tree, snapshot};
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::UInt64Type;
 use datafusion::prelude::SessionContext;
@@ -24,37 +25,6 @@ fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
         &to,
     );
     (tmp, to)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
-/// Every file under `root` with its bytes.
-fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let b = std::fs::read(&p).unwrap();
-                out.push((p, b));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 fn ctx_with(path: &Path, writes: bool) -> SessionContext {

@@ -134,15 +134,5 @@ pub fn noise(n: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Copy a file, or a directory with everything under it.
-pub fn copy_tree(from: &Path, to: &Path) {
-    if from.is_dir() {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            copy_tree(&e.path(), &to.join(e.file_name()));
-        }
-    } else {
-        std::fs::copy(from, to).unwrap();
-    }
-}
+#[allow(unused_imports)]
+pub use b2nd_testkit::{copy_tree, snapshot};
