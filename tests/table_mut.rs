@@ -432,3 +432,39 @@ fn tables_b2nd_writes_take_rows_too() {
     );
     assert_eq!(r.read_validity("b").unwrap(), Some(vec![true; 9]));
 }
+
+/// A change whose tidying did not finish (a full disk after `_valid_rows` was published)
+/// leaves the schema without its cached count; the next `TableMut::open` sets it.
+#[test]
+fn open_finishes_a_change_that_stopped_after_publishing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_tree(&dir().join("mutable.b2d"), &path);
+    TableMut::open(&path).unwrap().delete(&[1]).unwrap();
+    let (count, value, visibility, stale) = manifest(&path);
+    let store = b2nd::Store::open(&path).unwrap();
+    let schema = match store.open_schunk("/_meta").unwrap().attr("schema").unwrap() {
+        Some(Value::Str(s)) => s,
+        other => panic!("schema: {other:?}"),
+    };
+    // The schema's text without its `"n_rows": N` member (the text keeps python's NaN).
+    let at = schema.find("\"n_rows\"").expect("a cached count");
+    let digits = schema[at + 8..]
+        .find(|c: char| c == ',' || c == '}')
+        .unwrap();
+    let (mut from, mut to) = (at, at + 8 + digits);
+    if schema[..from].trim_end().ends_with(',') {
+        from = schema[..from].trim_end().len() - 1;
+    } else if schema[to..].starts_with(',') {
+        to += 1;
+    }
+    let without = format!("{}{}", &schema[..from], &schema[to..]);
+    b2nd::write::set_attrs(path.join("_meta.b2f"), &[("schema", Value::Str(without))]).unwrap();
+    assert_eq!(manifest(&path).0, None);
+    let rows = Model::read(&Table::open(&path).unwrap());
+
+    let t = TableMut::open(&path).unwrap();
+    assert_eq!(manifest(&path), (count, value, visibility, stale));
+    assert_eq!(count, Some(t.table().n_rows() as i64));
+    assert_eq!(Model::read(t.table()), rows);
+}

@@ -15,10 +15,15 @@
 //!    slots hold python's fill (NaN, `int64.min` for timestamps, else zero) or the column's
 //!    sentinel;
 //! 3. `_valid_rows`: the new rows set live, or the deleted ones cleared;
-//! 4. `_meta`: the schema's `n_rows` set to the new count of live rows.
+//! 4. a delete tidies as python's `close` does after one: the `.notnull` rows after the last
+//!    live row made valid, the arrays trimmed to the last live row;
+//! 5. `_meta`: the schema's `n_rows` set to the new count of live rows.
 //!
-//! A crash before step 3 leaves the old table (rows after the last live one are never read);
-//! after it, the new one; the cached count is absent or true at every moment.
+//! A crash or failure before step 3 leaves the old table (rows after the last live one are
+//! never read) and fails the call; from step 3 on the change stands and the call succeeds:
+//! a failure in steps 4–5 (a full disk) leaves the cached count absent, and the next
+//! [`TableMut::open`] makes the dead mask rows valid and sets the count. The cached count is
+//! absent or true at every moment.
 
 #![forbid(unsafe_code)]
 
@@ -345,7 +350,28 @@ impl TableMut {
         for dir in [path.clone(), path.join("_cols")] {
             sweep_staging(&dir);
         }
-        Ok(TableMut { path, table, valid })
+        let mut t = TableMut { path, table, valid };
+        // Without the cached count, a change stopped after publishing its rows (a full disk,
+        // a crash): its tidying is done now.
+        if !t.has_cached_count()? {
+            let live = t.table.live_rows();
+            let (end, n) = (live.end(), live.live());
+            clear_dead_masks(end, &t.mask_files()?)?;
+            edit_meta(&t.table, &t.meta_file()?, Some(n), "", false)?;
+            t.table = Table::open(&t.path)?;
+        }
+        Ok(t)
+    }
+
+    /// Whether the schema holds the cached count of live rows.
+    fn has_cached_count(&self) -> Result<bool> {
+        let schema =
+            crate::format::json::parse(self.table.schema_json()).map_err(|e| Error::Store {
+                path: self.path.display().to_string(),
+                reason: format!("table manifest: schema: {e}"),
+            })?;
+        Ok(matches!(&schema, Value::Map(fields)
+            if fields.iter().any(|(k, _)| k.as_str() == Some("n_rows"))))
     }
 
     /// The table as it is now (after the last change).
@@ -401,7 +427,8 @@ impl TableMut {
             self.write_mask(e, start, end, capacity)?;
         }
         write_rows(&mut self.valid, start, &vec![1u8; n as usize], capacity)?;
-        edit_meta(&self.table, &meta, Some(new_live), "", false)?;
+        // The rows are appended; a failure to cache the count is finished by the next `open`.
+        let _ = edit_meta(&self.table, &meta, Some(new_live), "", false);
         self.table = Table::open(&self.path)?;
         Ok(n)
     }
@@ -451,20 +478,33 @@ impl TableMut {
         edit_meta(&self.table, &meta, None, "visibility_epoch", false)?;
         self.valid
             .write_region_bytes(&Region::new([first as u64], [flags.len() as u64]), &flags)?;
-        // The mask rows after the last live row are made valid: python's extend writes its
-        // next rows there and writes a mask only for batches holding a null, so a row it
-        // writes where a deleted null was would read as null. Then python-blosc2's close()
-        // after a delete (`trim_capacity`): the arrays end at the last live row, unless no
-        // row is left.
-        if end < capacity {
-            clear_dead_masks(end, &masks)?;
-            if end > 0 {
-                self.trim(end, &masks)?;
-            }
-        }
-        edit_meta(&self.table, &meta, Some(new_live), "", false)?;
+        // The rows are deleted: what follows tidies, and a failure of it (a full disk) does
+        // not undo or fail the delete; without the cached count, the next `open` finishes it.
+        let _ = self.tidy_after_delete(end, capacity, &masks, &meta, new_live);
         self.table = Table::open(&self.path)?;
         Ok(rows.len() as u64)
+    }
+
+    /// After a delete: the mask rows after the last live row (`end`) made valid (python's
+    /// extend writes its next rows there and writes a mask only for batches holding a null,
+    /// so a row it writes where a deleted null was would read as null); python-blosc2's
+    /// close() after a delete (`trim_capacity`: the arrays end at the last live row, unless
+    /// no row is left); the cached count set.
+    fn tidy_after_delete(
+        &mut self,
+        end: u64,
+        capacity: u64,
+        masks: &[PathBuf],
+        meta: &Path,
+        live: u64,
+    ) -> Result<()> {
+        if end < capacity {
+            clear_dead_masks(end, masks)?;
+            if end > 0 {
+                self.trim(end, masks)?;
+            }
+        }
+        edit_meta(&self.table, meta, Some(live), "", false)
     }
 
     /// The `.notnull` mask files of the table's columns.
