@@ -1,6 +1,6 @@
 """python-blosc2 reads the tables b2nd changed (`TableMut`, tests/table_mut.rs with
 B2ND_TABLE_MUT_OUT=OUT) as the tables its own changes make: every `<name>.ops.json` in OUT is
-replayed with python-blosc2 (`extend` or `delete`, then `close`, each) on a fresh copy of the fixture
+replayed with python-blosc2 (`extend`, `delete` or a column assignment, then `close`, each) on a fresh copy of the fixture
 `<name>` from FIXTURES, and python's reads of both tables must agree: row count, every
 column's values and nulls, `where()` over the summarised columns, the schema's cached row
 count, the epochs, the index descriptors' stale flags, and the length of every array.
@@ -27,6 +27,22 @@ def number(x):
     return float(x) if isinstance(x, str) else x
 
 
+def python_values(t, name, values):
+    """The JSON values of column `name` as python-blosc2's writers take them."""
+    spec = t._schema.columns_by_name[name].spec.to_metadata_dict()
+    kind = spec["kind"]
+    if kind == "timestamp":
+        return np.array(values, dtype=f"datetime64[{spec['unit']}]")
+    if kind.startswith("float"):
+        values = [None if v is None else number(v) for v in values]
+    if "null_value" in spec:
+        # python-blosc2 4.14.1's extend cannot take None for an integer column with a
+        # null_value (TypeError in np.ascontiguousarray): its users write the sentinel
+        # itself, which is what b2nd stores for a null there.
+        values = [spec["null_value"] if v is None else v for v in values]
+    return values
+
+
 def replay(path, ops):
     # One session per operation: within one session, python-blosc2 4.14.1 reads a row that
     # `extend` puts where a deleted row held a null as null (its extend writes a mask only for
@@ -34,23 +50,12 @@ def replay(path, ops):
     for op in ops:
         t = b2.open(path, mode="a")
         if op["op"] == "append":
-            cols = {}
-            for name, values in op["columns"].items():
-                spec = t._schema.columns_by_name[name].spec.to_metadata_dict()
-                kind = spec["kind"]
-                if kind == "timestamp":
-                    values = np.array(values, dtype=f"datetime64[{spec['unit']}]")
-                elif kind.startswith("float"):
-                    values = [None if v is None else number(v) for v in values]
-                if "null_value" in spec:
-                    # python-blosc2 4.14.1's extend cannot take None for an integer column
-                    # with a null_value (TypeError in np.ascontiguousarray): its users write
-                    # the sentinel itself, which is what b2nd stores for a null there.
-                    values = [spec["null_value"] if v is None else v for v in values]
-                cols[name] = values
-            t.extend(cols)
+            t.extend({name: python_values(t, name, v) for name, v in op["columns"].items()})
         elif op["op"] == "delete":
             t.delete(op["rows"])
+        elif op["op"] == "update":
+            for name, values in op["columns"].items():
+                t[name][op["rows"]] = python_values(t, name, values)
         else:
             raise ValueError(op)
         t.close()

@@ -116,7 +116,7 @@ fn out_dir() -> Option<PathBuf> {
 }
 
 #[test]
-fn appends_and_deletes_leave_the_table_python_leaves() {
+fn appends_deletes_and_updates_leave_the_table_python_leaves() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("mutable.b2d");
     copy_tree(&dir().join("mutable.b2d"), &path);
@@ -228,6 +228,49 @@ fn appends_and_deletes_leave_the_table_python_leaves() {
         "{:?}",
         lengths(&path)
     );
+
+    // 4. Values of three live rows changed, in no order: nulls into both storages over
+    //    values, values over nulls, text (not nullable); the rest is kept. python advances
+    //    `value_epoch` once per column assigned.
+    let staged_before = std::fs::read_dir(&path).unwrap().count();
+    let values = Rows::new()
+        .column_opt("score", &[None, Some(9.5f64), Some(-1.0)])
+        .unwrap()
+        .column_opt("opt", &[Some(5i32), None, Some(6)])
+        .unwrap()
+        .column_opt("sent", &[None, Some(3i16), None])
+        .unwrap()
+        .strings("name", &[Some("upd"), Some(""), Some("ü")])
+        .unwrap();
+    assert_eq!(t.update(&[4, 1, 7], &values).unwrap(), 3);
+    ops.push(json!({"op": "update", "rows": [4, 1, 7], "columns": {
+        "score": [null, 9.5, -1.0], "opt": [5, null, 6], "sent": [null, 3, null],
+        "name": ["upd", "", "ü"]}}));
+    for (row, score, opt, sent, name) in [
+        (4, None, Some(5), None, Some("upd")),
+        (1, Some(9.5), None, Some(3), Some("")),
+        (7, Some(-1.0), Some(6), None, Some("ü")),
+    ] {
+        model.score[row] = score;
+        model.opt[row] = opt;
+        model.sent[row] = sent;
+        model.name[row] = name.map(String::from);
+    }
+    assert_eq!(Model::read(t.table()), model);
+    assert_eq!(manifest(&path), (Some(9), before.1 + 6, before.2 + 1, true));
+    assert!(lengths(&path).iter().all(|(_, n)| *n == 12));
+    assert_eq!(
+        std::fs::read_dir(&path).unwrap().count(),
+        staged_before,
+        "no staging directory left"
+    );
+    // A position twice, out of range, or a value count that differs: refused.
+    for (rows, n) in [(&[1u64, 1][..], 2), (&[9][..], 1), (&[0, 1][..], 1)] {
+        let v = Rows::new().column("id", &vec![0i64; n]).unwrap();
+        assert!(t.update(rows, &v).is_err(), "{rows:?}");
+    }
+    assert_eq!(Model::read(t.table()), model);
+
     // The rows python reads as live: the ones the model has.
     let reopened = Table::open(&path).unwrap();
     assert_eq!(reopened.n_rows(), 9);
@@ -344,7 +387,7 @@ fn tables_it_cannot_change_are_refused_by_name() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("appending rows to a table with a utf8 column is not supported"),
+        e.contains("writing rows of a table with a utf8 column is not supported"),
         "{e}"
     );
     assert_eq!(t.delete(&[1]).unwrap(), 1);

@@ -485,6 +485,183 @@ impl TableMut {
         Ok(rows.len() as u64)
     }
 
+    /// Set the values of live rows `rows` (positions among live rows, as python-blosc2's
+    /// `Column.__setitem__` takes them; no position twice): `values` holds, for each column
+    /// it names, one value per position, in the order of `rows`. Columns left out keep their
+    /// values; nulls go only to nullable columns. Returns the rows changed.
+    ///
+    /// As python-blosc2's assignment of each column: every index descriptor stale and
+    /// `value_epoch` advanced once per column, the materialized columns that depend on a changed column marked stale, a
+    /// `.notnull` mask written (made at the first null). The changed column files are
+    /// written as copies beside the table and the whole `_cols` directory is swapped in at
+    /// once: readers see every changed column old or every one new. Nothing changes when a
+    /// check fails.
+    ///
+    /// ```
+    /// use b2nd::{Rows, Table, TableBuilder, TableMut};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.b2d");
+    /// TableBuilder::new()
+    ///     .column("id", &[1i64, 2, 3])?
+    ///     .nullable_column("score", &[0.5f64, 1.5, 2.5], &[true, true, true])?
+    ///     .write(&path)?;
+    /// let mut t = TableMut::open(&path)?;
+    /// let values = Rows::new().column_opt("score", &[None, Some(9.0f64)])?;
+    /// assert_eq!(t.update(&[2, 0], &values)?, 2);
+    /// let t = Table::open(&path)?;
+    /// assert_eq!(t.read_column_opt::<f64>("score")?, [Some(9.0), Some(1.5), None]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn update(&mut self, rows: &[u64], values: &Rows) -> Result<u64> {
+        if values.columns.is_empty() || rows.is_empty() {
+            return Ok(0);
+        }
+        if values.len() != rows.len() as u64 {
+            return Err(Error::InvalidArgument(format!(
+                "{} rows given for {} positions",
+                values.len(),
+                rows.len()
+            )));
+        }
+        // Positions sorted, each with the index of its values.
+        let mut order: Vec<(u64, usize)> = rows.iter().copied().zip(0..).collect();
+        order.sort_unstable();
+        if let Some(w) = order.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::InvalidArgument(format!(
+                "row {} given twice",
+                w[0].0
+            )));
+        }
+        let sorted: Vec<u64> = order.iter().map(|&(r, _)| r).collect();
+        let live = self.table.live_rows();
+        let Some(physical) = live.physical_of_sorted(&sorted) else {
+            return Err(Error::Refused {
+                path: self.path.display().to_string(),
+                reason: format!(
+                    "row {} is out of range: the table has {} live rows",
+                    sorted.last().copied().unwrap_or(0),
+                    live.live()
+                ),
+            });
+        };
+        let n = rows.len();
+        let t = &self.table;
+        let mut changes = Vec::new();
+        for (name, cells) in &values.columns {
+            let c = t.column(name)?;
+            if let Some(cc) = c.computed() {
+                return Err(self.refuse(
+                    name,
+                    format!(
+                        "a computed column ({}) takes no values: python-blosc2 evaluates it",
+                        cc.readable()
+                    ),
+                ));
+            }
+            let e = self.encode_one(c, Some(cells), n)?;
+            changes.push((c.clone(), e));
+        }
+        let meta = self.meta_file()?;
+        let changed: Vec<&str> = changes.iter().map(|(c, _)| c.name()).collect();
+        let cols_dir = self.path.join("_cols");
+        let mut files = Vec::new();
+        for (c, _) in &changes {
+            files.push(member_file(t, &t.key(c.name(), ""))?);
+            let mask = t.key(c.name(), ".notnull");
+            if t.store().contains(&mask) {
+                files.push(member_file(t, &mask)?);
+            }
+        }
+        if let Some(f) = files
+            .iter()
+            .find(|f| f.parent() != Some(cols_dir.as_path()))
+        {
+            return Err(Error::Refused {
+                path: self.path.display().to_string(),
+                reason: format!(
+                    "{} is not a file of the table's _cols directory",
+                    f.display()
+                ),
+            });
+        }
+
+        // python-blosc2 assigns one column at a time, each advancing `value_epoch`.
+        let by = changed.len() as i64;
+        edit_meta_columns(
+            t,
+            &meta,
+            Some(live.live()),
+            ("value_epoch", by),
+            true,
+            &changed,
+        )?;
+        // The new `_cols`, staged inside the table: unchanged members linked, changed ones
+        // copied and written.
+        let staging = tempfile::Builder::new()
+            .prefix(".b2nd-")
+            .suffix(".tmp")
+            .tempdir_in(&self.path)
+            .map_err(|source| Error::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        let new_cols = staging.path().join("_cols");
+        link_tree(&cols_dir, &new_cols, &files)?;
+        let in_stage = |f: &Path| new_cols.join(f.file_name().unwrap_or_default());
+        for (c, e) in &changes {
+            let file = in_stage(&member_file(t, &t.key(c.name(), ""))?);
+            scatter(
+                &mut ArrayMut::open_table_member(&file)?,
+                &physical,
+                &order,
+                &e.bytes,
+            )?;
+            if c.mask_nulls() {
+                let flags: Vec<u8> = match &e.mask {
+                    Some(v) => v.iter().map(|&ok| u8::from(ok)).collect(),
+                    None => vec![1; n],
+                };
+                let key = t.key(c.name(), ".notnull");
+                if t.store().contains(&key) {
+                    let file = in_stage(&member_file(t, &key)?);
+                    scatter(
+                        &mut ArrayMut::open_table_member(&file)?,
+                        &physical,
+                        &order,
+                        &flags,
+                    )?;
+                } else if e.mask.is_some() {
+                    let len = t.column_array(c.name())?.shape()[0];
+                    let mut all = vec![1u8; len as usize];
+                    for (&p, &(_, i)) in physical.iter().zip(&order) {
+                        all[p] = flags[i];
+                    }
+                    let all: Vec<bool> = all.into_iter().map(|f| f == 1).collect();
+                    let rel =
+                        crate::store::keys::member_file(&key).map_err(|reason| Error::Store {
+                            path: self.path.display().to_string(),
+                            reason,
+                        })?;
+                    let name = Path::new(&rel).file_name().unwrap_or_default();
+                    ArrayBuilder::for_type::<bool>(&[len])
+                        .write(Target::File(new_cols.join(name)), &all)?;
+                }
+            }
+        }
+        super::staging::sync_tree(&new_cols).map_err(|source| Error::Io {
+            path: new_cols.clone(),
+            source,
+        })?;
+        super::staging::replace(&new_cols, &cols_dir).map_err(|source| Error::Io {
+            path: cols_dir.clone(),
+            source,
+        })?;
+        drop(staging);
+        self.table = Table::open(&self.path)?;
+        Ok(n as u64)
+    }
+
     /// After a delete: the mask rows after the last live row (`end`) made valid (python's
     /// extend writes its next rows there and writes a mask only for batches holding a null,
     /// so a row it writes where a deleted null was would read as null); python-blosc2's
@@ -568,22 +745,34 @@ impl TableMut {
                 ));
             }
         }
-        let mut out = Vec::new();
-        for c in t.columns().iter().filter(|c| c.computed().is_none()) {
+        t.columns()
+            .iter()
+            .filter(|c| c.computed().is_none())
+            .map(|c| {
+                let given = rows.columns.iter().find(|(name, _)| name == c.name());
+                self.encode_one(c, given.map(|(_, cells)| cells), n)
+            })
+            .collect()
+    }
+
+    /// Column `c`'s `n` rows encoded: the values given, or its default; nulls put where the
+    /// column keeps them (its mask, or its sentinel in the items).
+    fn encode_one(&self, c: &Column, given: Option<&Cells>, n: usize) -> Result<Encoded> {
+        let t = &self.table;
+        {
             if !c.is_fixed_width() || *c.kind() == ColumnKind::NdArray {
                 return Err(self.refuse(
                     c.name(),
                     format!(
-                        "appending rows to a table with a {} column is not supported",
+                        "writing rows of a table with a {} column is not supported",
                         c.kind()
                     ),
                 ));
             }
             // The stored items' dtype (a `timestamp` column holds int64 counts).
             let dtype = t.column_array(c.name())?.dtype().clone();
-            let given = rows.columns.iter().find(|(name, _)| name == c.name());
             let (bytes, valid) = match given {
-                Some((_, cells)) => self.encode_cells(c, &dtype, cells, n)?,
+                Some(cells) => self.encode_cells(c, &dtype, cells, n)?,
                 None => self.default_cells(c, &dtype, n)?,
             };
             if let Some(v) = &valid {
@@ -620,13 +809,12 @@ impl TableMut {
                     bytes[i * isz..(i + 1) * isz].copy_from_slice(&slot);
                 }
             }
-            out.push(Encoded {
+            Ok(Encoded {
                 name: c.name().to_string(),
                 bytes,
                 mask: if c.mask_nulls() { valid } else { None },
-            });
+            })
         }
-        Ok(out)
     }
 
     /// Given values of column `c` (array dtype `dtype`) as its items and validity.
@@ -760,6 +948,20 @@ impl TableMut {
 /// (`None`), the epoch counter `epoch` advanced (when not empty), and with `stale`
 /// every index descriptor marked stale.
 fn edit_meta(t: &Table, file: &Path, n_rows: Option<u64>, epoch: &str, stale: bool) -> Result<()> {
+    edit_meta_columns(t, file, n_rows, (epoch, 1), stale, &[])
+}
+
+/// [`edit_meta`] with the epoch counter advanced by `epoch.1`, and every materialized column
+/// that depends (through others) on a column of `changed` marked stale (python-blosc2's
+/// `_mark_generated_columns_stale`).
+fn edit_meta_columns(
+    t: &Table,
+    file: &Path,
+    n_rows: Option<u64>,
+    (epoch, by): (&str, i64),
+    stale: bool,
+    changed: &[&str],
+) -> Result<()> {
     let meta = t.store().open_schunk(&format!("{}/_meta", t.root()))?;
     let bad = |reason: String| Error::Store {
         path: t.store().path().display().to_string(),
@@ -771,6 +973,12 @@ fn edit_meta(t: &Table, file: &Path, n_rows: Option<u64>, epoch: &str, stale: bo
         return Err(bad("the schema is not a JSON object".into()));
     };
     fields.retain(|(k, _)| k.as_str() != Some("n_rows"));
+    if let Some((_, Value::Array(generated))) = fields
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some("materialized_columns"))
+    {
+        mark_generated_stale(generated, changed);
+    }
     if let Some(n) = n_rows {
         fields.push((Value::Str("n_rows".into()), Value::Int(n as i64)));
     }
@@ -780,7 +988,7 @@ fn edit_meta(t: &Table, file: &Path, n_rows: Option<u64>, epoch: &str, stale: bo
     )];
     if !epoch.is_empty() {
         let now = meta.attr(epoch)?.and_then(|v| v.as_i64()).unwrap_or(0);
-        attrs.push((epoch.to_string(), Value::Int(now + 1)));
+        attrs.push((epoch.to_string(), Value::Int(now + by)));
     }
     if stale {
         if let Some(catalog) = meta.attr("index_catalog")? {
@@ -791,6 +999,90 @@ fn edit_meta(t: &Table, file: &Path, n_rows: Option<u64>, epoch: &str, stale: bo
     }
     let attrs: Vec<(&str, Value)> = attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
     set_attrs(file, &attrs)
+}
+
+/// Mark stale the materialized columns of `generated` (the schema's `materialized_columns`
+/// entries) that depend, directly or through each other, on a column of `changed`.
+fn mark_generated_stale(generated: &mut [Value], changed: &[&str]) {
+    let deps = |v: &Value| -> Vec<String> {
+        v.get("col_deps")
+            .and_then(Value::as_slice)
+            .map(|l| {
+                l.iter()
+                    .filter_map(|d| d.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let name = |v: &Value| v.get("name").and_then(Value::as_str).map(String::from);
+    let mut affected: Vec<String> = Vec::new();
+    let mut queue: Vec<String> = changed.iter().map(|s| s.to_string()).collect();
+    while let Some(current) = queue.pop() {
+        for g in generated.iter() {
+            if let Some(n) = name(g) {
+                if !affected.contains(&n) && deps(g).contains(&current) {
+                    affected.push(n.clone());
+                    queue.push(n);
+                }
+            }
+        }
+    }
+    for g in generated.iter_mut() {
+        if name(g).is_some_and(|n| affected.contains(&n)) {
+            if let Value::Map(fields) = g {
+                match fields.iter_mut().find(|(k, _)| k.as_str() == Some("stale")) {
+                    Some((_, v)) => *v = Value::Bool(true),
+                    None => fields.push((Value::Str("stale".into()), Value::Bool(true))),
+                }
+            }
+        }
+    }
+}
+
+/// Write `items` (one item per entry of `order`, indexed by its second field) at the
+/// physical rows `physical` (sorted, paired with `order`) of a 1-d array: one region write
+/// over the span they cover, the rows between kept.
+fn scatter(
+    a: &mut ArrayMut,
+    physical: &[usize],
+    order: &[(u64, usize)],
+    items: &[u8],
+) -> Result<()> {
+    let (Some(&first), Some(&last)) = (physical.first(), physical.last()) else {
+        return Ok(());
+    };
+    let isz = a.array().dtype().itemsize().max(1);
+    let region = Region::new([first as u64], [(last - first + 1) as u64]);
+    let mut span = vec![0u8; (last - first + 1) * isz];
+    a.array().read_region_into(&region, &mut span)?;
+    for (&p, &(_, i)) in physical.iter().zip(order) {
+        let at = (p - first) * isz;
+        span[at..at + isz].copy_from_slice(&items[i * isz..(i + 1) * isz]);
+    }
+    a.write_region_bytes(&region, &span)
+}
+
+/// A copy of directory `from` at `to`: the files of `copy` (paths inside `from`) copied,
+/// every other file hard-linked, subdirectories recreated the same way.
+fn link_tree(from: &Path, to: &Path, copy: &[PathBuf]) -> Result<()> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    std::fs::create_dir(to).map_err(io(to))?;
+    for e in std::fs::read_dir(from).map_err(io(from))? {
+        let e = e.map_err(io(from))?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let kind = e.file_type().map_err(io(&src))?;
+        if kind.is_dir() {
+            link_tree(&src, &dst, copy)?;
+        } else if copy.contains(&src) {
+            std::fs::copy(&src, &dst).map_err(io(&src))?;
+        } else {
+            std::fs::hard_link(&src, &dst).map_err(io(&src))?;
+        }
+    }
+    Ok(())
 }
 
 /// Make the rows `end..` of each mask valid (rows no live row uses).
