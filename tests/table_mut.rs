@@ -492,9 +492,7 @@ fn open_finishes_a_change_that_stopped_after_publishing() {
     };
     // The schema's text without its `"n_rows": N` member (the text keeps python's NaN).
     let at = schema.find("\"n_rows\"").expect("a cached count");
-    let digits = schema[at + 8..]
-        .find(|c: char| c == ',' || c == '}')
-        .unwrap();
+    let digits = schema[at + 8..].find([',', '}']).unwrap();
     let (mut from, mut to) = (at, at + 8 + digits);
     if schema[..from].trim_end().ends_with(',') {
         from = schema[..from].trim_end().len() - 1;
