@@ -1179,11 +1179,16 @@ fn sql_changes_tables_only_with_write() {
         .write(&p)
         .unwrap();
     let t = format!("t={}", p.display());
-    let bytes = || std::fs::read(p.join("_valid_rows.b2nd")).unwrap();
+    let bytes = || {
+        let mut b = std::fs::read(p.join("_valid_rows.b2nd")).unwrap();
+        b.extend(std::fs::read(p.join("_cols/id.b2nd")).unwrap());
+        b
+    };
     let before = bytes();
     for q in [
         "INSERT INTO t VALUES (4)",
         "DELETE FROM t WHERE id = 1",
+        "UPDATE t SET id = 7 WHERE id = 1",
         "TRUNCATE TABLE t",
     ] {
         let out = b2nd().args(["sql", q, "--table", &t]).output().unwrap();
@@ -1218,6 +1223,18 @@ fn sql_changes_tables_only_with_write() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "count\n2\n");
     let ids: Vec<i64> = b2nd::Table::open(&p).unwrap().read_column("id").unwrap();
     assert_eq!(ids, [1, 3, 5]);
+    let out = run_ok(b2nd().args([
+        "sql",
+        "UPDATE t SET id = id * 10 WHERE id > 1",
+        "--table",
+        &t,
+        "--write",
+        "--format",
+        "csv",
+    ]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "count\n2\n");
+    let ids: Vec<i64> = b2nd::Table::open(&p).unwrap().read_column("id").unwrap();
+    assert_eq!(ids, [1, 30, 50]);
     let before = bytes();
     let out = b2nd()
         .args([

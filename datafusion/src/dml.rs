@@ -1,12 +1,13 @@
-//! SQL `INSERT`, `DELETE` and `TRUNCATE` on a b2nd table: [`B2ndDmlExec`], the plan
+//! SQL `INSERT`, `DELETE`, `UPDATE` and `TRUNCATE` on a b2nd table: [`B2ndDmlExec`], the plan
 //! DataFusion's DML hooks of [`crate::B2ndTable`] return. Executing it makes the change with
 //! b2nd's `TableMut` (one atomic change of the table per statement, left as python-blosc2
 //! leaves its own), reopens the provider's table, and yields one row: `count`, the rows
 //! inserted or deleted. Nothing changes before the plan runs (an `EXPLAIN` changes nothing).
 //!
 //! `INSERT` collects its input first (so `INSERT INTO t SELECT ... FROM t` reads the table
-//! as it was); `DELETE` evaluates its predicate on the table as the writer's lock holds it, and
-//! deletes the rows where it is true (a NULL keeps the row).
+//! as it was); `DELETE` and `UPDATE` evaluate their predicate (and `UPDATE` its new values)
+//! on the table as the writer's lock holds it, and change the rows where it is true (a NULL
+//! keeps the row as it is).
 
 use std::fmt;
 use std::ops::Range;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 
 use b2nd::{Rows, TableMut};
 use datafusion::arrow::array::{Array as _, BooleanArray, UInt64Array};
-use datafusion::arrow::compute::{and_kleene, concat_batches};
+use datafusion::arrow::compute::{and_kleene, cast, concat, concat_batches, filter_record_batch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -33,23 +34,93 @@ use datafusion::physical_plan::{
 
 use crate::live::Live;
 
-/// Rows per batch when a `DELETE` evaluates its predicate.
-const DELETE_BATCH_ROWS: u64 = 1 << 16;
+/// Rows per batch when a `DELETE` or an `UPDATE` evaluates its predicate.
+const DML_BATCH_ROWS: u64 = 1 << 16;
 
 /// What a [`B2ndDmlExec`] changes.
 #[derive(Debug, Clone)]
 pub(crate) enum Change {
     /// Append the input's rows.
     Insert(Arc<dyn ExecutionPlan>),
-    /// Delete the rows where every predicate is true (none: every row), predicates over
-    /// the columns of `schema` (a projection of the table's).
-    Delete {
-        schema: SchemaRef,
-        predicates: Vec<Arc<dyn PhysicalExpr>>,
+    /// Delete the rows selected.
+    Delete(Selection),
+    /// Set the columns named to the values of their expressions (over the columns of the
+    /// selection's schema) on the rows selected; each with the column's Arrow type.
+    Update {
+        selection: Selection,
+        assignments: Vec<(String, Arc<dyn PhysicalExpr>, DataType)>,
     },
 }
 
-/// The plan of one `INSERT`, `DELETE` or `TRUNCATE` on a table: changes it when executed,
+/// The rows where every predicate is true (none: every row), predicates over the columns of
+/// `schema` (a projection of the table's).
+#[derive(Debug, Clone)]
+pub(crate) struct Selection {
+    schema: SchemaRef,
+    predicates: Vec<Arc<dyn PhysicalExpr>>,
+}
+
+impl Selection {
+    /// `filters` (DataFusion's, over the table's `schema`) and `values` compiled over the
+    /// columns any of them names.
+    fn compile(
+        schema: &SchemaRef,
+        filters: &[Expr],
+        values: &[Expr],
+        props: &datafusion::execution::context::ExecutionProps,
+    ) -> Result<(Selection, Vec<Arc<dyn PhysicalExpr>>)> {
+        let mut names: Vec<String> = Vec::new();
+        for f in filters.iter().chain(values) {
+            for c in f.column_refs() {
+                if !names.contains(&c.name) {
+                    names.push(c.name.clone());
+                }
+            }
+        }
+        let indices = names
+            .iter()
+            .map(|n| schema.index_of(n))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let projected: SchemaRef = Arc::new(schema.project(&indices)?);
+        let df_schema = DFSchema::try_from(projected.clone())?;
+        let compile = |e: &Expr| {
+            create_physical_expr(e, &df_schema, props, &PhysicalPlanningContext::default())
+        };
+        let predicates = filters.iter().map(compile).collect::<Result<Vec<_>>>()?;
+        let values = values.iter().map(compile).collect::<Result<Vec<_>>>()?;
+        Ok((
+            Selection {
+                schema: projected,
+                predicates,
+            },
+            values,
+        ))
+    }
+
+    /// Call `each` with every batch of the table's live rows (the selection's columns, from
+    /// row `start`) and which of them are selected, until the rows end.
+    fn for_each(
+        &self,
+        t: &b2nd::Table,
+        mut each: impl FnMut(u64, &RecordBatch, &BooleanArray) -> b2nd::Result<()>,
+    ) -> b2nd::Result<()> {
+        let bad = |e: DataFusionError| b2nd::Error::InvalidArgument(e.to_string());
+        let n = t.n_rows();
+        let whole = crate::rows::WholeColumns::default();
+        let mut at = 0;
+        while at < n {
+            let span: Range<u64> = at..(at + DML_BATCH_ROWS).min(n);
+            let batch =
+                crate::rows::table_batch(t, &whole, &self.schema, span.clone()).map_err(bad)?;
+            let selected = matches(&batch, &self.predicates).map_err(bad)?;
+            each(span.start, &batch, &selected)?;
+            at = span.end;
+        }
+        Ok(())
+    }
+}
+
+/// The plan of one `INSERT`, `DELETE`, `UPDATE` or `TRUNCATE` on a table: changes it when executed,
 /// yields `count`.
 pub struct B2ndDmlExec {
     live: Arc<Live>,
@@ -105,32 +176,36 @@ impl B2ndDmlExec {
         filters: &[Expr],
         props: &datafusion::execution::context::ExecutionProps,
     ) -> Result<B2ndDmlExec> {
-        let mut names: Vec<String> = Vec::new();
-        for f in filters {
-            for c in f.column_refs() {
-                if !names.contains(&c.name) {
-                    names.push(c.name.clone());
-                }
-            }
-        }
-        let indices = names
+        let (selection, _) = Selection::compile(schema, filters, &[], props)?;
+        Ok(B2ndDmlExec::new(live, path, Change::Delete(selection)))
+    }
+
+    /// An `UPDATE`'s plan: `assignments` (column, new value) and `filters`, DataFusion's,
+    /// over the table's `schema`.
+    pub(crate) fn update(
+        live: Arc<Live>,
+        path: PathBuf,
+        schema: &SchemaRef,
+        assignments: &[(String, Expr)],
+        filters: &[Expr],
+        props: &datafusion::execution::context::ExecutionProps,
+    ) -> Result<B2ndDmlExec> {
+        let values: Vec<Expr> = assignments.iter().map(|(_, e)| e.clone()).collect();
+        let (selection, compiled) = Selection::compile(schema, filters, &values, props)?;
+        let assignments = assignments
             .iter()
-            .map(|n| schema.index_of(n))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        let projected: SchemaRef = Arc::new(schema.project(&indices)?);
-        let df_schema = DFSchema::try_from(projected.clone())?;
-        let predicates = filters
-            .iter()
-            .map(|f| {
-                create_physical_expr(f, &df_schema, props, &PhysicalPlanningContext::default())
+            .zip(compiled)
+            .map(|((name, _), e)| {
+                let field = schema.field_with_name(name)?;
+                Ok((name.clone(), e, field.data_type().clone()))
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(B2ndDmlExec::new(
             live,
             path,
-            Change::Delete {
-                schema: projected,
-                predicates,
+            Change::Update {
+                selection,
+                assignments,
             },
         ))
     }
@@ -140,23 +215,49 @@ impl DisplayAs for B2ndDmlExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         match &self.change {
             Change::Insert(_) => write!(f, "B2ndDmlExec: insert into {}", self.path.display()),
-            Change::Delete { predicates, .. } if predicates.is_empty() => {
+            Change::Delete(sel) if sel.predicates.is_empty() => {
                 write!(
                     f,
                     "B2ndDmlExec: delete every row of {}",
                     self.path.display()
                 )
             }
-            Change::Delete { predicates, .. } => {
-                let p: Vec<String> = predicates.iter().map(|p| p.to_string()).collect();
+            Change::Delete(sel) => {
                 write!(
                     f,
                     "B2ndDmlExec: delete from {} where {}",
                     self.path.display(),
-                    p.join(" AND ")
+                    sel.describe()
                 )
             }
+            Change::Update {
+                selection,
+                assignments,
+            } => {
+                let set: Vec<String> = assignments
+                    .iter()
+                    .map(|(n, e, _)| format!("{n} = {e}"))
+                    .collect();
+                write!(
+                    f,
+                    "B2ndDmlExec: update {} set {}",
+                    self.path.display(),
+                    set.join(", ")
+                )?;
+                if !selection.predicates.is_empty() {
+                    write!(f, " where {}", selection.describe())?;
+                }
+                Ok(())
+            }
         }
+    }
+}
+
+impl Selection {
+    /// The predicates, joined with AND.
+    fn describe(&self) -> String {
+        let p: Vec<String> = self.predicates.iter().map(|p| p.to_string()).collect();
+        p.join(" AND ")
     }
 }
 
@@ -172,7 +273,7 @@ impl ExecutionPlan for B2ndDmlExec {
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
         match &self.change {
             Change::Insert(input) => vec![input],
-            Change::Delete { .. } => vec![],
+            Change::Delete(_) | Change::Update { .. } => vec![],
         }
     }
 
@@ -180,11 +281,21 @@ impl ExecutionPlan for B2ndDmlExec {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        if let Change::Delete { predicates, .. } = &self.change {
-            for p in predicates {
-                if f(p)? == TreeNodeRecursion::Stop {
-                    return Ok(TreeNodeRecursion::Stop);
-                }
+        let exprs: Vec<&Arc<dyn PhysicalExpr>> = match &self.change {
+            Change::Insert(_) => vec![],
+            Change::Delete(sel) => sel.predicates.iter().collect(),
+            Change::Update {
+                selection,
+                assignments,
+            } => selection
+                .predicates
+                .iter()
+                .chain(assignments.iter().map(|(_, e, _)| e))
+                .collect(),
+        };
+        for p in exprs {
+            if f(p)? == TreeNodeRecursion::Stop {
+                return Ok(TreeNodeRecursion::Stop);
             }
         }
         Ok(TreeNodeRecursion::Continue)
@@ -200,7 +311,7 @@ impl ExecutionPlan for B2ndDmlExec {
                 self.path.clone(),
                 Change::Insert(children.remove(0)),
             ))),
-            (Change::Delete { .. }, 0) => Ok(self),
+            (Change::Delete(_) | Change::Update { .. }, 0) => Ok(self),
             _ => Err(DataFusionError::Internal(format!(
                 "B2ndDmlExec: {} children",
                 children.len()
@@ -226,9 +337,13 @@ impl ExecutionPlan for B2ndDmlExec {
                     let rows = rows_of(&live, &batch)?;
                     blocking(move || TableMut::open(&path)?.append(&rows)).await?
                 }
-                Change::Delete { schema, predicates } => {
-                    blocking(move || delete_where(&path, &schema, &predicates)).await?
+                Change::Delete(selection) => {
+                    blocking(move || delete_where(&path, &selection)).await?
                 }
+                Change::Update {
+                    selection,
+                    assignments,
+                } => blocking(move || update_where(&path, &selection, &assignments)).await?,
             };
             live.reload()?;
             let counts: Arc<dyn datafusion::arrow::array::Array> =
@@ -272,38 +387,87 @@ fn rows_of(live: &Live, batch: &RecordBatch) -> Result<Rows> {
     Rows::from_record_batch(&batch.project(&keep)?).map_err(ext)
 }
 
-/// Delete the live rows of the table at `path` where every predicate is true, evaluated on
-/// the table as the writer's lock holds it; the rows deleted.
-fn delete_where(
-    path: &std::path::Path,
-    schema: &SchemaRef,
-    predicates: &[Arc<dyn PhysicalExpr>],
-) -> b2nd::Result<u64> {
+/// Delete the live rows of the table at `path` the selection holds, evaluated on the table
+/// as the writer's lock holds it; the rows deleted.
+fn delete_where(path: &std::path::Path, selection: &Selection) -> b2nd::Result<u64> {
     let mut t = TableMut::open(path)?;
-    let n = t.table().n_rows();
-    let rows: Vec<u64> = if predicates.is_empty() {
-        (0..n).collect()
+    let rows: Vec<u64> = if selection.predicates.is_empty() {
+        (0..t.table().n_rows()).collect()
     } else {
-        let whole = crate::rows::WholeColumns::default();
         let mut rows = Vec::new();
-        let mut at = 0;
-        while at < n {
-            let span: Range<u64> = at..(at + DELETE_BATCH_ROWS).min(n);
-            let batch = crate::rows::table_batch(t.table(), &whole, schema, span.clone())
-                .map_err(|e| b2nd::Error::InvalidArgument(e.to_string()))?;
-            let keep = matches(&batch, predicates)
-                .map_err(|e| b2nd::Error::InvalidArgument(e.to_string()))?;
-            rows.extend(
-                keep.iter()
-                    .enumerate()
-                    .filter(|(_, v)| *v == Some(true))
-                    .map(|(i, _)| span.start + i as u64),
-            );
-            at = span.end;
-        }
+        selection.for_each(t.table(), |start, _, selected| {
+            rows.extend(selected_rows(start, selected));
+            Ok(())
+        })?;
         rows
     };
     t.delete(&rows)
+}
+
+/// The rows of a batch from row `start` that `selected` holds true.
+fn selected_rows(start: u64, selected: &BooleanArray) -> impl Iterator<Item = u64> + '_ {
+    selected
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| *v == Some(true))
+        .map(move |(i, _)| start + i as u64)
+}
+
+/// Set the assigned columns of the live rows of the table at `path` the selection holds,
+/// evaluated on the table as the writer's lock holds it (one `TableMut::update`); the rows
+/// changed.
+fn update_where(
+    path: &std::path::Path,
+    selection: &Selection,
+    assignments: &[(String, Arc<dyn PhysicalExpr>, DataType)],
+) -> b2nd::Result<u64> {
+    let bad = |e: DataFusionError| b2nd::Error::InvalidArgument(e.to_string());
+    let mut t = TableMut::open(path)?;
+    let mut rows = Vec::new();
+    let mut parts: Vec<Vec<datafusion::arrow::array::ArrayRef>> =
+        vec![Vec::new(); assignments.len()];
+    selection.for_each(t.table(), |start, batch, selected| {
+        let before = rows.len();
+        rows.extend(selected_rows(start, selected));
+        if rows.len() == before {
+            return Ok(());
+        }
+        let chosen = filter_record_batch(batch, &normalize(selected)).map_err(|e| bad(e.into()))?;
+        for ((name, e, ty), part) in assignments.iter().zip(&mut parts) {
+            let v = e
+                .evaluate(&chosen)
+                .and_then(|v| v.into_array(chosen.num_rows()))
+                .map_err(bad)?;
+            let v = cast(&v, ty).map_err(|err| {
+                b2nd::Error::InvalidArgument(format!(
+                    "UPDATE of column {name:?}: a {} value for a {ty} column: {err}",
+                    v.data_type()
+                ))
+            })?;
+            part.push(v);
+        }
+        Ok(())
+    })?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let mut fields = Vec::new();
+    let mut columns = Vec::new();
+    for ((name, _, ty), part) in assignments.iter().zip(parts) {
+        let refs: Vec<&dyn datafusion::arrow::array::Array> =
+            part.iter().map(|a| a.as_ref()).collect();
+        let whole = concat(&refs).map_err(|e| bad(e.into()))?;
+        fields.push(Field::new(name, ty.clone(), whole.null_count() > 0));
+        columns.push(whole);
+    }
+    let batch =
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| bad(e.into()))?;
+    t.update(&rows, &Rows::from_record_batch(&batch)?)
+}
+
+/// `selected` with NULL as false (SQL: a NULL predicate selects nothing).
+fn normalize(selected: &BooleanArray) -> BooleanArray {
+    selected.iter().map(|v| Some(v == Some(true))).collect()
 }
 
 /// Every predicate on `batch`, combined with SQL's AND (NULL where unknown).
@@ -314,7 +478,7 @@ fn matches(batch: &RecordBatch, predicates: &[Arc<dyn PhysicalExpr>]) -> Result<
         let v = v
             .as_any()
             .downcast_ref::<BooleanArray>()
-            .ok_or_else(|| ext(format!("DELETE predicate {p} is not a boolean")))?
+            .ok_or_else(|| ext(format!("the predicate {p} is not a boolean")))?
             .clone();
         all = Some(match all {
             None => v,

@@ -1,15 +1,16 @@
-//! [`session_context`] and [`B2ndQueryPlanner`]: the planner that lets a `DELETE` reach a
-//! b2nd table only with its whole `WHERE`.
+//! [`session_context`] and [`B2ndQueryPlanner`]: the planner that lets a `DELETE` or an
+//! `UPDATE` reach a b2nd table only with its whole `WHERE`.
 //!
-//! DataFusion 55 hands a table provider's `delete_from` the predicates it finds on the
-//! table's own scan (`extract_dml_filters`): a `WHERE` the optimizer folded to false leaves an
+//! DataFusion 55 hands a table provider's `delete_from` and `update` the predicates it finds
+//! on the table's own scan (`extract_dml_filters`): a `WHERE` the optimizer folded to false leaves an
 //! empty relation and no predicate, and a subquery (`IN (SELECT ...)`, `EXISTS`) becomes a join
 //! whose predicates are dropped or taken from the wrong scan. "No predicate" means "every row",
 //! so `DELETE FROM t WHERE 1 = 0` would empty the table. This planner looks at the optimized
-//! plan first: a `DELETE` whose input is the table's scan under filters and projections goes on
-//! to DataFusion's planner; one whose `WHERE` matched nothing at planning time deletes nothing
-//! (count 0); anything else (joins, subqueries, unions) is refused before any change. A b2nd
-//! table refuses `DELETE` planned without it.
+//! plan first: a `DELETE` or `UPDATE` whose input is the table's scan under filters and
+//! projections (no subquery in a predicate or a new value) goes on to DataFusion's planner;
+//! one whose `WHERE` matched nothing at planning time changes nothing (count 0); anything else
+//! (joins such as `UPDATE ... FROM`, subqueries, unions) is refused before any change. A b2nd
+//! table refuses `DELETE` and `UPDATE` planned without it.
 
 use std::sync::Arc;
 
@@ -51,7 +52,7 @@ pub fn session_context(config: SessionConfig) -> SessionContext {
     SessionContext::new_with_state(state)
 }
 
-/// DataFusion's physical planner with a check of every `DELETE` first (see the module
+/// DataFusion's physical planner with a check of every `DELETE` and `UPDATE` first (see the module
 /// documentation); install it with [`session_context`] or
 /// `SessionStateBuilder::with_query_planner`.
 #[derive(Debug, Default, Clone, Copy)]
@@ -67,7 +68,7 @@ impl QueryPlanner for B2ndQueryPlanner {
         let planner = DefaultPhysicalPlanner::default();
         match deletes(plan)? {
             Deletes::NothingMatches => {
-                // The WHERE was folded to false: no row matches, none is deleted.
+                // The WHERE was folded to false: no row matches, none is changed.
                 let zero = LogicalPlanBuilder::empty(true)
                     .project(vec![lit(0u64).alias("count")])?
                     .build()?;
@@ -82,11 +83,11 @@ impl QueryPlanner for B2ndQueryPlanner {
     }
 }
 
-/// What the `DELETE`s of a plan look like after optimization.
+/// What the `DELETE`s and `UPDATE`s of a plan look like after optimization.
 enum Deletes {
     /// None, or each one's input is the target's scan under filters and projections.
     Whole,
-    /// A single `DELETE` whose input the optimizer emptied (its WHERE is false).
+    /// A single `DELETE` or `UPDATE` whose input the optimizer emptied (its WHERE is false).
     NothingMatches,
 }
 
@@ -94,11 +95,11 @@ fn deletes(plan: &LogicalPlan) -> Result<Deletes> {
     let mut out = Deletes::Whole;
     plan.apply(|node| {
         if let LogicalPlan::Dml(d) = node {
-            if d.op == WriteOp::Delete {
+            if matches!(d.op, WriteOp::Delete | WriteOp::Update) {
                 if scans_nothing(&d.input) && matches!(plan, LogicalPlan::Dml(_)) {
                     out = Deletes::NothingMatches;
                 } else {
-                    check_input(&d.input, &d.table_name)?;
+                    check_input(&d.input, &d.table_name, &d.op)?;
                 }
             }
         }
@@ -117,20 +118,29 @@ fn scans_nothing(input: &LogicalPlan) -> bool {
     !scans
 }
 
-/// Refuse a `DELETE` input other than the target's scan under filters (without subqueries)
-/// and projections.
-fn check_input(input: &LogicalPlan, target: &TableReference) -> Result<()> {
+/// Refuse a `DELETE` or `UPDATE` input other than the target's scan under filters and
+/// projections (without subqueries).
+fn check_input(input: &LogicalPlan, target: &TableReference, op: &WriteOp) -> Result<()> {
+    let verb = match op {
+        WriteOp::Delete => "DELETE FROM",
+        _ => "UPDATE",
+    };
     let refuse = |what: String| {
         Err(DataFusionError::Plan(format!(
-            "DELETE FROM {target}: {what}; DataFusion 55 does not hand such a WHERE to the table \
-             whole, so b2nd refuses it (nothing was changed): delete by a predicate on the \
-             table's own columns"
+            "{verb} {target}: {what}; DataFusion 55 does not hand such a statement to the table \
+             whole, so b2nd refuses it (nothing was changed): change rows by predicates and \
+             values over the table's own columns"
         )))
     };
     let mut bad: Option<String> = None;
     input.apply(|n| {
         match n {
-            LogicalPlan::Projection(_) | LogicalPlan::SubqueryAlias(_) => {}
+            LogicalPlan::Projection(p) => {
+                if let Some(e) = p.expr.iter().find(|e| has_subquery(e)) {
+                    bad = Some(format!("the value {e} holds a subquery"));
+                }
+            }
+            LogicalPlan::SubqueryAlias(_) => {}
             LogicalPlan::Filter(f) if !has_subquery(&f.predicate) => {}
             LogicalPlan::TableScan(s) if s.table_name.resolved_eq(target) => {
                 if let Some(f) = s.filters.iter().find(|f| has_subquery(f)) {

@@ -322,6 +322,31 @@ impl TableProvider for B2ndTable {
         )?))
     }
 
+    async fn update(
+        &self,
+        state: &dyn Session,
+        assignments: Vec<(String, Expr)>,
+        filters: Vec<Expr>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let path = self.writable("UPDATE")?;
+        if !crate::guard::checked() {
+            return Err(DataFusionError::Plan(format!(
+                "UPDATE on {}: run it in b2nd_datafusion::session_context (B2ndQueryPlanner): \
+                 DataFusion 55 hands a table no predicate for a WHERE it cannot pass whole, \
+                 which reads as every row",
+                self.source.display()
+            )));
+        }
+        Ok(Arc::new(B2ndDmlExec::update(
+            self.live.clone(),
+            path,
+            &self.schema,
+            &assignments,
+            &filters,
+            state.execution_props(),
+        )?))
+    }
+
     async fn truncate(&self, state: &dyn Session) -> Result<Arc<dyn ExecutionPlan>> {
         let path = self.writable("TRUNCATE")?;
         Ok(Arc::new(B2ndDmlExec::delete(

@@ -1,5 +1,5 @@
-//! SQL that changes tables: `INSERT INTO ... VALUES / SELECT`, `DELETE FROM ... [WHERE]` and
-//! `TRUNCATE` through DataFusion's DML hooks on a python-blosc2 table
+//! SQL that changes tables: `INSERT INTO ... VALUES / SELECT`, `DELETE FROM ... [WHERE]`,
+//! `UPDATE ... SET ... [WHERE]` and `TRUNCATE` through DataFusion's DML hooks on a python-blosc2 table
 //! (`tests/data/tables/mutable.b2d`) and on one b2nd writes; each statement's count, the
 //! rows b2nd reads afterwards (in the same session too), statements that must change exactly
 //! the matching rows or nothing (subqueries, always-false predicates, NULLs, EXPLAIN), and
@@ -216,6 +216,7 @@ async fn refused_statements_change_no_byte() {
     for q in [
         "INSERT INTO t (id, \"when\") VALUES (1, TIMESTAMP '2000-01-01')",
         "DELETE FROM t WHERE id = 2",
+        "UPDATE t SET id = 3 WHERE id = 2",
         "TRUNCATE TABLE t",
     ] {
         let e = fails(&ro, q).await;
@@ -234,7 +235,9 @@ async fn refused_statements_change_no_byte() {
             "max_length 6",
         ),
         ("INSERT INTO t (id, nope) VALUES (1, 2)", "nope"),
-        ("UPDATE t SET id = 1", "UPDATE"),
+        ("UPDATE t SET id = NULL", "not nullable"),
+        ("UPDATE t SET name = 'abcdefg' WHERE id = 2", "max_length 6"),
+        ("UPDATE t SET nope = 1", "nope"),
     ] {
         let e = fails(&ctx, q).await;
         assert!(e.contains(want), "{q}: {want:?} not in {e}");
@@ -280,4 +283,122 @@ async fn a_table_b2nd_writes_takes_sql_rows() {
         t.read_column_opt::<f64>("x").unwrap(),
         [Some(0.5), Some(1.5), Some(2.5)]
     );
+}
+
+/// The fixture's rows as b2nd reads them: id, score, opt, name, small.
+type Snapshot = (
+    Vec<i64>,
+    Vec<Option<f64>>,
+    Vec<Option<i32>>,
+    Vec<Option<String>>,
+    Vec<u8>,
+);
+
+fn columns(path: &Path) -> Snapshot {
+    let t = Table::open(path).unwrap();
+    (
+        t.read_column("id").unwrap(),
+        t.read_column_opt("score").unwrap(),
+        t.read_column_opt("opt").unwrap(),
+        t.read_strings("name").unwrap(),
+        t.read_column("small").unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_change_exactly_the_matching_rows() {
+    let (_tmp, path) = fixture("mutable.b2d");
+    let ctx = ctx_with(&path, true);
+    let (id, mut score, mut opt, mut name, mut small) = columns(&path);
+    assert_eq!(id, [0, 2, 3, 4, 5, 6, 7]);
+
+    // New values from the old ones and NULLs, on the rows the WHERE selects.
+    let n = run(
+        &ctx,
+        "UPDATE t SET score = score * 2, opt = NULL, name = 'upd' WHERE id >= 4",
+    )
+    .await;
+    assert_eq!(n, 4);
+    for i in 3..7 {
+        score[i] = score[i].map(|s| s * 2.0);
+        opt[i] = None;
+        name[i] = Some("upd".into());
+    }
+    assert_eq!(
+        columns(&path),
+        (
+            id.clone(),
+            score.clone(),
+            opt.clone(),
+            name.clone(),
+            small.clone()
+        )
+    );
+    // The session reads the change.
+    let b = ctx
+        .sql("SELECT count(*) FROM t WHERE name = 'upd' AND opt IS NULL")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        b[0].column(0)
+            .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+            .value(0),
+        4
+    );
+
+    // A predicate that is NULL for a row leaves the row as it is.
+    assert!(score.contains(&None));
+    let hits = score.iter().filter(|s| s.is_some_and(|s| s > 1.0)).count() as u64;
+    assert_eq!(
+        run(&ctx, "UPDATE t SET small = small + 1 WHERE score > 1.0").await,
+        hits
+    );
+    for (s, v) in score.iter().zip(&mut small) {
+        if s.is_some_and(|s| s > 1.0) {
+            *v += 1;
+        }
+    }
+    assert_eq!(columns(&path).4, small);
+    // Without a WHERE: every row.
+    assert_eq!(run(&ctx, "UPDATE t SET opt = 5").await, 7);
+    assert_eq!(columns(&path).2, vec![Some(5); 7]);
+
+    // Nothing matches: nothing changes, not a byte.
+    let snap = snapshot(&path);
+    assert_eq!(run(&ctx, "UPDATE t SET opt = 1 WHERE 1 = 0").await, 0);
+    assert_eq!(run(&ctx, "UPDATE t SET opt = 1 WHERE id > 5000").await, 0);
+    assert!(snapshot(&path) == snap, "an UPDATE of no row changed bytes");
+
+    // Subqueries in the WHERE or in a value, and UPDATE ... FROM: refused before any change.
+    for q in [
+        "UPDATE t SET opt = 1 WHERE id IN (SELECT id FROM t WHERE id >= 4)",
+        "UPDATE t SET opt = 1 WHERE EXISTS (SELECT 1 FROM t AS u WHERE u.id = t.id + 1)",
+        "UPDATE t SET id = (SELECT max(id) FROM t)",
+        "UPDATE t SET opt = 1 FROM t AS u WHERE u.id = t.id + 1",
+    ] {
+        let e = fails(&ctx, q).await;
+        assert!(
+            e.contains("b2nd refuses it (nothing was changed)") || e.contains("not supported"),
+            "{q}: {e}"
+        );
+    }
+    assert!(
+        snapshot(&path) == snap,
+        "a refused UPDATE changed the table"
+    );
+    // Outside b2nd's session DataFusion's planner cannot be trusted with UPDATE.
+    let plain = SessionContext::new();
+    let t = B2ndTable::table(path.to_str().unwrap())
+        .unwrap()
+        .with_writes(true);
+    plain.register_table("t", Arc::new(t)).unwrap();
+    let e = fails(&plain, "UPDATE t SET opt = 1 WHERE 1 = 0").await;
+    assert!(
+        e.contains("run it in b2nd_datafusion::session_context"),
+        "{e}"
+    );
+    assert!(snapshot(&path) == snap);
 }
