@@ -1,6 +1,7 @@
 """Randomized differential test of tables changed by b2nd (`b2nd sql --write`: INSERT ...
-VALUES, INSERT ... SELECT from the same table, DELETE ... WHERE, TRUNCATE) and by python-blosc2
-4.14.1 itself (`extend`, `delete`), in random order on the same `.b2d` tables python wrote.
+VALUES, INSERT ... SELECT from the same table, DELETE ... WHERE, UPDATE ... SET ... WHERE,
+TRUNCATE) and by python-blosc2 4.14.1 itself (`extend`, `delete`, column assignment), in random
+order on the same `.b2d` tables python wrote.
 
 Each table has the fixed-width kinds b2nd appends to: `id` int64 (no default), `x` float64
 nullable in a mask, `k` int32 nullable by the sentinel -1, `f` bool (default False), `s` string
@@ -132,6 +133,38 @@ def predicate():
     return f"({a_sql}) AND ({b_sql})", both
 
 
+# New values for UPDATE: (column, SQL text, model function of the row).
+def assignment(col):
+    if col == "x":
+        return rng.choice([
+            ("x", "NULL", lambda r: None),
+            ("x", "x * 2", lambda r: None if r["x"] is None else r["x"] * 2),
+            *[("x", repr(v), lambda r, v=v: v) for v in [rng.uniform(-1e6, 1e6), 0.5]],
+        ])
+    if col == "k":
+        v = rng.randrange(0, 1000)
+        return rng.choice([
+            ("k", "NULL", lambda r: None),
+            ("k", "k + 1", lambda r: None if r["k"] is None else r["k"] + 1),
+            ("k", str(v), lambda r: v),
+        ])
+    if col == "f":
+        return rng.choice([
+            ("f", "NOT f", lambda r: not r["f"]),
+            ("f", "true", lambda r: True),
+        ])
+    v = rng.choice(["", "b", "héllo", "zzz"])
+    return ("s", f"'{v}'", lambda r: v)
+
+
+def python_update(path, positions, col, values):
+    t = b2.open(path, mode="a")
+    if col == "k":
+        values = [-1 if v is None else v for v in values]  # the sentinel is the null
+    t[col][positions] = values
+    t.close()
+
+
 def python_reads(path, model, where_id):
     t = b2.open(path, mode="r")
     got = {"nrows": t.nrows}
@@ -162,6 +195,7 @@ def b2nd_reads(path, model):
 
 failures = []
 steps = 0
+ran = {}
 for ti in range(TABLES):
     path = os.path.join(DIR, f"t{ti}.b2d")
     model = [new_row() for _ in range(rng.randrange(0, 3000))]
@@ -177,8 +211,9 @@ for ti in range(TABLES):
         model = [r for i, r in enumerate(model) if i not in set(gone)]
     for step in range(STEPS):
         op = rng.choices(
-            ["insert", "insert_select", "delete", "py_extend", "py_delete", "truncate"],
-            [5, 1, 4, 3, 3, 0.3],
+            ["insert", "insert_select", "delete", "update", "py_extend", "py_delete",
+             "py_update", "truncate"],
+            [5, 1, 4, 4, 3, 3, 2, 0.3],
         )[0]
         what = op
         try:
@@ -207,6 +242,25 @@ for ti in range(TABLES):
                 out = b2nd(path, what, write=True)
                 assert out == [{"count": len(model) - len(keep)}], out
                 model = keep
+            elif op == "update":
+                sets = [assignment(c) for c in rng.sample(["x", "k", "f", "s"], rng.randrange(1, 4))]
+                text, fn = predicate() if rng.random() < 0.9 else ("true", lambda r: True)
+                what = f"UPDATE t SET {', '.join(f'{c} = {v}' for c, v, _ in sets)} WHERE {text}"
+                hit = [r for r in model if fn(r) is True]
+                out = b2nd(path, what, write=True)
+                assert out == [{"count": len(hit)}], out
+                for r in hit:
+                    new = {c: f(r) for c, _, f in sets}
+                    r.update(new)
+            elif op == "py_update" and model:
+                positions = sorted(set(rng.randrange(len(model)) for _ in range(rng.randrange(1, 8))))
+                rng.shuffle(positions)
+                col, _, _ = assignment(rng.choice(["x", "k", "f", "s"]))
+                values = [new_row()[col] for _ in positions]
+                what = f"python {col}[{positions}] = {values}"
+                python_update(path, positions, col, values)
+                for p, v in zip(positions, values):
+                    model[p][col] = v
             elif op == "truncate":
                 what = "TRUNCATE TABLE t"
                 out = b2nd(path, what, write=True)
@@ -229,6 +283,7 @@ for ti in range(TABLES):
                 t.close()
                 model = [r for i, r in enumerate(model) if i not in set(gone)]
             steps += 1
+            ran[op] = ran.get(op, 0) + 1
             if os.environ.get("VERBOSE"):
                 print(f"  table {ti} step {step}: {what[:150]} -> {len(model)} rows")
             got, want = python_reads(path, model, rng.randrange(0, next_id[0] + 1))
@@ -250,7 +305,8 @@ for ti in range(TABLES):
             break
     print(f"table {ti}: {len(model)} live rows after {step + 1} steps")
 
-print(f"{steps} steps, {len(failures)} failed (SEED={SEED})")
+print(f"{steps} steps, {len(failures)} failed (SEED={SEED}); by kind: "
+      + ", ".join(f"{k} {v}" for k, v in sorted(ran.items())))
 if failures:
     print("\n".join(failures))
     sys.exit(1)
