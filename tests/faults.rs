@@ -206,6 +206,23 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "table .b2d: update rows (TableMut)",
+            prepare: |d| table_dir(d, OLD / 8),
+            run: |p| {
+                // Both columns of every third row: the column files copied and changed beside
+                // the table, `_cols` swapped in at once.
+                let rows: Vec<u64> = (0..(OLD / 8) as u64).step_by(3).collect();
+                let (x, y, valid) = table_rows(rows.len(), 3);
+                let y: Vec<Option<f64>> = y
+                    .iter()
+                    .zip(&valid)
+                    .map(|(&v, &ok)| ok.then_some(v))
+                    .collect();
+                let values = b2nd::Rows::new().column("x", &x)?.column_opt("y", &y)?;
+                b2nd::TableMut::open(p)?.update(&rows, &values).map(drop)
+            },
+        },
+        Case {
             name: "set_attrs (journaled in place), file",
             prepare: old_file,
             run: |p| b2nd::write::set_attrs(p, &[("big", Value::Bytes(noise(NEW)))]),
