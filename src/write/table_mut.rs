@@ -632,7 +632,18 @@ impl TableMut {
                         &flags,
                     )?;
                 } else if e.mask.is_some() {
-                    let len = t.column_array(c.name())?.shape()[0];
+                    let len = t
+                        .column_array(c.name())?
+                        .shape()
+                        .first()
+                        .copied()
+                        .unwrap_or(0);
+                    if physical.last().is_some_and(|&p| p as u64 >= len) {
+                        return Err(self.refuse(
+                            c.name(),
+                            format!("its array has {len} rows, fewer than _valid_rows"),
+                        ));
+                    }
                     let mut all = vec![1u8; len as usize];
                     for (&p, &(_, i)) in physical.iter().zip(&order) {
                         all[p] = flags[i];
