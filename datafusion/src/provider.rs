@@ -109,6 +109,21 @@ impl B2ndTable {
         self
     }
 
+    /// [`Self::writable`] for a statement with a WHERE (DELETE, UPDATE): only planned through
+    /// [`crate::session_context`], whose planner checks the WHERE reached the table whole.
+    fn writable_checked(&self, what: &str) -> Result<PathBuf> {
+        let path = self.writable(what)?;
+        if !crate::guard::checked() {
+            return Err(DataFusionError::Plan(format!(
+                "{what} on {}: run it in b2nd_datafusion::session_context (B2ndQueryPlanner): \
+                 DataFusion 55 hands a table no predicate for a WHERE it cannot pass whole, \
+                 which reads as every row",
+                self.source.display()
+            )));
+        }
+        Ok(path)
+    }
+
     /// The table's path for a change `what`, or why SQL cannot change it.
     fn writable(&self, what: &str) -> Result<PathBuf> {
         let refuse = |why: &str| {
@@ -304,15 +319,7 @@ impl TableProvider for B2ndTable {
         state: &dyn Session,
         filters: Vec<Expr>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let path = self.writable("DELETE")?;
-        if !crate::guard::checked() {
-            return Err(DataFusionError::Plan(format!(
-                "DELETE on {}: run it in b2nd_datafusion::session_context (B2ndQueryPlanner): \
-                 DataFusion 55 hands a table no predicate for a WHERE it cannot pass whole, \
-                 which reads as every row",
-                self.source.display()
-            )));
-        }
+        let path = self.writable_checked("DELETE")?;
         Ok(Arc::new(B2ndDmlExec::delete(
             self.live.clone(),
             path,
@@ -328,15 +335,7 @@ impl TableProvider for B2ndTable {
         assignments: Vec<(String, Expr)>,
         filters: Vec<Expr>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let path = self.writable("UPDATE")?;
-        if !crate::guard::checked() {
-            return Err(DataFusionError::Plan(format!(
-                "UPDATE on {}: run it in b2nd_datafusion::session_context (B2ndQueryPlanner): \
-                 DataFusion 55 hands a table no predicate for a WHERE it cannot pass whole, \
-                 which reads as every row",
-                self.source.display()
-            )));
-        }
+        let path = self.writable_checked("UPDATE")?;
         Ok(Arc::new(B2ndDmlExec::update(
             self.live.clone(),
             path,
