@@ -1,9 +1,11 @@
 """python-blosc2 reads the tables b2nd changed (`TableMut`, tests/table_mut.rs with
 B2ND_TABLE_MUT_OUT=OUT) as the tables its own changes make: every `<name>.ops.json` in OUT is
-replayed with python-blosc2 (`extend`, `delete` or a column assignment, then `close`, each) on a fresh copy of the fixture
-`<name>` from FIXTURES, and python's reads of both tables must agree: row count, every
-column's values and nulls, `where()` over the summarised columns, the schema's cached row
-count, the epochs, the index descriptors' stale flags, and the length of every array.
+replayed with python-blosc2 (`extend`, `delete`, a column assignment, `rename_column` or
+`drop_column`, then `close`, each) on a fresh copy of the fixture `<name>` (or the
+`fixture` the file names) from FIXTURES, and python's reads of both tables must agree: row
+count, column names, every column's values and nulls, `where()` over the summarised
+columns, the schema's cached row count, the epochs, the index descriptors' stale flags and
+summaries, and the length of every array.
 
 Usage: python scripts/check_table_mut.py OUT FIXTURES
 """
@@ -44,6 +46,12 @@ def python_values(t, name, values):
 
 
 def replay(path, ops):
+    """Replay `ops` with python-blosc2 on the table at `path`; returns {new: old} for the
+    renames python-blosc2 4.14.1 cannot make (a dictionary column's: it leaves the values
+    store `<old>_dict` behind and its close fails; a list column's: it copies `<old>.b2b` to
+    `<new>.b2f` and then opens `<new>.b2b`; see docs/meaning-audit.md), which are left out:
+    b2nd's renamed column is compared with python's column under the old name."""
+    aliases = {}
     # One session per operation: within one session, python-blosc2 4.14.1 reads a row that
     # `extend` puts where a deleted row held a null as null (its extend writes a mask only for
     # batches holding a null; `close` trims the deleted tail away), see meaning-audit.md.
@@ -53,12 +61,19 @@ def replay(path, ops):
             t.extend({name: python_values(t, name, v) for name, v in op["columns"].items()})
         elif op["op"] == "delete":
             t.delete(op["rows"])
+        elif op["op"] == "rename" and op.get("python_breaks"):
+            aliases[op["new"]] = op["old"]
+        elif op["op"] == "rename":
+            t.rename_column(op["old"], op["new"])
+        elif op["op"] == "drop":
+            t.drop_column(op["name"])
         elif op["op"] == "update":
             for name, values in op["columns"].items():
                 t[name][op["rows"]] = python_values(t, name, values)
         else:
             raise ValueError(op)
         t.close()
+    return aliases
 
 
 def cells(t, name):
@@ -95,12 +110,43 @@ def layout(path):
                 rel = os.path.relpath(os.path.join(root, f), path)
                 lengths[rel] = b2.open(os.path.join(path, rel)).shape[0]
     lengths["_valid_rows"] = b2.open(os.path.join(path, "_valid_rows.b2nd")).shape[0]
+    summaries = {}
+    for col, d in catalog.items():
+        for level, spec in (d.get("levels") or {}).items():
+            p = spec.get("path") if isinstance(spec, dict) else None
+            if p and not os.path.isabs(p) and os.path.exists(os.path.join(path, p)):
+                summaries[f"{col}/{level}"] = (p, b2.open(os.path.join(path, p))[:].tolist())
     return {
         "n_rows_cached": schema.get("n_rows"),
+        "summaries": repr(summaries),
+        "index_columns": sorted(catalog),
         "epochs": epochs,
         "stale": {k: bool(v.get("stale")) for k, v in catalog.items()},
         "lengths": lengths,
     }
+
+
+def rebuilt_summaries(path):
+    """(column, summary as stored, summary after python's rebuild_index) for every fresh
+    summary index of the table at `path` (rebuilt on a copy)."""
+    tmp = tempfile.mkdtemp()
+    copy = os.path.join(tmp, "t.b2d")
+    shutil.copytree(path, copy)
+    out = []
+    t = b2.open(copy, mode="a")
+    catalog = t._storage._open_meta().vlmeta.get("index_catalog") or {}
+    for col, d in catalog.items():
+        if d.get("kind") != "summary" or d.get("stale"):
+            continue
+        p = os.path.join(copy, d["levels"]["block"]["path"])
+        before = repr(b2.open(p)[:].tolist())
+        t.rebuild_index(col)
+        d2 = t._storage._open_meta().vlmeta["index_catalog"][col]
+        after = repr(b2.open(os.path.join(copy, d2["levels"]["block"]["path"]))[:].tolist())
+        out.append((col, before, after))
+    t.close()
+    shutil.rmtree(tmp)
+    return out
 
 
 failures = []
@@ -110,10 +156,13 @@ assert names, f"nothing to check in {OUT}"
 for name in names:
     with open(os.path.join(OUT, name + ".ops.json")) as f:
         ops = json.load(f)
+    fixture = name
+    if isinstance(ops, dict):
+        fixture, ops = ops["fixture"], ops["ops"]
     tmp = tempfile.mkdtemp()
     mine = os.path.join(tmp, name)
-    shutil.copytree(os.path.join(FIXTURES, name), mine)
-    replay(mine, ops)
+    shutil.copytree(os.path.join(FIXTURES, fixture), mine)
+    aliases = replay(mine, ops)
     theirs = os.path.join(OUT, name)
     tp, tb = b2.open(mine, mode="r"), b2.open(theirs, mode="r")
 
@@ -124,17 +173,36 @@ for name in names:
             failures.append(f"{name}: {what}: python {a!r}, b2nd {b!r}")
 
     same("nrows", tp.nrows, tb.nrows)
-    same("columns", list(tp.col_names), list(tb.col_names))
-    for c in tp.col_names:
-        kind = tp._schema.columns_by_name[c].spec.to_metadata_dict()["kind"] if c in tp._schema.columns_by_name else None
+    same("columns", list(tp.col_names), [aliases.get(c, c) for c in tb.col_names])
+    for c in tb.col_names:
+        cp = aliases.get(c, c)
+        by_name = tp._schema.columns_by_name
+        kind = by_name[cp].spec.to_metadata_dict()["kind"] if cp in by_name else None
         if kind in ("list", "ndarray"):
+            same(f"column {c}", repr(tp[cp][:]), repr(tb[c][:]))
             continue
-        same(f"column {c}", cells(tp, c), cells(tb, c))
-    for expr in ["id > 3", "id < 150", "(id > 0) & (id < 200)"]:
+        same(f"column {c}", cells(tp, cp), cells(tb, c))
+    for expr in ["id > 3", "id < 150", "(id > 0) & (id < 200)", "points > 1", "points < 2"]:
+        if not all(c in tp.col_names for c in ("id", expr.split()[0].strip("("))):
+            continue
         same(f"where({expr!r})", tp.where(expr)["id"][:].tolist(), tb.where(expr)["id"][:].tolist())
     lp, lb = layout(mine), layout(theirs)
+    # python-blosc2 4.14.1's rename_column and drop_column save the schema as a new `_meta`
+    # holding only kind, version and schema: its epochs and index catalog are lost (the
+    # sidecars left behind). b2nd keeps them; its summaries must then be true, which python's
+    # own rebuild_index tells.
+    columns_changed = any(op["op"] in ("rename", "drop") for op in ops)
     for k in lp:
+        if columns_changed and k in ("summaries", "index_columns", "epochs", "stale"):
+            continue
+        if k == "lengths":
+            for new, old in aliases.items():
+                at = "_cols/" + new.replace(".", "/") + "."
+                lb[k] = {("_cols/" + old + "." + p[len(at):] if p.startswith(at) else p): n for p, n in lb[k].items()}
         same(k, lp[k], lb[k])
+    if columns_changed:
+        for col, before, after in rebuilt_summaries(theirs):
+            same(f"summary of {col} (b2nd's, python's rebuild_index)", after, before)
     shutil.rmtree(tmp)
     print(f"{name}: {len(ops)} operations, python's replay and b2nd's table agree")
 

@@ -509,3 +509,251 @@ fn open_finishes_a_change_that_stopped_after_publishing() {
     assert_eq!(count, Some(t.table().n_rows() as i64));
     assert_eq!(Model::read(t.table()), rows);
 }
+
+/// Leave `path` and its operations (replayed on a copy of fixture `fixture`) for
+/// scripts/check_table_mut.py under the name `name`.
+fn leave_for_python(path: &Path, name: &str, fixture: &str, ops: &serde_json::Value) {
+    if let Some(out) = out_dir() {
+        let dst = out.join(name);
+        let _ = std::fs::remove_dir_all(&dst);
+        copy_tree(path, &dst);
+        std::fs::write(
+            out.join(format!("{name}.ops.json")),
+            serde_json::to_string_pretty(&json!({"fixture": fixture, "ops": ops})).unwrap(),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn columns_are_renamed_and_dropped_as_python_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Fixed-width columns with masks, sentinels and summaries.
+    let path = tmp.path().join("mutable.b2d");
+    copy_tree(&dir().join("mutable.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let score: Vec<Option<f64>> = t.table().read_column_opt("score").unwrap();
+    let small: Vec<Option<u8>> = t.table().read_column_opt("small").unwrap();
+    let ids: Vec<i64> = t.table().read_column("id").unwrap();
+    let names: Vec<String> = t
+        .table()
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    t.rename_column("score", "points").unwrap();
+    t.rename_column("small", "nest.small").unwrap();
+    t.drop_column("opt").unwrap();
+    t.drop_column("flag").unwrap();
+    let ops = json!([
+        {"op": "rename", "old": "score", "new": "points"},
+        {"op": "rename", "old": "small", "new": "nest.small"},
+        {"op": "drop", "name": "opt"},
+        {"op": "drop", "name": "flag"},
+    ]);
+    let now = Table::open(&path).unwrap();
+    let want: Vec<String> = names
+        .iter()
+        .filter(|n| *n != "opt" && *n != "flag")
+        .map(|n| match n.as_str() {
+            "score" => "points".to_string(),
+            "small" => "nest.small".to_string(),
+            n => n.to_string(),
+        })
+        .collect();
+    let got: Vec<String> = now.columns().iter().map(|c| c.name().to_string()).collect();
+    assert_eq!(got, want, "the schema keeps its order");
+    assert_eq!(now.read_column_opt::<f64>("points").unwrap(), score);
+    assert_eq!(now.read_column_opt::<u8>("nest.small").unwrap(), small);
+    assert_eq!(now.read_column::<i64>("id").unwrap(), ids);
+    assert!(path.join("_cols/nest/small.b2nd").is_file());
+    assert!(
+        path.join("_cols/points.notnull.b2nd").is_file(),
+        "the mask moves"
+    );
+    assert!(path.join("_indexes/points/summary.block.b2nd").is_file());
+    for gone in [
+        "_cols/score.b2nd",
+        "_cols/score.notnull.b2nd",
+        "_cols/opt.b2nd",
+        "_cols/opt.notnull.b2nd",
+        "_cols/flag.b2nd",
+        "_indexes/opt",
+        "_indexes/score",
+    ] {
+        assert!(!path.join(gone).exists(), "{gone} left");
+    }
+    let catalog = b2nd::Store::open(&path)
+        .unwrap()
+        .open_schunk("/_meta")
+        .unwrap()
+        .attr("index_catalog")
+        .unwrap()
+        .unwrap();
+    let points = catalog
+        .get("points")
+        .expect("the summary under its new name");
+    assert_eq!(points.get("token").and_then(Value::as_str), Some("points"));
+    assert!(catalog.get("score").is_none() && catalog.get("opt").is_none());
+    // No staging directory beside the table or inside it.
+    let beside: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(beside.len(), 1, "{beside:?}");
+    // Fresh summaries moved with their columns: python's rebuild_index checks them.
+    leave_for_python(&path, "mutable_columns.b2d", "mutable.b2d", &ops);
+    // The table still takes rows under the new names.
+    let rows = Rows::new()
+        .column("id", &[100i64])
+        .unwrap()
+        .column("when", &[5i64])
+        .unwrap()
+        .column_opt("points", &[Some(1.25f64)])
+        .unwrap()
+        .column("nest.small", &[3u8])
+        .unwrap()
+        .column_opt("sent", &[None::<i16>])
+        .unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 1);
+    assert_eq!(
+        t.table().read_column_opt::<f64>("points").unwrap().last(),
+        Some(&Some(1.25))
+    );
+    drop(t);
+    let mut ops = ops.as_array().unwrap().clone();
+    ops.push(json!({"op": "append", "columns": {
+        "id": [100], "when": [5], "points": [1.25], "nest.small": [3], "sent": [null]}}));
+    leave_for_python(
+        &path,
+        "mutable_columns_append.b2d",
+        "mutable.b2d",
+        &json!(ops),
+    );
+
+    // Variable-length kinds: utf8, dictionary, list, ndarray.
+    let path = tmp.path().join("basic.b2d");
+    copy_tree(&dir().join("basic.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let txt = t.table().read_values("txt").unwrap();
+    let tag = t.table().read_values("tag").unwrap();
+    let items = t.table().read_values("items").unwrap();
+    t.rename_column("txt", "text").unwrap();
+    t.rename_column("tag", "label.tag").unwrap();
+    t.rename_column("items", "things").unwrap();
+    t.drop_column("vec").unwrap();
+    t.drop_column("name").unwrap();
+    let now = t.table();
+    assert_eq!(now.read_values("text").unwrap(), txt);
+    assert_eq!(now.read_values("label.tag").unwrap(), tag);
+    assert_eq!(now.read_values("things").unwrap(), items);
+    assert!(now.column("vec").is_err() && now.column("name").is_err());
+    drop(t);
+    leave_for_python(
+        &path,
+        "basic_columns.b2d",
+        "basic.b2d",
+        &json!([
+            {"op": "rename", "old": "txt", "new": "text"},
+            {"op": "rename", "old": "tag", "new": "label.tag",
+             "python_breaks": "python-blosc2 4.14.1 leaves tag_dict behind"},
+            {"op": "rename", "old": "items", "new": "things",
+             "python_breaks": "python-blosc2 4.14.1 writes things.b2f and reads things.b2b"},
+            {"op": "drop", "name": "vec"},
+            {"op": "drop", "name": "name"},
+        ]),
+    );
+}
+
+#[test]
+fn column_changes_python_refuses_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_tree(&dir().join("mutable.b2d"), &path);
+    // A computed column over `id` and `small`, as python-blosc2's add_computed_column
+    // stores it.
+    let store = b2nd::Store::open(&path).unwrap();
+    let meta = store.open_schunk("/_meta").unwrap();
+    let Some(Value::Str(schema)) = meta.attr("schema").unwrap() else {
+        panic!("no schema")
+    };
+    let computed = r#""computed_columns": [{"name": "twice", "kind": "expression", "expression": "(o0 * 2 + o1)", "col_deps": ["id", "small"], "dtype": "int64"}]"#;
+    let schema = schema.replacen('{', &format!("{{{computed}, "), 1);
+    b2nd::write::set_attrs(path.join("_meta.b2f"), &[("schema", Value::Str(schema))]).unwrap();
+    let mut t = TableMut::open(&path).unwrap();
+    let twice: Vec<i64> = t.table().read_column("twice").unwrap();
+    let before = snapshot(&path);
+    for (e, want) in [
+        (
+            t.rename_column("id", "key"),
+            "used by computed or materialized column(s) [\"twice\"]",
+        ),
+        (
+            t.drop_column("small"),
+            "used by computed or materialized column(s) [\"twice\"]",
+        ),
+        (
+            t.rename_column("score", "id"),
+            "a column of that name exists",
+        ),
+        (
+            t.rename_column("score", "twice"),
+            "a column of that name exists",
+        ),
+        (t.rename_column("score", "_x"), "cannot start with '_'"),
+        (t.rename_column("score", ""), "cannot be empty"),
+        (t.rename_column("nope", "x"), "no column \"nope\""),
+        (t.drop_column("nope"), "no column \"nope\""),
+    ] {
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains(want), "{want:?} not in {e:?}");
+        assert!(snapshot(&path) == before, "{want}: a file changed");
+    }
+    // A computed column is renamed and dropped by its definition alone.
+    t.rename_column("twice", "double").unwrap();
+    assert_eq!(t.table().read_column::<i64>("double").unwrap(), twice);
+    t.drop_column("double").unwrap();
+    assert!(t.table().column("double").is_err());
+    // Now `id` is free to go; the last stored column is not.
+    let stored: Vec<String> = t
+        .table()
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    for c in &stored[1..] {
+        t.drop_column(c).unwrap();
+    }
+    let e = t.drop_column(&stored[0]).unwrap_err().to_string();
+    assert!(
+        e.contains("the last stored column cannot be dropped"),
+        "{e}"
+    );
+    assert_eq!(t.table().columns().len(), 1);
+}
+
+#[test]
+fn delete_where_deletes_the_rows_a_predicate_picks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_tree(&dir().join("mutable.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let mut model = Model::read(t.table());
+    let nulls: Vec<usize> = (0..model.score.len())
+        .filter(|&i| model.score[i].is_none())
+        .collect();
+    assert!(!nulls.is_empty(), "the fixture has null scores");
+    assert_eq!(
+        t.delete_where("score", |v| *v == Value::Nil).unwrap(),
+        nulls.len() as u64
+    );
+    model.delete(&nulls);
+    assert_eq!(Model::read(t.table()), model);
+    let odd: Vec<usize> = (0..model.id.len())
+        .filter(|&i| model.id[i].is_some_and(|v| v % 2 == 1))
+        .collect();
+    let n = t
+        .delete_where("id", |v| v.as_i64().is_some_and(|v| v % 2 == 1))
+        .unwrap();
+    assert_eq!(n, odd.len() as u64);
+    model.delete(&odd);
+    assert_eq!(Model::read(t.table()), model);
+    assert!(t.delete_where("nope", |_| true).is_err());
+}

@@ -1,6 +1,7 @@
 //! [`TableMut`]: a CTable python-blosc2 wrote as a directory (`.b2d`), changed in place: rows
-//! appended ([`Rows`]) and deleted, leaving the table as python-blosc2's own `extend`,
-//! `delete` and `close` leave it, each change crash-safe.
+//! appended ([`Rows`]), deleted and updated, leaving the table as python-blosc2's own
+//! `extend`, `delete`, column assignment and `close` leave it, each change crash-safe;
+//! columns renamed and dropped (`columns`).
 //!
 //! A table is many files; each step below is one atomic in-place change of one file (see
 //! `docs/in-place-writes.md`), and the `_valid_rows` change is the one readers see:
@@ -40,6 +41,8 @@ use crate::model::dtype::Dtype;
 use crate::model::element::Element;
 use crate::model::region::Region;
 use crate::table::{Column, ColumnKind, Table};
+
+mod columns;
 
 /// Rows to append to a table: values for its stored columns, by name, all of one length.
 ///
@@ -331,6 +334,21 @@ impl TableMut {
         }
     }
 
+    /// The physical rows of live rows `sorted` (ascending, distinct), or a refusal naming the
+    /// last when one is out of range.
+    fn physical_rows(&self, sorted: &[u64]) -> Result<Vec<usize>> {
+        let live = self.table.live_rows();
+        live.physical_of_sorted(sorted)
+            .ok_or_else(|| Error::Refused {
+                path: self.path.display().to_string(),
+                reason: format!(
+                    "row {} is out of range: the table has {} live rows",
+                    sorted.last().copied().unwrap_or(0),
+                    live.live()
+                ),
+            })
+    }
+
     /// Open the table saved on its own at `path` (a `.b2d` directory) for changes.
     pub fn open(path: impl AsRef<Path>) -> Result<TableMut> {
         let path = path.as_ref().to_path_buf();
@@ -348,7 +366,15 @@ impl TableMut {
         // With the table's lock held, no other change is under way: staging directories
         // (`.b2nd-*.tmp`) a killed change left are removed (python-blosc2 warns about them).
         for dir in [path.clone(), path.join("_cols")] {
-            sweep_staging(&dir);
+            sweep_staging(&dir, ".b2nd-");
+        }
+        if let Some(parent) = path.parent() {
+            let parent = if parent.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                parent
+            };
+            sweep_staging(parent, &columns::staging_prefix(&path));
         }
         let mut t = TableMut { path, table, valid };
         // Without the cached count, a change stopped after publishing its rows (a full disk,
@@ -442,16 +468,7 @@ impl TableMut {
         rows.sort_unstable();
         rows.dedup();
         let live = self.table.live_rows();
-        let Some(physical) = live.physical_of_sorted(&rows) else {
-            return Err(Error::Refused {
-                path: self.path.display().to_string(),
-                reason: format!(
-                    "row {} is out of range: the table has {} live rows",
-                    rows.last().copied().unwrap_or(0),
-                    live.live()
-                ),
-            });
-        };
+        let physical = self.physical_rows(&rows)?;
         let (Some(&first), Some(&last)) = (physical.first(), physical.last()) else {
             return Ok(0);
         };
@@ -535,16 +552,7 @@ impl TableMut {
         }
         let sorted: Vec<u64> = order.iter().map(|&(r, _)| r).collect();
         let live = self.table.live_rows();
-        let Some(physical) = live.physical_of_sorted(&sorted) else {
-            return Err(Error::Refused {
-                path: self.path.display().to_string(),
-                reason: format!(
-                    "row {} is out of range: the table has {} live rows",
-                    sorted.last().copied().unwrap_or(0),
-                    live.live()
-                ),
-            });
-        };
+        let physical = self.physical_rows(&sorted)?;
         let n = rows.len();
         let t = &self.table;
         let mut changes = Vec::new();
@@ -1125,15 +1133,15 @@ fn write_rows(a: &mut ArrayMut, start: u64, bytes: &[u8], capacity: u64) -> Resu
     a.write_region_bytes(&Region::new([start], [n]), bytes)
 }
 
-/// Remove the staging directories (`.b2nd-*.tmp`) in `dir`, as far as possible.
-fn sweep_staging(dir: &Path) {
+/// Remove the staging directories (`PREFIX*.tmp`) in `dir`, as far as possible.
+fn sweep_staging(dir: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for e in entries.flatten() {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(".b2nd-") && name.ends_with(".tmp") && e.path().is_dir() {
+        if name.starts_with(prefix) && name.ends_with(".tmp") && e.path().is_dir() {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
