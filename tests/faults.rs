@@ -223,6 +223,18 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "table .b2d: rename a column (TableMut)",
+            prepare: |d| table_dir(d, OLD / 8),
+            // Its values, mask and summary move: the table is staged beside itself and
+            // exchanged whole.
+            run: |p| b2nd::TableMut::open(p)?.rename_column("y", "why"),
+        },
+        Case {
+            name: "table .b2d: drop a column (TableMut)",
+            prepare: |d| table_dir(d, OLD / 8),
+            run: |p| b2nd::TableMut::open(p)?.drop_column("y"),
+        },
+        Case {
             name: "set_attrs (journaled in place), file",
             prepare: old_file,
             run: |p| b2nd::write::set_attrs(p, &[("big", Value::Bytes(noise(NEW)))]),
@@ -482,7 +494,7 @@ fn full_disk_at_every_stage_of_every_write() {
                     );
                     if let Some(inner) = p.is_dir().then_some(&p) {
                         assert!(
-                            names(inner).iter().all(|n| !n.starts_with(".b2nd-")),
+                            names(inner).iter().all(|n| !is_leftover(n)),
                             "{} (free {free}): temporaries left inside",
                             c.name
                         );
@@ -543,8 +555,10 @@ fn fault_child() {
 }
 
 /// Hidden temporaries a killed write may leave beside its target.
+/// A staging directory b2nd leaves when killed: `.b2nd-*` (arrays, `_cols`) or
+/// `.NAME.b2nd-*.tmp` (a table staged beside itself).
 fn is_leftover(n: &str) -> bool {
-    n.starts_with(".b2nd-")
+    n.starts_with(".b2nd-") || (n.starts_with('.') && n.contains(".b2nd-") && n.ends_with(".tmp"))
 }
 
 #[test]
@@ -664,7 +678,7 @@ fn kill_9_at_random_moments_of_every_write() {
 }
 
 /// With `B2ND_FAULT_OUT`, a killed table change's `.b2d` is kept there as `NAME.b2d`, with
-/// what b2nd reads of it (`NAME.json`: live rows, `x`, `y`'s nulls), for
+/// what b2nd reads of it (`NAME.json`: live rows, column names, `x`, every column's nulls), for
 /// `scripts/check_table_kills.py` (python-blosc2 must read the same).
 fn keep_killed_table(p: &Path, name: &str) {
     let Some(out) = std::env::var_os("B2ND_FAULT_OUT") else {
@@ -677,14 +691,19 @@ fn keep_killed_table(p: &Path, name: &str) {
     common::copy_tree(p, &out.join(format!("{name}.b2d")));
     let t = b2nd::Table::open(p).unwrap();
     let x: Vec<u64> = t.read_column("x").unwrap();
-    let nulls: Vec<bool> = t
-        .read_validity("y")
-        .unwrap()
-        .unwrap()
+    let columns: Vec<&str> = t.columns().iter().map(|c| c.name()).collect();
+    let nulls: serde_json::Map<String, serde_json::Value> = columns
         .iter()
-        .map(|v| !v)
+        .map(|&c| {
+            let valid = t.read_validity(c).unwrap();
+            let nulls: Vec<bool> = match valid {
+                Some(v) => v.iter().map(|ok| !ok).collect(),
+                None => vec![false; t.n_rows() as usize],
+            };
+            (c.to_string(), serde_json::json!(nulls))
+        })
         .collect();
-    let j = serde_json::json!({"n_rows": t.n_rows(), "x": x, "y_nulls": nulls});
+    let j = serde_json::json!({"n_rows": t.n_rows(), "columns": columns, "x": x, "nulls": nulls});
     std::fs::write(out.join(format!("{name}.json")), j.to_string()).unwrap();
 }
 
