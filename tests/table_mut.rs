@@ -757,3 +757,39 @@ fn delete_where_deletes_the_rows_a_predicate_picks() {
     assert_eq!(Model::read(t.table()), model);
     assert!(t.delete_where("nope", |_| true).is_err());
 }
+
+#[test]
+fn changes_without_syncs_leave_the_same_table() {
+    // Durability::Process changes what reaches the disk before a change returns, not what
+    // the change writes: the table's files read the same as after the default.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut reads = Vec::new();
+    for durability in [b2nd::Durability::Disk, b2nd::Durability::Process] {
+        let path = tmp.path().join(format!("{durability:?}.b2d"));
+        copy_tree(&dir().join("mutable.b2d"), &path);
+        let mut t = TableMut::open(&path).unwrap().with_durability(durability);
+        let rows = Rows::new()
+            .column("id", &[50i64, 51])
+            .unwrap()
+            .column("when", &[1i64, 2])
+            .unwrap()
+            .column_opt("sent", &[None::<i16>, Some(4)])
+            .unwrap();
+        assert_eq!(t.append(&rows).unwrap(), 2);
+        assert_eq!(t.delete(&[0, 3]).unwrap(), 2);
+        let values = Rows::new().column_opt("score", &[Some(0.5f64)]).unwrap();
+        assert_eq!(t.update(&[1], &values).unwrap(), 1);
+        t.rename_column("small", "tiny").unwrap();
+        drop(t);
+        let t = Table::open(&path).unwrap();
+        reads.push((
+            t.read_column_opt::<i64>("id").unwrap(),
+            t.read_column_opt::<f64>("score").unwrap(),
+            t.read_column_opt::<i16>("sent").unwrap(),
+            t.read_column_opt::<u8>("tiny").unwrap(),
+            manifest(&path),
+            lengths(&path),
+        ));
+    }
+    assert_eq!(reads[0], reads[1]);
+}

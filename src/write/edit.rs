@@ -14,6 +14,7 @@ use crate::format::frame_writer::{attr_chunk, ChunkRef, Contents, FrameEdit};
 use crate::format::journal;
 use crate::format::lock::{writer_lock, FrameLock};
 use crate::model::attrs::Value;
+use crate::model::durability::Durability;
 use std::path::Path;
 
 /// Set user attributes (vlmeta) on an existing array file, sparse directory or super-chunk
@@ -30,7 +31,16 @@ use std::path::Path;
 /// # Ok::<(), b2nd::Error>(())
 /// ```
 pub fn set_attrs(path: impl AsRef<Path>, attrs: &[(&str, Value)]) -> Result<()> {
-    edit_vlmeta(path.as_ref(), |vlmeta, source| {
+    set_attrs_with(path.as_ref(), attrs, Durability::Disk)
+}
+
+/// [`set_attrs`] with what reaches the disk before it returns chosen.
+pub(crate) fn set_attrs_with(
+    path: &Path,
+    attrs: &[(&str, Value)],
+    durability: Durability,
+) -> Result<()> {
+    edit_vlmeta(path, durability, |vlmeta, source| {
         set_in(vlmeta, attrs, source)
     })
 }
@@ -38,7 +48,7 @@ pub fn set_attrs(path: impl AsRef<Path>, attrs: &[(&str, Value)]) -> Result<()> 
 /// Delete user attributes (as [`set_attrs`], one change). Deleting an absent name is an
 /// error, and nothing is changed then.
 pub fn delete_attrs(path: impl AsRef<Path>, names: &[&str]) -> Result<()> {
-    edit_vlmeta(path.as_ref(), |vlmeta, source| {
+    edit_vlmeta(path.as_ref(), Durability::Disk, |vlmeta, source| {
         names
             .iter()
             .try_for_each(|name| delete_in(vlmeta, name, source))
@@ -94,6 +104,7 @@ pub(super) fn delete_in(
 /// The frame at `path` with its attributes edited by `edit`, published in place.
 fn edit_vlmeta(
     path: &Path,
+    durability: Durability,
     edit: impl FnOnce(&mut Vec<(String, Vec<u8>)>, &str) -> Result<()>,
 ) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|source| Error::Io {
@@ -130,7 +141,7 @@ fn edit_vlmeta(
         path,
         sparse,
         disk: &disk,
-        durability: crate::model::durability::Durability::Disk,
+        durability,
     }
     .publish(Contents {
         chunks,

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use super::{link_tree, member_file, TableMut};
 use crate::error::{Error, Result};
 use crate::model::attrs::Value;
+use crate::model::durability::Durability;
 use crate::table::Table;
 
 /// The keys beside a column's own array that belong to it (python-blosc2's companion keys:
@@ -115,12 +116,17 @@ fn for_each_path(d: &mut Value, f: &mut impl FnMut(&mut String)) {
 }
 
 /// Write `schema` and `catalog` to the `_meta` file `file` (a staged copy).
-fn write_manifest(file: &Path, schema: &Value, catalog: Option<Value>) -> Result<()> {
+fn write_manifest(
+    file: &Path,
+    schema: &Value,
+    catalog: Option<Value>,
+    durability: Durability,
+) -> Result<()> {
     let mut attrs = vec![("schema", Value::Str(crate::format::json::write(schema)))];
     if let Some(c) = catalog {
         attrs.push(("index_catalog", c));
     }
-    super::set_attrs(file, &attrs)
+    super::set_attrs_with(file, &attrs, durability)
 }
 
 impl TableMut {
@@ -244,6 +250,7 @@ impl TableMut {
             }
         }
         let meta = self.relative(&self.meta_file()?)?;
+        let durability = self.durability;
         self.restage(|stage| {
             for (from, to) in &moves {
                 let (from, to) = (stage.join(from), stage.join(to));
@@ -255,7 +262,7 @@ impl TableMut {
                 }
                 std::fs::rename(&from, &to).map_err(io(&from))?;
             }
-            write_manifest(&stage.join(&meta), &schema, catalog)
+            write_manifest(&stage.join(&meta), &schema, catalog, durability)
         })
     }
 
@@ -318,6 +325,7 @@ impl TableMut {
             }
         }
         let meta = self.relative(&self.meta_file()?)?;
+        let durability = self.durability;
         self.restage(|stage| {
             for p in &remove {
                 let p = stage.join(p);
@@ -327,7 +335,7 @@ impl TableMut {
                     Err(_) => {}
                 }
             }
-            write_manifest(&stage.join(&meta), &schema, catalog)
+            write_manifest(&stage.join(&meta), &schema, catalog, durability)
         })
     }
 
@@ -375,7 +383,9 @@ impl TableMut {
         let stage = staging.path().join("table");
         link_tree(&self.path, &stage, &[self.meta_file()?])?;
         change(&stage)?;
-        crate::write::staging::sync_tree(&stage).map_err(io(&stage))?;
+        if self.durability == Durability::Disk {
+            crate::write::staging::sync_tree(&stage).map_err(io(&stage))?;
+        }
         crate::write::staging::replace(&stage, &self.path).map_err(io(&self.path))?;
         drop(staging);
         self.table = Table::open(&self.path)?;

@@ -32,12 +32,13 @@ use std::path::{Path, PathBuf};
 
 use super::builder::ArrayBuilder;
 use super::derived;
-use super::edit::set_attrs;
+use super::edit::set_attrs_with;
 use super::inplace::ArrayMut;
 use super::options::Target;
 use crate::error::{Error, Result};
 use crate::model::attrs::Value;
 use crate::model::dtype::Dtype;
+use crate::model::durability::Durability;
 use crate::model::element::Element;
 use crate::model::region::Region;
 use crate::table::{Column, ColumnKind, Table};
@@ -260,6 +261,7 @@ pub struct TableMut {
     table: Table,
     /// The `_valid_rows` array: changed by every change, and the table's writer lock.
     valid: ArrayMut,
+    durability: Durability,
 }
 
 /// Items of `dtype` at null slots of a mask-stored column: python-blosc2's fill
@@ -376,14 +378,26 @@ impl TableMut {
             };
             sweep_staging(parent, &columns::staging_prefix(&path));
         }
-        let mut t = TableMut { path, table, valid };
+        let mut t = TableMut {
+            path,
+            table,
+            valid,
+            durability: Durability::Disk,
+        };
         // Without the cached count, a change stopped after publishing its rows (a full disk,
         // a crash): its tidying is done now.
         if !t.has_cached_count()? {
             let live = t.table.live_rows();
             let (end, n) = (live.end(), live.live());
-            clear_dead_masks(end, &t.mask_files()?)?;
-            edit_meta(&t.table, &t.meta_file()?, Some(n), "", false)?;
+            clear_dead_masks(end, &t.mask_files()?, Durability::Disk)?;
+            edit_meta(
+                &t.table,
+                &t.meta_file()?,
+                Some(n),
+                "",
+                false,
+                Durability::Disk,
+            )?;
             t.table = Table::open(&t.path)?;
         }
         Ok(t)
@@ -408,6 +422,21 @@ impl TableMut {
     /// The path being changed.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Choose what reaches the disk before each change returns (the default,
+    /// [`Durability::Disk`], syncs every file a change writes; [`Durability::Process`]
+    /// leaves that to the operating system, as python-blosc2 does). A killed process
+    /// leaves the whole old or the whole new table either way.
+    pub fn with_durability(mut self, durability: Durability) -> TableMut {
+        self.valid = self.valid.with_durability(durability);
+        self.durability = durability;
+        self
+    }
+
+    /// Member array `file` of the table, opened for a change.
+    fn member(&self, file: impl AsRef<Path>) -> Result<ArrayMut> {
+        Ok(ArrayMut::open_table_member(file)?.with_durability(self.durability))
     }
 
     /// Append `rows` after the last live row; returns the rows appended. Every stored
@@ -440,21 +469,30 @@ impl TableMut {
             .collect::<Result<Vec<_>>>()?;
         let meta = self.meta_file()?;
 
-        edit_meta(&self.table, &meta, None, "value_epoch", true)?;
+        edit_meta(
+            &self.table,
+            &meta,
+            None,
+            "value_epoch",
+            true,
+            self.durability,
+        )?;
         for (e, file) in encoded.iter().zip(files) {
-            write_rows(
-                &mut ArrayMut::open_table_member(file)?,
-                start,
-                &e.bytes,
-                capacity,
-            )?;
+            write_rows(&mut self.member(file)?, start, &e.bytes, capacity)?;
         }
         for e in &encoded {
             self.write_mask(e, start, end, capacity)?;
         }
         write_rows(&mut self.valid, start, &vec![1u8; n as usize], capacity)?;
         // The rows are appended; a failure to cache the count is finished by the next `open`.
-        let _ = edit_meta(&self.table, &meta, Some(new_live), "", false);
+        let _ = edit_meta(
+            &self.table,
+            &meta,
+            Some(new_live),
+            "",
+            false,
+            self.durability,
+        );
         self.table = Table::open(&self.path)?;
         Ok(n)
     }
@@ -492,7 +530,14 @@ impl TableMut {
         let masks = self.mask_files()?;
 
         let meta = self.meta_file()?;
-        edit_meta(&self.table, &meta, None, "visibility_epoch", false)?;
+        edit_meta(
+            &self.table,
+            &meta,
+            None,
+            "visibility_epoch",
+            false,
+            self.durability,
+        )?;
         self.valid
             .write_region_bytes(&Region::new([first as u64], [flags.len() as u64]), &flags)?;
         // The rows are deleted: what follows tidies, and a failure of it (a full disk) does
@@ -603,6 +648,7 @@ impl TableMut {
             ("value_epoch", by),
             true,
             &changed,
+            self.durability,
         )?;
         // The new `_cols`, staged inside the table: unchanged members linked, changed ones
         // copied and written.
@@ -619,12 +665,7 @@ impl TableMut {
         let in_stage = |f: &Path| new_cols.join(f.file_name().unwrap_or_default());
         for (c, e) in &changes {
             let file = in_stage(&member_file(t, &t.key(c.name(), ""))?);
-            scatter(
-                &mut ArrayMut::open_table_member(&file)?,
-                &physical,
-                &order,
-                &e.bytes,
-            )?;
+            scatter(&mut self.member(&file)?, &physical, &order, &e.bytes)?;
             if c.mask_nulls() {
                 let flags: Vec<u8> = match &e.mask {
                     Some(v) => v.iter().map(|&ok| u8::from(ok)).collect(),
@@ -633,12 +674,7 @@ impl TableMut {
                 let key = t.key(c.name(), ".notnull");
                 if t.store().contains(&key) {
                     let file = in_stage(&member_file(t, &key)?);
-                    scatter(
-                        &mut ArrayMut::open_table_member(&file)?,
-                        &physical,
-                        &order,
-                        &flags,
-                    )?;
+                    scatter(&mut self.member(&file)?, &physical, &order, &flags)?;
                 } else if e.mask.is_some() {
                     let len = t
                         .column_array(c.name())?
@@ -668,10 +704,12 @@ impl TableMut {
                 }
             }
         }
-        super::staging::sync_tree(&new_cols).map_err(|source| Error::Io {
-            path: new_cols.clone(),
-            source,
-        })?;
+        if self.durability == Durability::Disk {
+            super::staging::sync_tree(&new_cols).map_err(|source| Error::Io {
+                path: new_cols.clone(),
+                source,
+            })?;
+        }
         super::staging::replace(&new_cols, &cols_dir).map_err(|source| Error::Io {
             path: cols_dir.clone(),
             source,
@@ -695,12 +733,12 @@ impl TableMut {
         live: u64,
     ) -> Result<()> {
         if end < capacity {
-            clear_dead_masks(end, masks)?;
+            clear_dead_masks(end, masks, self.durability)?;
             if end > 0 {
                 self.trim(end, masks)?;
             }
         }
-        edit_meta(&self.table, meta, Some(live), "", false)
+        edit_meta(&self.table, meta, Some(live), "", false, self.durability)
     }
 
     /// The `.notnull` mask files of the table's columns.
@@ -731,7 +769,7 @@ impl TableMut {
             .map(|c| t.key(c.name(), ""))
             .collect();
         for key in columns {
-            let mut a = ArrayMut::open_table_member(member_file(t, &key)?)?;
+            let mut a = self.member(member_file(t, &key)?)?;
             let mut shape = a.array().shape().to_vec();
             if shape.first().is_some_and(|&n| n > end) {
                 shape[0] = end;
@@ -739,7 +777,7 @@ impl TableMut {
             }
         }
         for m in masks {
-            let mut a = ArrayMut::open_table_member(m)?;
+            let mut a = self.member(m)?;
             if a.array().shape().first().is_some_and(|&n| n > end) {
                 a.resize(&[end])?;
             }
@@ -926,7 +964,7 @@ impl TableMut {
         let n = (end - start) as usize;
         match self.table.store().member_path(&key) {
             Some(file) => {
-                let mut mask = ArrayMut::open_table_member(file)?;
+                let mut mask = self.member(file)?;
                 let len = mask.array().shape().first().copied().unwrap_or(0);
                 let from = len.min(start);
                 let to = len.max(capacity);
@@ -966,8 +1004,15 @@ impl TableMut {
 /// One change of `_meta`'s attributes (at `file`): the schema's `n_rows` set (`Some`) or removed
 /// (`None`), the epoch counter `epoch` advanced (when not empty), and with `stale`
 /// every index descriptor marked stale.
-fn edit_meta(t: &Table, file: &Path, n_rows: Option<u64>, epoch: &str, stale: bool) -> Result<()> {
-    edit_meta_columns(t, file, n_rows, (epoch, 1), stale, &[])
+fn edit_meta(
+    t: &Table,
+    file: &Path,
+    n_rows: Option<u64>,
+    epoch: &str,
+    stale: bool,
+    durability: Durability,
+) -> Result<()> {
+    edit_meta_columns(t, file, n_rows, (epoch, 1), stale, &[], durability)
 }
 
 /// [`edit_meta`] with the epoch counter advanced by `epoch.1`, and every materialized column
@@ -980,6 +1025,7 @@ fn edit_meta_columns(
     (epoch, by): (&str, i64),
     stale: bool,
     changed: &[&str],
+    durability: Durability,
 ) -> Result<()> {
     let meta = t.store().open_schunk(&format!("{}/_meta", t.root()))?;
     let bad = |reason: String| Error::Store {
@@ -1017,7 +1063,7 @@ fn edit_meta_columns(
         }
     }
     let attrs: Vec<(&str, Value)> = attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-    set_attrs(file, &attrs)
+    set_attrs_with(file, &attrs, durability)
 }
 
 /// Mark stale the materialized columns of `generated` (the schema's `materialized_columns`
@@ -1105,9 +1151,9 @@ fn link_tree(from: &Path, to: &Path, copy: &[PathBuf]) -> Result<()> {
 }
 
 /// Make the rows `end..` of each mask valid (rows no live row uses).
-fn clear_dead_masks(end: u64, masks: &[PathBuf]) -> Result<()> {
+fn clear_dead_masks(end: u64, masks: &[PathBuf], durability: Durability) -> Result<()> {
     for m in masks {
-        let mut a = ArrayMut::open_table_member(m)?;
+        let mut a = ArrayMut::open_table_member(m)?.with_durability(durability);
         let len = a.array().shape().first().copied().unwrap_or(0);
         if len > end {
             let valid = vec![1u8; (len - end) as usize];
