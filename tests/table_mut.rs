@@ -793,3 +793,69 @@ fn changes_without_syncs_leave_the_same_table() {
     }
     assert_eq!(reads[0], reads[1]);
 }
+
+#[test]
+fn crafted_column_names_change_nothing_outside_the_table() {
+    // python-blosc2 keeps a column's index under `_indexes/<name>`: a schema naming a column
+    // with an absolute path must not make a drop remove that path, nor a rename move there.
+    let victim = tempfile::Builder::new()
+        .prefix("b2nd-victim-")
+        .tempdir()
+        .unwrap();
+    let name = victim.path().to_str().unwrap().to_string();
+    assert!(!name.contains('.'), "{name}: a dot would nest the column");
+    std::fs::write(victim.path().join("keep"), b"keep").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_tree(&dir().join("mutable.b2d"), &path);
+    // Column `small` renamed to `name` in the schema, its file and its catalog entry.
+    let store = b2nd::Store::open(&path).unwrap();
+    let meta = store.open_schunk("/_meta").unwrap();
+    let Some(Value::Str(schema)) = meta.attr("schema").unwrap() else {
+        panic!("no schema")
+    };
+    let Some(Value::Map(mut catalog)) = meta.attr("index_catalog").unwrap() else {
+        panic!("no index catalog")
+    };
+    drop((meta, store));
+    // python writes NaN into the schema's JSON, which serde_json refuses: edit the text.
+    assert_eq!(schema.matches(r#""name": "small""#).count(), 1, "{schema}");
+    let schema = schema.replace(r#""name": "small""#, &format!(r#""name": {}"#, json!(name)));
+    let entry = catalog
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some("small"))
+        .expect("small is indexed");
+    entry.0 = Value::Str(name.clone());
+    b2nd::write::set_attrs(
+        path.join("_meta.b2f"),
+        &[
+            ("schema", Value::Str(schema)),
+            ("index_catalog", Value::Map(catalog)),
+        ],
+    )
+    .unwrap();
+    std::fs::rename(
+        path.join("_cols/small.b2nd"),
+        path.join(format!("_cols/{}.b2nd", name.replace('/', "%2F"))),
+    )
+    .unwrap();
+    let mut t = TableMut::open(&path).unwrap();
+    let small: Vec<Option<u8>> = Table::open(&path).unwrap().read_column_opt(&name).unwrap();
+    assert!(!small.is_empty());
+    // An indexed column is not renamed to or from a name its index directory cannot take.
+    let before = snapshot(&path);
+    for e in [
+        t.rename_column("id", "a/../../x"),
+        t.rename_column(&name, "tiny"),
+    ] {
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains("would not be a path inside the table"), "{e}");
+        assert!(snapshot(&path) == before, "a refused rename changed a file");
+    }
+    t.drop_column(&name).unwrap();
+    assert!(t.table().column(&name).is_err());
+    assert_eq!(std::fs::read(victim.path().join("keep")).unwrap(), b"keep");
+    assert!(!path
+        .join(format!("_cols/{}.b2nd", name.replace('/', "%2F")))
+        .exists());
+}

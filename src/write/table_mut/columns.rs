@@ -174,6 +174,13 @@ fn check_name(name: &str) -> std::result::Result<(), String> {
     }
 }
 
+/// Where python-blosc2 keeps column `name`'s index (`_indexes/<name>`), when that is a path
+/// inside the table: every part of `name` a plain file name (no `..`, `.`, root or empty part).
+fn index_dir(name: &str) -> Option<PathBuf> {
+    let plain = name.split('/').all(|s| !matches!(s, "" | "." | ".."));
+    plain.then(|| Path::new("_indexes").join(name))
+}
+
 impl TableMut {
     /// Rename column `old` to `new`, as python-blosc2's `CTable.rename_column` does: its
     /// files (values, `.notnull` mask and other companions) and its summary index move
@@ -224,10 +231,15 @@ impl TableMut {
                         *p = format!("{to}{rest}");
                     }
                 });
-                moves.push((
-                    Path::new("_indexes").join(old),
-                    Path::new("_indexes").join(new),
-                ));
+                let (Some(from), Some(to)) = (index_dir(old), index_dir(new)) else {
+                    return Err(self.refuse(
+                        new,
+                        "its index directory (_indexes/<name>) would not be a path inside the \
+                         table"
+                            .into(),
+                    ));
+                };
+                moves.push((from, to));
             }
         }
         let list = if c.computed().is_some() {
@@ -306,7 +318,8 @@ impl TableMut {
                         remove.push(p.to_path_buf());
                     }
                 });
-                remove.push(Path::new("_indexes").join(name));
+                // A name that is no plain path (`..`, `/x`) names no directory of the table.
+                remove.extend(index_dir(name));
             }
         }
         let list = if c.computed().is_some() {
