@@ -235,6 +235,19 @@ fn cases() -> Vec<Case> {
             run: |p| b2nd::TableMut::open(p)?.drop_column("y"),
         },
         Case {
+            name: "table .b2d: compact (TableMut)",
+            prepare: |d| {
+                // Every third row deleted: the compact moves nearly every row. Old and new
+                // read the same rows; a torn compact (columns of one, `_valid_rows` of the
+                // other) reads others.
+                let p = table_dir(d, OLD / 8);
+                let rows: Vec<u64> = (0..(OLD / 8) as u64).step_by(3).collect();
+                b2nd::TableMut::open(&p).unwrap().delete(&rows).unwrap();
+                p
+            },
+            run: |p| b2nd::TableMut::open(p)?.compact().map(drop),
+        },
+        Case {
             name: "set_attrs (journaled in place), file",
             prepare: old_file,
             run: |p| b2nd::write::set_attrs(p, &[("big", Value::Bytes(noise(NEW)))]),

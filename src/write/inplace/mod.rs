@@ -151,6 +151,16 @@ impl ArrayMut {
         ArrayMut::open_member(path, meta.is_dir())
     }
 
+    /// This writer, for the same file renamed to `path` (a staged member published by a
+    /// directory exchange): the array reopened there, the writer's lock (on the file, not
+    /// its name) kept throughout.
+    pub(crate) fn moved_to(mut self, path: impl AsRef<Path>) -> Result<ArrayMut> {
+        self.path = path.as_ref().to_path_buf();
+        self.array = Array::open_for_writer(&self.path)?;
+        self.threads = self.array.exec.clone();
+        Ok(self)
+    }
+
     fn open_member(path: PathBuf, sparse: bool) -> Result<ArrayMut> {
         let lock = writer_lock(&path, &path)?;
         if !sparse {

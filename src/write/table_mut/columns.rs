@@ -37,7 +37,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
 }
 
 /// Parse the schema JSON of `t`.
-fn schema_of(t: &Table) -> Result<Value> {
+pub(super) fn schema_of(t: &Table) -> Result<Value> {
     crate::format::json::parse(t.schema_json()).map_err(|e| Error::Store {
         path: t.store().path().display().to_string(),
         reason: format!("table manifest: schema: {e}"),
@@ -372,7 +372,7 @@ impl TableMut {
     }
 
     /// `file` (inside the table's directory) relative to it.
-    fn relative(&self, file: &Path) -> Result<PathBuf> {
+    pub(super) fn relative(&self, file: &Path) -> Result<PathBuf> {
         file.strip_prefix(&self.path)
             .map(Path::to_path_buf)
             .map_err(|_| Error::Store {
@@ -384,6 +384,16 @@ impl TableMut {
     /// Stage the table's directory beside itself (files hard-linked, `_meta` copied), let
     /// `change` edit the staged tree (its root given), and exchange the two directories.
     fn restage(&mut self, change: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        self.restage_copying(&[], change)
+    }
+
+    /// [`TableMut::restage`] with the files `copy` (paths in the table) copied, not linked,
+    /// for `change` to write; returns what `change` returns.
+    pub(super) fn restage_copying<T>(
+        &mut self,
+        copy: &[PathBuf],
+        change: impl FnOnce(&Path) -> Result<T>,
+    ) -> Result<T> {
         let parent = match self.path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -394,15 +404,17 @@ impl TableMut {
             .tempdir_in(&parent)
             .map_err(io(&parent))?;
         let stage = staging.path().join("table");
-        link_tree(&self.path, &stage, &[self.meta_file()?])?;
-        change(&stage)?;
+        let mut copies = copy.to_vec();
+        copies.push(self.meta_file()?);
+        link_tree(&self.path, &stage, &copies)?;
+        let out = change(&stage)?;
         if self.durability == Durability::Disk {
             crate::write::staging::sync_tree(&stage).map_err(io(&stage))?;
         }
         crate::write::staging::replace(&stage, &self.path).map_err(io(&self.path))?;
         drop(staging);
         self.table = Table::open(&self.path)?;
-        Ok(())
+        Ok(out)
     }
 }
 

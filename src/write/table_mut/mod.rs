@@ -1,7 +1,7 @@
 //! [`TableMut`]: a CTable python-blosc2 wrote as a directory (`.b2d`), changed in place: rows
 //! appended ([`Rows`]), deleted and updated, leaving the table as python-blosc2's own
 //! `extend`, `delete`, column assignment and `close` leave it, each change crash-safe;
-//! columns renamed and dropped (`columns`).
+//! columns renamed and dropped (`columns`); deleted rows compacted away (`compact`).
 //!
 //! A table is many files; each step below is one atomic in-place change of one file (see
 //! `docs/in-place-writes.md`), and the `_valid_rows` change is the one readers see:
@@ -44,6 +44,7 @@ use crate::model::region::Region;
 use crate::table::{Column, ColumnKind, Table};
 
 mod columns;
+mod compact;
 
 /// Rows to append to a table: values for its stored columns, by name, all of one length.
 ///

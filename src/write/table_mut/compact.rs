@@ -1,0 +1,139 @@
+//! [`TableMut::compact`]: the live rows moved to the front of every column and the deleted
+//! ones dropped, as python-blosc2's `CTable.compact` followed by its `close` leaves a table.
+//!
+//! Every array it rewrites (each stored column, each `.notnull` mask, `_valid_rows`) is
+//! copied into a staged table beside the original, written there and published with the
+//! rest of the table by one directory exchange (see `columns`): readers see the old rows
+//! with their holes or the new compacted ones, never columns of one and flags of the other.
+//! The writer's lock moves with `_valid_rows`: the staged copy is locked before the
+//! exchange.
+
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+
+use super::{member_file, ArrayMut, TableMut};
+use crate::error::Result;
+use crate::model::region::Region;
+use crate::table::{ColumnKind, Table};
+
+impl TableMut {
+    /// Close the gaps deleted rows left, as python-blosc2's `CTable.compact` and `close`
+    /// do: every stored column's (and null mask's) live rows moved to the front, in
+    /// order, and the arrays cut to them; `_valid_rows` all live; `value_epoch` advanced
+    /// and every index marked stale (python drops what indexes say about positions).
+    /// Returns the deleted rows dropped (0, with nothing changed, when there is no gap).
+    ///
+    /// Refused, with nothing changed, for a table with a variable-length column (`utf8`
+    /// strings, lists, variable-length scalars), whose storage b2nd does not rewrite.
+    ///
+    /// ```
+    /// use b2nd::{Table, TableBuilder, TableMut};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("t.b2d");
+    /// TableBuilder::new().column("id", &[1i64, 2, 3, 4])?.write(&path)?;
+    /// let mut t = TableMut::open(&path)?;
+    /// t.delete(&[0, 2])?;
+    /// assert_eq!(t.compact()?, 2);
+    /// let t = Table::open(&path)?;
+    /// assert_eq!(t.read_column::<i64>("id")?, [2, 4]);
+    /// assert_eq!(t.column_array("id")?.shape(), [2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn compact(&mut self) -> Result<u64> {
+        let t = &self.table;
+        let live = t.live_rows();
+        let (n, end) = (live.live(), live.end());
+        if n == end {
+            return Ok(0);
+        }
+        if let Some(c) = t.columns().iter().find(|c| {
+            c.computed().is_none() && !c.is_fixed_width() && *c.kind() != ColumnKind::Dictionary
+        }) {
+            return Err(self.refuse(
+                c.name(),
+                format!(
+                    "a {} column is stored with variable-length items, which b2nd does not \
+                     rewrite: compact this table with python-blosc2",
+                    c.kind()
+                ),
+            ));
+        }
+        let rows: Vec<usize> = live.iter().collect();
+        // The arrays gathered: every stored column (a dictionary column's codes) and mask.
+        let mut files: Vec<PathBuf> = Vec::new();
+        for c in t.columns().iter().filter(|c| c.computed().is_none()) {
+            files.push(member_file(t, &t.key(c.name(), ""))?);
+        }
+        files.extend(self.mask_files()?);
+        let valid = member_file(t, &format!("{}/_valid_rows", t.root()))?;
+        let rel: Vec<PathBuf> = files
+            .iter()
+            .map(|f| self.relative(f))
+            .collect::<Result<_>>()?;
+        let (valid_rel, meta_rel) = (self.relative(&valid)?, self.relative(&self.meta_file()?)?);
+        let mut copies = files.clone();
+        copies.push(valid);
+        let durability = self.durability;
+        let before = Table::open(&self.path)?;
+        let open = move |f: PathBuf| -> Result<ArrayMut> {
+            Ok(ArrayMut::open_table_member(f)?.with_durability(durability))
+        };
+        let valid = self.restage_copying(&copies, |stage| {
+            for f in &rel {
+                gather(&mut open(stage.join(f))?, &rows)?;
+            }
+            // python's close leaves every row live and no capacity after the last one (a
+            // live row is left: `n == end` when none is).
+            let mut v = open(stage.join(&valid_rel))?;
+            v.resize(&[n])?;
+            v.write_region_bytes(&Region::new([0], [n]), &vec![1u8; n as usize])?;
+            super::edit_meta(
+                &before,
+                &stage.join(&meta_rel),
+                Some(n),
+                "value_epoch",
+                true,
+                durability,
+            )?;
+            Ok(v)
+        })?;
+        self.valid = valid.moved_to(self.path.join(&valid_rel))?;
+        Ok(end - n)
+    }
+}
+
+/// Move rows `rows` (physical, ascending) of the 1st dimension of array `a` to its front,
+/// in order, and cut it to them; an empty `rows` leaves it as it is (python's compact of a
+/// table with no live row writes nothing and its close keeps the capacity).
+fn gather(a: &mut ArrayMut, rows: &[usize]) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let shape = a.array().shape().to_vec();
+    let len = shape.first().copied().unwrap_or(0);
+    let keep = rows.len() as u64;
+    let mut cut = shape.clone();
+    cut[0] = keep;
+    let row = shape[1..].iter().product::<u64>() as usize * a.array().dtype().itemsize().max(1);
+    let whole = Region::new(vec![0; shape.len()], shape.clone());
+    let mut bytes = vec![0u8; len as usize * row];
+    a.array().read_region_into(&whole, &mut bytes)?;
+    let mut out = Vec::with_capacity(rows.len() * row);
+    for &r in rows {
+        if let Some(item) = bytes.get(r * row..(r + 1) * row) {
+            out.extend_from_slice(item);
+        }
+    }
+    if out.len() != rows.len() * row {
+        return Err(crate::error::Error::Refused {
+            path: a.path().display().to_string(),
+            reason: format!("the array has {len} rows, fewer than _valid_rows"),
+        });
+    }
+    if len > keep {
+        a.resize(&cut)?;
+    }
+    a.write_region_bytes(&Region::new(vec![0; cut.len()], cut), &out)
+}
