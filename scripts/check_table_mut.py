@@ -1,7 +1,7 @@
 """python-blosc2 reads the tables b2nd changed (`TableMut`, tests/table_mut.rs with
 B2ND_TABLE_MUT_OUT=OUT) as the tables its own changes make: every `<name>.ops.json` in OUT is
 replayed with python-blosc2 (`extend`, `delete`, a column assignment, `rename_column`,
-`drop_column` or `compact`, then `close`, each) on a fresh copy of the fixture `<name>` (or the
+`drop_column`, `add_column` or `compact`, then `close`, each) on a fresh copy of the fixture `<name>` (or the
 `fixture` the file names) from FIXTURES, and python's reads of both tables must agree: row
 count, column names, every column's values and nulls, `where()` over the summarised
 columns, the schema's cached row count, the epochs, the index descriptors' stale flags and
@@ -67,6 +67,15 @@ def replay(path, ops):
             t.rename_column(op["old"], op["new"])
         elif op["op"] == "drop":
             t.drop_column(op["name"])
+        elif op["op"] == "add_column":
+            kw = {"nullable": True} if op.get("nullable") else {}
+            if "max_length" in op:
+                kw["max_length"] = op["max_length"]
+            spec = getattr(b2, op["kind"])(**kw)
+            if "default" in op:
+                spec = b2.field(spec, default=op["default"])
+            values = op.get("values")
+            t.add_column(op["name"], spec, values=values)
         elif op["op"] == "compact" and op.get("gapless"):
             # b2nd's compact of a table without a gap changes nothing; python-blosc2 4.14.1's,
             # on a table opened afresh, rewrites it anyway, advancing value_epoch and marking
@@ -194,11 +203,11 @@ for name in names:
             continue
         same(f"where({expr!r})", tp.where(expr)["id"][:].tolist(), tb.where(expr)["id"][:].tolist())
     lp, lb = layout(mine), layout(theirs)
-    # python-blosc2 4.14.1's rename_column and drop_column save the schema as a new `_meta`
+    # python-blosc2 4.14.1's rename_column, drop_column and add_column save the schema as a new `_meta`
     # holding only kind, version and schema: its epochs and index catalog are lost (the
     # sidecars left behind). b2nd keeps them; its summaries must then be true, which python's
     # own rebuild_index tells.
-    columns_changed = any(op["op"] in ("rename", "drop") for op in ops)
+    columns_changed = any(op["op"] in ("rename", "drop", "add_column") for op in ops)
     for k in lp:
         if columns_changed and k in ("summaries", "index_columns", "epochs", "stale"):
             continue

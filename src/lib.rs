@@ -187,7 +187,7 @@ pub use store::{MemberKind, Store, StoreKind};
 pub use table::{BlockSummary, Bound, Column, ColumnKind, Computed, Segment, Table};
 pub use write::ArrayMut;
 pub use write::{ArrayBuilder, Codec, Filter, StoreBuilder, TableBuilder, Target, Writer};
-pub use write::{Rows, TableMut};
+pub use write::{NewColumn, Rows, TableMut};
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

@@ -235,6 +235,17 @@ fn cases() -> Vec<Case> {
             run: |p| b2nd::TableMut::open(p)?.drop_column("y"),
         },
         Case {
+            name: "table .b2d: add a column (TableMut)",
+            prepare: |d| table_dir(d, OLD / 8),
+            run: |p| {
+                let n = OLD / 8;
+                let values: Vec<Option<f64>> =
+                    (0..n).map(|i| (i % 7 != 0).then_some(i as f64)).collect();
+                b2nd::TableMut::open(p)?
+                    .add_column("z", &b2nd::NewColumn::of::<f64>().values_opt(&values))
+            },
+        },
+        Case {
             name: "table .b2d: compact (TableMut)",
             prepare: |d| {
                 // Every third row deleted: the compact moves nearly every row. Old and new

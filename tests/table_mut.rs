@@ -953,3 +953,146 @@ fn compact_leaves_the_table_python_leaves() {
     assert!(e.contains("variable-length items"), "{e}");
     assert!(snapshot(&path) == before);
 }
+
+#[test]
+fn columns_are_added_as_python_adds_them() {
+    use b2nd::NewColumn;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_tree(&dir().join("mutable.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let model = Model::read(t.table());
+    let n = model.id.len();
+    let physical = t.table().physical_rows();
+    assert!(physical > n as u64, "the fixture has a deleted row");
+    let epochs = manifest(&path);
+
+    // Refused, nothing changed: a taken name, a value count, a dtype, a null where none may
+    // be, text too long, no values and no default, a default of another type.
+    let before = snapshot(&path);
+    for (name, c, want) in [
+        (
+            "id",
+            NewColumn::of::<i64>().default(Value::Int(0)),
+            "a column of that name exists",
+        ),
+        (
+            "x",
+            NewColumn::of::<i32>().values(&[1i32, 2]),
+            "2 values given for 7 live rows",
+        ),
+        (
+            "x",
+            NewColumn::of::<i32>().values(&vec![1i64; n]),
+            "values of dtype <i8 given for a column of dtype <i4",
+        ),
+        (
+            "x",
+            NewColumn::string(2).strings(&vec![Some("abc"); n]),
+            "3 characters, more than max_length 2",
+        ),
+        (
+            "x",
+            NewColumn::of::<u8>(),
+            "give values or declare a default",
+        ),
+        (
+            "x",
+            NewColumn::of::<u8>().default(Value::Str("no".into())),
+            "is not a |u1 item",
+        ),
+        (
+            "_x",
+            NewColumn::of::<u8>().default(Value::Int(1)),
+            "cannot start with '_'",
+        ),
+    ] {
+        let e = t.add_column(name, &c).unwrap_err().to_string();
+        assert!(e.contains(want), "{want:?} not in {e:?}");
+        assert!(snapshot(&path) == before, "{want}: a file changed");
+    }
+
+    t.add_column("level", &NewColumn::of::<i32>().default(Value::Int(5)))
+        .unwrap();
+    let sc = [
+        Some(0.5f64),
+        None,
+        Some(1.0),
+        Some(2.0),
+        Some(3.0),
+        Some(4.0),
+        Some(5.0),
+    ];
+    t.add_column("sc", &NewColumn::of::<f64>().values_opt(&sc))
+        .unwrap();
+    t.add_column(
+        "lab",
+        &NewColumn::string(4).default(Value::Str("ab".into())),
+    )
+    .unwrap();
+    t.add_column("nul", &NewColumn::of::<i16>().default(Value::Nil))
+        .unwrap();
+    let now = t.table();
+    assert_eq!(now.read_column::<i32>("level").unwrap(), vec![5; n]);
+    assert_eq!(now.read_column_opt::<f64>("sc").unwrap(), sc);
+    assert_eq!(
+        now.read_strings("lab").unwrap(),
+        vec![Some("ab".to_string()); n]
+    );
+    assert_eq!(now.read_column_opt::<i16>("nul").unwrap(), vec![None; n]);
+    assert_eq!(Model::read(now), model, "the other columns are kept");
+    // As long as the other arrays; the epochs and indexes kept (no value of theirs changed).
+    assert!(lengths(&path).iter().all(|(_, l)| *l == physical));
+    assert_eq!(manifest(&path), epochs);
+
+    // Appends fill the added columns' defaults; the new columns take updates and compact.
+    let rows = Rows::new()
+        .column("id", &[400i64, 401])
+        .unwrap()
+        .column("when", &[1i64, 2])
+        .unwrap()
+        .column_opt("sent", &[None::<i16>, None])
+        .unwrap()
+        .column_opt("sc", &[Some(9.0f64), None])
+        .unwrap();
+    t.append(&rows).unwrap();
+    t.update(
+        &[0, 8],
+        &Rows::new()
+            .column_opt("nul", &[Some(3i16), Some(4)])
+            .unwrap(),
+    )
+    .unwrap();
+    t.delete(&[1]).unwrap();
+    t.compact().unwrap();
+    let now = t.table();
+    assert_eq!(now.read_column::<i32>("level").unwrap(), vec![5; n + 1]);
+    let mut want_sc = sc.to_vec();
+    want_sc.extend([Some(9.0), None]);
+    want_sc.remove(1);
+    assert_eq!(now.read_column_opt::<f64>("sc").unwrap(), want_sc);
+    let mut want_nul = vec![None; n + 1];
+    want_nul[0] = Some(3);
+    want_nul[n] = Some(4);
+    assert_eq!(now.read_column_opt::<i16>("nul").unwrap(), want_nul);
+    drop(t);
+    leave_for_python(
+        &path,
+        "mutable_added.b2d",
+        "mutable.b2d",
+        &json!([
+            {"op": "add_column", "name": "level", "kind": "int32", "default": 5},
+            {"op": "add_column", "name": "sc", "kind": "float64", "nullable": true,
+             "values": [0.5, null, 1.0, 2.0, 3.0, 4.0, 5.0]},
+            {"op": "add_column", "name": "lab", "kind": "string", "max_length": 4,
+             "default": "ab"},
+            {"op": "add_column", "name": "nul", "kind": "int16", "nullable": true,
+             "default": null},
+            {"op": "append", "columns": {"id": [400, 401], "when": [1, 2],
+                "sent": [null, null], "sc": [9.0, null]}},
+            {"op": "update", "rows": [0, 8], "columns": {"nul": [3, 4]}},
+            {"op": "delete", "rows": [1]},
+            {"op": "compact"},
+        ]),
+    );
+}

@@ -31,5 +31,5 @@ pub use inplace::ArrayMut;
 pub use options::{default_chunks_blocks, Target};
 pub use store::StoreBuilder;
 pub use table::TableBuilder;
-pub use table_mut::{Rows, TableMut};
+pub use table_mut::{NewColumn, Rows, TableMut};
 pub use writer::Writer;

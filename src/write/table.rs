@@ -69,7 +69,7 @@ pub struct TableBuilder {
 }
 
 /// The schema kind of a column of this dtype, and extra schema fields.
-fn kind_of(dtype: &Dtype) -> Result<(String, Vec<(String, Value)>)> {
+pub(crate) fn kind_of(dtype: &Dtype) -> Result<(String, Vec<(String, Value)>)> {
     let s = dtype.to_numpy_str();
     let kind = match &s[1..] {
         "b1" => "bool",

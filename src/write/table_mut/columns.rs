@@ -116,7 +116,7 @@ fn for_each_path(d: &mut Value, f: &mut impl FnMut(&mut String)) {
 }
 
 /// Write `schema` and `catalog` to the `_meta` file `file` (a staged copy).
-fn write_manifest(
+pub(super) fn write_manifest(
     file: &Path,
     schema: &Value,
     catalog: Option<Value>,
@@ -164,7 +164,7 @@ impl TableMut {
 
 /// python-blosc2's rule for a column name (`_validate_column_name`): not empty, not starting
 /// with `_` (kept for the table's own members).
-fn check_name(name: &str) -> std::result::Result<(), String> {
+pub(super) fn check_name(name: &str) -> std::result::Result<(), String> {
     if name.is_empty() {
         Err("a column name cannot be empty".into())
     } else if name.starts_with('_') {
@@ -383,7 +383,7 @@ impl TableMut {
 
     /// Stage the table's directory beside itself (files hard-linked, `_meta` copied), let
     /// `change` edit the staged tree (its root given), and exchange the two directories.
-    fn restage(&mut self, change: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    pub(super) fn restage(&mut self, change: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         self.restage_copying(&[], change)
     }
 

@@ -43,8 +43,11 @@ use crate::model::element::Element;
 use crate::model::region::Region;
 use crate::table::{Column, ColumnKind, Table};
 
+mod add;
 mod columns;
 mod compact;
+
+pub use add::NewColumn;
 
 /// Rows to append to a table: values for its stored columns, by name, all of one length.
 ///

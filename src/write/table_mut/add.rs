@@ -1,0 +1,320 @@
+//! [`TableMut::add_column`] and [`NewColumn`]: a stored column added to a table, as
+//! python-blosc2's `CTable.add_column` adds one: an array as long as `_valid_rows` (the
+//! physical rows) holding the given values or the declared default at the live rows, a
+//! `.notnull` mask when a live row is null, and the column's entry appended to the schema.
+//! The files are written in a staged copy of the table and published with the schema by
+//! one directory exchange (see `columns`).
+
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+
+use super::{null_fill, scalar_item, ucs4, Cells, TableMut};
+use crate::error::{Error, Result};
+use crate::model::attrs::Value;
+use crate::model::dtype::Dtype;
+use crate::model::element::Element;
+use crate::table::column_path;
+use crate::write::builder::ArrayBuilder;
+use crate::write::options::Target;
+
+/// A column to add with [`TableMut::add_column`]: its dtype (numbers, bool, or `string` of
+/// a `max_length`), whether it takes nulls (kept in a `.notnull` mask, python-blosc2's
+/// default storage), its declared default, and optionally one value per live row.
+///
+/// ```
+/// use b2nd::{NewColumn, Table, TableBuilder, TableMut, Value};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.b2d");
+/// TableBuilder::new().column("id", &[1i64, 2, 3])?.write(&path)?;
+/// let mut t = TableMut::open(&path)?;
+/// // Every live row takes the default, as later appends that leave the column out do.
+/// t.add_column("level", &NewColumn::of::<i32>().default(Value::Int(5)))?;
+/// t.add_column("score", &NewColumn::of::<f64>().values_opt(&[Some(0.5), None, Some(2.0)]))?;
+/// let t = Table::open(&path)?;
+/// assert_eq!(t.read_column::<i32>("level")?, [5, 5, 5]);
+/// assert_eq!(t.read_column_opt::<f64>("score")?, [Some(0.5), None, Some(2.0)]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct NewColumn {
+    dtype: Dtype,
+    nullable: bool,
+    /// The declared default (`Value::Nil`: null).
+    default: Option<Value>,
+    values: Option<Cells>,
+}
+
+impl NewColumn {
+    /// A column of `T` items (numbers or bool), not nullable, without a default.
+    pub fn of<T: Element>() -> NewColumn {
+        NewColumn::with_dtype(T::dtype())
+    }
+
+    /// A `string` column of at most `max_length` characters per value (numpy `U`).
+    pub fn string(max_length: usize) -> NewColumn {
+        NewColumn::with_dtype(Dtype::Unicode {
+            order: crate::model::dtype::ByteOrder::Little,
+            chars: max_length,
+        })
+    }
+
+    fn with_dtype(dtype: Dtype) -> NewColumn {
+        NewColumn {
+            dtype,
+            nullable: false,
+            default: None,
+            values: None,
+        }
+    }
+
+    /// Let the column hold nulls (kept in a `.notnull` mask).
+    pub fn nullable(mut self) -> NewColumn {
+        self.nullable = true;
+        self
+    }
+
+    /// Declare the column's default: it fills the live rows when no values are given, and
+    /// rows appended later without this column. `Value::Nil` (a null) makes the column
+    /// nullable.
+    pub fn default(mut self, value: Value) -> NewColumn {
+        self.nullable |= value.is_nil();
+        self.default = Some(value);
+        self
+    }
+
+    /// One value per live row, in row order.
+    pub fn values<T: Element>(mut self, values: &[T]) -> NewColumn {
+        self.values = Some(Cells::Fixed {
+            dtype: T::dtype(),
+            bytes: T::as_bytes(values).into_owned(),
+            valid: None,
+        });
+        self
+    }
+
+    /// One value per live row, `None` a null (the column becomes nullable).
+    pub fn values_opt<T: Element + Default>(mut self, values: &[Option<T>]) -> NewColumn {
+        let plain: Vec<T> = values.iter().map(|v| v.unwrap_or_default()).collect();
+        let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
+        self.nullable = true;
+        self.values = Some(Cells::Fixed {
+            dtype: T::dtype(),
+            bytes: T::as_bytes(&plain).into_owned(),
+            valid: Some(valid),
+        });
+        self
+    }
+
+    /// One text per live row of a `string` column, `None` a null (the column becomes
+    /// nullable when one is).
+    pub fn strings(mut self, values: &[Option<&str>]) -> NewColumn {
+        self.nullable |= values.iter().any(Option::is_none);
+        self.values = Some(Cells::Strings(
+            values.iter().map(|v| v.map(str::to_string)).collect(),
+        ));
+        self
+    }
+
+    /// The column's schema entry, as python-blosc2's `schema_to_dict` writes it.
+    fn entry(&self, name: &str) -> Result<Value> {
+        let s = |x: &str| Value::Str(x.to_string());
+        let (kind, extra) = crate::write::table::kind_of(&self.dtype)?;
+        let mut m = vec![(s("name"), s(name)), (s("kind"), s(&kind))];
+        m.extend(extra.into_iter().map(|(k, v)| (s(&k), v)));
+        if self.nullable {
+            m.push((s("nullable"), Value::Bool(true)));
+            m.push((s("null_storage"), s("mask")));
+        }
+        if let Some(d) = &self.default {
+            m.push((s("default"), d.clone()));
+        }
+        Ok(Value::Map(m))
+    }
+}
+
+impl TableMut {
+    /// Add stored column `name`, as python-blosc2's `CTable.add_column`: the live rows take
+    /// `column`'s values (one per live row) or else its declared default (a table with live
+    /// rows needs one of the two); deleted rows hold zeros. The column has no index
+    /// (python builds none). Refused, with nothing changed: a name taken or not allowed
+    /// (empty, starting with `_`), a value count other than the live rows', values of
+    /// another dtype, a null in a column that is not nullable, text longer than
+    /// `max_length`, a default that is not an item of the dtype.
+    pub fn add_column(&mut self, name: &str, column: &NewColumn) -> Result<()> {
+        super::columns::check_name(name).map_err(|why| self.refuse(name, why))?;
+        let t = &self.table;
+        if t.column(name).is_ok() {
+            return Err(self.refuse(name, "a column of that name exists".into()));
+        }
+        let entry = column.entry(name)?;
+        if let Some(d) = column.default.as_ref().filter(|d| !d.is_nil()) {
+            if scalar_item(&column.dtype, d).is_none() {
+                return Err(self.refuse(
+                    name,
+                    format!(
+                        "the default {d:?} is not a {} item",
+                        column.dtype.to_numpy_str()
+                    ),
+                ));
+            }
+        }
+        let live = t.live_rows();
+        let n = live.live() as usize;
+        let dtype = &column.dtype;
+        let isz = dtype.itemsize();
+        let (bytes, valid) = self.live_items(name, column, n)?;
+        if let Some(row) = valid.as_ref().and_then(|v| v.iter().position(|&ok| !ok)) {
+            if !column.nullable {
+                return Err(self.refuse(
+                    name,
+                    format!("row {row} is null and the column is not nullable"),
+                ));
+            }
+        }
+        // The physical array: live rows at their places, nulls as python's fill.
+        let capacity = live.physical() as usize;
+        let mut all = vec![0u8; capacity * isz];
+        let fill = null_fill(dtype, false);
+        for (i, p) in live.iter().enumerate() {
+            let null = valid.as_ref().is_some_and(|v| !v[i]);
+            let item = if null {
+                &fill[..]
+            } else {
+                &bytes[i * isz..(i + 1) * isz]
+            };
+            all[p * isz..(p + 1) * isz].copy_from_slice(item);
+        }
+        let mask: Option<Vec<bool>> = valid.filter(|v| v.contains(&false)).map(|v| {
+            let mut m = vec![true; capacity];
+            for (p, ok) in live.iter().zip(v) {
+                m[p] = ok;
+            }
+            m
+        });
+        let mut schema = super::columns::schema_of(t)?;
+        if let Value::Map(fields) = &mut schema {
+            if let Some((_, Value::Array(cols))) = fields
+                .iter_mut()
+                .find(|(k, _)| k.as_str() == Some("columns"))
+            {
+                cols.push(entry);
+            }
+            // python-blosc2 writes null_storage from schema version 3 on.
+            if mask.is_some() || column.nullable {
+                for (k, v) in fields.iter_mut() {
+                    if k.as_str() == Some("version") && v.as_i64().is_some_and(|x| x < 3) {
+                        *v = Value::Int(3);
+                    }
+                }
+            }
+            fields.retain(|(k, _)| k.as_str() != Some("n_rows"));
+            fields.push((Value::Str("n_rows".into()), Value::Int(n as i64)));
+        }
+        let file = PathBuf::from(format!("_cols/{}", column_path(name)));
+        let meta = self.relative(&self.meta_file()?)?;
+        let durability = self.durability;
+        let dtype = dtype.clone();
+        self.restage(|stage| {
+            let at = |suffix: &str| -> Result<PathBuf> {
+                let p = stage.join(format!("{}{suffix}.b2nd", file.display()));
+                if let Some(dir) = p.parent() {
+                    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+                        path: dir.to_path_buf(),
+                        source,
+                    })?;
+                }
+                Ok(p)
+            };
+            ArrayBuilder::new(&[capacity as u64], dtype)
+                .write_bytes(Target::File(at("")?), &all)?;
+            if let Some(m) = &mask {
+                ArrayBuilder::for_type::<bool>(&[capacity as u64])
+                    .write(Target::File(at(".notnull")?), m)?;
+            }
+            super::columns::write_manifest(&stage.join(&meta), &schema, None, durability)
+        })
+    }
+
+    /// The items of the new column's live rows and their validity (`None`: none is null).
+    fn live_items(
+        &self,
+        name: &str,
+        column: &NewColumn,
+        n: usize,
+    ) -> Result<(Vec<u8>, Option<Vec<bool>>)> {
+        let dtype = &column.dtype;
+        let isz = dtype.itemsize();
+        match &column.values {
+            Some(Cells::Fixed {
+                dtype: given,
+                bytes,
+                valid,
+            }) => {
+                if given.to_numpy_str() != dtype.to_numpy_str() {
+                    return Err(self.refuse(
+                        name,
+                        format!(
+                            "values of dtype {} given for a column of dtype {}",
+                            given.to_numpy_str(),
+                            dtype.to_numpy_str()
+                        ),
+                    ));
+                }
+                if bytes.len() != n * isz {
+                    return Err(self.refuse(
+                        name,
+                        format!(
+                            "{} values given for {n} live rows",
+                            bytes.len() / isz.max(1)
+                        ),
+                    ));
+                }
+                Ok((bytes.clone(), valid.clone()))
+            }
+            Some(Cells::Strings(values)) => {
+                let Dtype::Unicode { chars, .. } = dtype else {
+                    return Err(self.refuse(
+                        name,
+                        format!("text given for a column of dtype {}", dtype.to_numpy_str()),
+                    ));
+                };
+                if values.len() != n {
+                    return Err(self.refuse(
+                        name,
+                        format!("{} values given for {n} live rows", values.len()),
+                    ));
+                }
+                let mut bytes = Vec::with_capacity(n * isz);
+                for (i, v) in values.iter().enumerate() {
+                    bytes.extend(ucs4(v.as_deref().unwrap_or(""), *chars).map_err(|len| {
+                        self.refuse(
+                            name,
+                            format!("row {i}: {len} characters, more than max_length {chars}"),
+                        )
+                    })?);
+                }
+                let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
+                Ok((bytes, Some(valid)))
+            }
+            None => match &column.default {
+                None if n > 0 => Err(self.refuse(
+                    name,
+                    "the table has live rows: give values or declare a default".into(),
+                )),
+                None => Ok((Vec::new(), None)),
+                Some(Value::Nil) => Ok((vec![0; n * isz], Some(vec![false; n]))),
+                Some(v) => {
+                    let item = scalar_item(dtype, v).ok_or_else(|| {
+                        self.refuse(
+                            name,
+                            format!("the default {v:?} is not a {} item", dtype.to_numpy_str()),
+                        )
+                    })?;
+                    Ok((item.repeat(n), None))
+                }
+            },
+        }
+    }
+}
