@@ -670,3 +670,34 @@ fn journal_child_entry() {
             .unwrap();
     }
 }
+
+#[test]
+fn changes_keep_the_files_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    // An array without chunks (its changes rewrite the file) and one with chunks, contiguous
+    // and sparse (their index is rewritten): each keeps the mode it had.
+    let empty = dir.path().join("empty.b2nd");
+    ArrayBuilder::for_type::<u8>(&[0])
+        .write::<u8>(b2nd::Target::File(empty.clone()), &[])
+        .unwrap();
+    let full = dir.path().join("full.b2nd");
+    ArrayBuilder::for_type::<u8>(&[100])
+        .write(b2nd::Target::File(full.clone()), &[1u8; 100])
+        .unwrap();
+    let sparse = dir.path().join("sparse.b2nd");
+    ArrayBuilder::for_type::<u8>(&[100])
+        .write(b2nd::Target::Sparse(sparse.clone()), &[1u8; 100])
+        .unwrap();
+    let index = sparse.join("chunks.b2frame");
+    for (f, mode) in [(&empty, 0o640), (&full, 0o604), (&index, 0o644)] {
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(mode)).unwrap();
+        let target = if f == &index { &sparse } else { f };
+        b2nd::write::set_attrs(target, &[("unit", Value::Str("m".into()))]).unwrap();
+        let mut a = ArrayMut::open(target).unwrap();
+        a.resize(&[50]).unwrap();
+        drop(a);
+        let now = std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(now, mode, "{}", f.display());
+    }
+}

@@ -82,6 +82,15 @@ pub(crate) struct FrameEdit<'a> {
     pub(crate) durability: Durability,
 }
 
+/// Give `new` (a temporary file, created 0600) the permissions of the file at `old` that it
+/// replaces, if there is one: readers the old file let in are not shut out.
+fn keep_permissions(new: &std::fs::File, old: &Path) -> std::io::Result<()> {
+    match std::fs::metadata(old) {
+        Ok(m) => new.set_permissions(m.permissions()),
+        Err(_) => Ok(()),
+    }
+}
+
 impl FrameEdit<'_> {
     /// Publish `contents` as the frame's new contents, the way the frame's kind needs.
     pub(crate) fn publish(&self, contents: Contents<'_>) -> Result<Published> {
@@ -124,6 +133,7 @@ impl FrameEdit<'_> {
         let f = tmp.as_file_mut();
         f.seek(SeekFrom::Start(0)).map_err(&io)?;
         f.write_all(&header).map_err(&io)?;
+        keep_permissions(f, self.path).map_err(&io)?;
         f.sync_all().map_err(&io)?;
         tmp.persist(self.path)
             .map_err(|e| io_err(self.path)(e.error))?;
@@ -340,6 +350,7 @@ impl FrameEdit<'_> {
             tmp.as_file().sync_all().map_err(&io)?;
         }
         let index = dir.join("chunks.b2frame");
+        keep_permissions(tmp.as_file(), &index).map_err(&io)?;
         crash_point("data");
         tmp.persist(&index).map_err(|e| io_err(&index)(e.error))?;
         if self.durability.syncs() {
