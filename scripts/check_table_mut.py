@@ -1,9 +1,9 @@
 """python-blosc2 reads the tables b2nd changed (`TableMut`, tests/table_mut.rs with
 B2ND_TABLE_MUT_OUT=OUT) as the tables its own changes make: every `<name>.ops.json` in OUT is
 replayed with python-blosc2 (`extend`, `delete`, a column assignment, `rename_column`,
-`drop_column`, `add_column` or `compact`, then `close`, each) on a fresh copy of the fixture `<name>` (or the
+`drop_column`, `add_column`, `compact` or `attrs` changes, then `close`, each) on a fresh copy of the fixture `<name>` (or the
 `fixture` the file names) from FIXTURES, and python's reads of both tables must agree: row
-count, column names, every column's values and nulls, `where()` over the summarised
+count, user attributes, column names, every column's values and nulls, `where()` over the summarised
 columns, the schema's cached row count, the epochs, the index descriptors' stale flags and
 summaries, and the length of every array.
 
@@ -76,6 +76,11 @@ def replay(path, ops):
                 spec = b2.field(spec, default=op["default"])
             values = op.get("values")
             t.add_column(op["name"], spec, values=values)
+        elif op["op"] == "attrs":
+            for k, v in op.get("set", {}).items():
+                t.attrs[k] = v
+            for k in op.get("delete", []):
+                del t.attrs[k]
         elif op["op"] == "compact" and op.get("gapless"):
             # b2nd's compact of a table without a gap changes nothing; python-blosc2 4.14.1's,
             # on a table opened afresh, rewrites it anyway, advancing value_epoch and marking
@@ -189,6 +194,7 @@ for name in names:
             failures.append(f"{name}: {what}: python {a!r}, b2nd {b!r}")
 
     same("nrows", tp.nrows, tb.nrows)
+    same("attrs", dict(tp.attrs[:]), dict(tb.attrs[:]))
     same("columns", list(tp.col_names), [aliases.get(c, c) for c in tb.col_names])
     for c in tb.col_names:
         cp = aliases.get(c, c)

@@ -421,6 +421,25 @@ impl Table {
         })
     }
 
+    /// The table's user attributes (python-blosc2's `CTable.attrs` / `vlmeta`, kept in the
+    /// `_vlmeta` super-chunk), in stored order; none when the table has no `_vlmeta`.
+    pub fn attrs(&self) -> Result<Vec<(String, Value)>> {
+        let key = format!("{}/_vlmeta", self.root);
+        if !self.store.contains(&key) {
+            return Ok(Vec::new());
+        }
+        self.store.open_schunk(&key)?.attrs()
+    }
+
+    /// User attribute `name` (see [`Table::attrs`]), `None` if absent.
+    pub fn attr(&self, name: &str) -> Result<Option<Value>> {
+        Ok(self
+            .attrs()?
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v))
+    }
+
     /// The schema as stored (JSON text).
     pub fn schema_json(&self) -> &str {
         &self.schema

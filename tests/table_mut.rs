@@ -1096,3 +1096,56 @@ fn columns_are_added_as_python_adds_them() {
         ]),
     );
 }
+
+#[test]
+fn attributes_are_set_and_deleted_as_python_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_tree(&dir().join("mutable.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    assert_eq!(t.table().attrs().unwrap(), []);
+    let model = Model::read(t.table());
+    let before = snapshot(&path);
+    // Refused, nothing changed: a name too long, an absent name.
+    assert!(t
+        .set_attrs(&[("a".repeat(32).as_str(), Value::Int(1))])
+        .is_err());
+    assert!(t.delete_attrs(&["nope"]).is_err());
+    assert!(snapshot(&path) == before);
+    // The first attributes make `_vlmeta`; later ones change it in place.
+    let tags = Value::Array(vec![Value::Str("alpha".into()), Value::Str("beta".into())]);
+    t.set_attrs(&[
+        ("author", Value::Str("Alice".into())),
+        ("tags", tags.clone()),
+        ("count", Value::Int(42)),
+    ])
+    .unwrap();
+    t.set_attrs(&[("count", Value::Int(43)), ("ratio", Value::Float(0.5))])
+        .unwrap();
+    t.delete_attrs(&["author"]).unwrap();
+    assert!(
+        t.delete_attrs(&["tags", "author"]).is_err(),
+        "one absent: none deleted"
+    );
+    let want = vec![
+        ("tags".to_string(), tags),
+        ("count".to_string(), Value::Int(43)),
+        ("ratio".to_string(), Value::Float(0.5)),
+    ];
+    assert_eq!(t.table().attrs().unwrap(), want);
+    drop(t);
+    let t = Table::open(&path).unwrap();
+    assert_eq!(t.attrs().unwrap(), want);
+    assert_eq!(t.attr("count").unwrap(), Some(Value::Int(43)));
+    assert_eq!(Model::read(&t), model);
+    leave_for_python(
+        &path,
+        "mutable_attrs.b2d",
+        "mutable.b2d",
+        &json!([
+            {"op": "attrs", "set": {"author": "Alice", "tags": ["alpha", "beta"], "count": 42}},
+            {"op": "attrs", "set": {"count": 43, "ratio": 0.5}},
+            {"op": "attrs", "delete": ["author"]},
+        ]),
+    );
+}

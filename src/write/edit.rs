@@ -48,7 +48,12 @@ pub(crate) fn set_attrs_with(
 /// Delete user attributes (as [`set_attrs`], one change). Deleting an absent name is an
 /// error, and nothing is changed then.
 pub fn delete_attrs(path: impl AsRef<Path>, names: &[&str]) -> Result<()> {
-    edit_vlmeta(path.as_ref(), Durability::Disk, |vlmeta, source| {
+    delete_attrs_with(path.as_ref(), names, Durability::Disk)
+}
+
+/// [`delete_attrs`] with what reaches the disk before it returns chosen.
+pub(crate) fn delete_attrs_with(path: &Path, names: &[&str], durability: Durability) -> Result<()> {
+    edit_vlmeta(path, durability, |vlmeta, source| {
         names
             .iter()
             .try_for_each(|name| delete_in(vlmeta, name, source))

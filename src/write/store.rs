@@ -282,6 +282,6 @@ fn embed_frame(meta_name: &str, embedded: &[(&str, &[u8])]) -> Result<Vec<u8>> {
 }
 
 /// An empty SChunk carrying `attrs` as vlmeta (a TreeStore group's `__vlmeta__`).
-pub(super) fn attrs_frame(attrs: &[(String, Value)]) -> Result<Vec<u8>> {
+pub(crate) fn attrs_frame(attrs: &[(String, Value)]) -> Result<Vec<u8>> {
     bytes_frame(None, &[], attrs)
 }

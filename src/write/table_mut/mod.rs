@@ -44,6 +44,7 @@ use crate::model::region::Region;
 use crate::table::{Column, ColumnKind, Table};
 
 mod add;
+mod attrs;
 mod columns;
 mod compact;
 
