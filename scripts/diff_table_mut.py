@@ -1,11 +1,12 @@
 """Randomized differential test of tables changed by b2nd (`b2nd sql --write`: INSERT ...
 VALUES, INSERT ... SELECT from the same table, DELETE ... WHERE, UPDATE ... SET ... WHERE,
-TRUNCATE) and by python-blosc2 4.14.1 itself (`extend`, `delete`, column assignment), in random
-order on the same `.b2d` tables python wrote.
+TRUNCATE) and by python-blosc2 4.14.1 itself (`extend`, `delete`, column assignment,
+`add_column`, `compact`), in random order on the same `.b2d` tables python wrote.
 
 Each table has the fixed-width kinds b2nd appends to: `id` int64 (no default), `x` float64
 nullable in a mask, `k` int32 nullable by the sentinel -1, `f` bool (default False), `s` string
-of at most 5 characters (default ""), `ts` timestamp in ms. A model (a list of live rows, in
+of at most 5 characters (default ""), `ts` timestamp in ms; python's `add_column` adds int32
+columns `e0`, `e1` with a default, which b2nd's INSERTs (naming the other columns) fill. A model (a list of live rows, in
 live order) follows every step; after each step python-blosc2 (a fresh process, as any user
 of the file) must read the model: `nrows`, every column's values and nulls, and `where()` on
 `id`; and b2nd must read it too (`SELECT ... ORDER BY id`). Predicates follow SQL's
@@ -169,7 +170,7 @@ def python_reads(path, model, where_id):
     t = b2.open(path, mode="r")
     got = {"nrows": t.nrows}
     want = {"nrows": len(model)}
-    for c in COLS:
+    for c in COLS + [e for e, _ in extras]:
         col = t[c]
         vals = col[:]
         nulls = [bool(v) for v in np.asarray(col.is_null())]
@@ -187,10 +188,18 @@ def python_reads(path, model, where_id):
 
 
 def b2nd_reads(path, model):
-    rows = b2nd(path, "SELECT id, CAST(ts AS BIGINT) AS ts, x, k, f, s FROM t ORDER BY id")
-    got = [{c: r.get(c) for c in COLS} for r in rows]
-    want = sorted(({c: r[c] for c in COLS} for r in model), key=lambda r: r["id"])
+    cols = COLS + [e for e, _ in extras]
+    rows = b2nd(path, "SELECT id, CAST(ts AS BIGINT) AS ts, x, k, f, s"
+                + "".join(f", {e}" for e, _ in extras) + " FROM t ORDER BY id")
+    got = [{c: r.get(c) for c in cols} for r in rows]
+    want = sorted(({c: r[c] for c in cols} for r in model), key=lambda r: r["id"])
     return got, want
+
+
+def with_defaults(rows):
+    """`rows` with the added columns' defaults (what python's extend and b2nd's INSERT
+    naming the original columns leave there)."""
+    return [dict(r, **{e: d for e, d in extras}) for r in rows]
 
 
 failures = []
@@ -198,6 +207,7 @@ steps = 0
 ran = {}
 for ti in range(TABLES):
     path = os.path.join(DIR, f"t{ti}.b2d")
+    extras = []
     model = [new_row() for _ in range(rng.randrange(0, 3000))]
     t = b2.CTable(Row, urlpath=path, mode="w")
     t.close()
@@ -212,8 +222,8 @@ for ti in range(TABLES):
     for step in range(STEPS):
         op = rng.choices(
             ["insert", "insert_select", "delete", "update", "py_extend", "py_delete",
-             "py_update", "truncate"],
-            [5, 1, 4, 4, 3, 3, 2, 0.3],
+             "py_update", "truncate", "py_add_column", "py_compact"],
+            [5, 1, 4, 4, 3, 3, 2, 0.3, 0.4, 0.7],
         )[0]
         what = op
         try:
@@ -222,16 +232,16 @@ for ti in range(TABLES):
                 values = ", ".join(
                     "(" + ", ".join(sql_literal(r[c], c) for c in COLS) + ")" for r in rows
                 )
-                what = f"INSERT INTO t VALUES {values}"
+                what = f"INSERT INTO t ({', '.join(COLS)}) VALUES {values}"
                 out = b2nd(path, what, write=True)
                 assert out == [{"count": len(rows)}], out
-                model += rows
+                model += with_defaults(rows)
             elif op == "insert_select":
                 cut = rng.randrange(0, next_id[0] + 1)
                 shift = 10**9 * (step + 1) + ti * 10**7
-                what = (f"INSERT INTO t SELECT id + {shift}, ts, x, k, f, s FROM t "
-                        f"WHERE id < {cut}")
-                copies = [dict(r, id=r["id"] + shift) for r in model if r["id"] < cut]
+                what = (f"INSERT INTO t ({', '.join(COLS)}) SELECT id + {shift}, ts, x, k, f, s "
+                        f"FROM t WHERE id < {cut}")
+                copies = with_defaults([dict(r, id=r["id"] + shift) for r in model if r["id"] < cut])
                 out = b2nd(path, what, write=True)
                 assert out == [{"count": len(copies)}], out
                 model += copies
@@ -269,7 +279,20 @@ for ti in range(TABLES):
             elif op == "py_extend":
                 rows = [new_row() for _ in range(rng.randrange(1, 40))]
                 python_extend(path, rows)
-                model += rows
+                model += with_defaults(rows)
+            elif op == "py_add_column" and len(extras) < 2:
+                name, default = f"e{len(extras)}", rng.randrange(-1000, 1000)
+                what = f"python add_column({name!r}, int32, default={default})"
+                t = b2.open(path, mode="a")
+                t.add_column(name, b2.field(b2.int32(), default=default))
+                t.close()
+                extras.append((name, default))
+                model = with_defaults(model)
+            elif op == "py_compact":
+                what = "python compact()"
+                t = b2.open(path, mode="a")
+                t.compact()
+                t.close()
             elif op == "py_delete" and model:
                 gone = sorted(set(rng.randrange(len(model)) for _ in range(rng.randrange(1, 6))))
                 # Never every row: python-blosc2 4.14.1 then keeps the arrays (no trim), and

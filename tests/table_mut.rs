@@ -277,16 +277,7 @@ fn appends_deletes_and_updates_leave_the_table_python_leaves() {
     assert_eq!(Model::read(&reopened), model);
     drop(t);
 
-    if let Some(out) = out_dir() {
-        let dst = out.join("mutable.b2d");
-        let _ = std::fs::remove_dir_all(&dst);
-        copy_tree(&path, &dst);
-        std::fs::write(
-            out.join("mutable.b2d.ops.json"),
-            serde_json::to_string_pretty(&ops).unwrap(),
-        )
-        .unwrap();
-    }
+    leave_for_python(&path, "mutable.b2d", "mutable.b2d", &json!(ops));
 }
 
 #[test]

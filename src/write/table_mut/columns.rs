@@ -197,15 +197,7 @@ impl TableMut {
             return Err(self.refuse(new, "a column of that name exists".into()));
         }
         let mut schema = schema_of(t)?;
-        let users = dependents(&schema, old);
-        if !users.is_empty() {
-            return Err(self.refuse(
-                old,
-                format!(
-                    "it is used by computed or materialized column(s) {users:?}: drop those first"
-                ),
-            ));
-        }
+        self.refuse_if_used(&schema, old)?;
         let mut catalog = self.catalog()?;
         // Moves inside the staged tree (paths relative to the table's directory).
         let mut moves: Vec<(PathBuf, PathBuf)> = Vec::new();
@@ -286,15 +278,7 @@ impl TableMut {
         let t = &self.table;
         let c = t.column(name)?.clone();
         let mut schema = schema_of(t)?;
-        let users = dependents(&schema, name);
-        if !users.is_empty() {
-            return Err(self.refuse(
-                name,
-                format!(
-                    "it is used by computed or materialized column(s) {users:?}: drop those first"
-                ),
-            ));
-        }
+        self.refuse_if_used(&schema, name)?;
         let stored = t
             .columns()
             .iter()
@@ -350,6 +334,18 @@ impl TableMut {
             }
             write_manifest(&stage.join(&meta), &schema, catalog, durability)
         })
+    }
+
+    /// A refusal when a computed or materialized column of `schema` uses column `name`.
+    fn refuse_if_used(&self, schema: &Value, name: &str) -> Result<()> {
+        let users = dependents(schema, name);
+        if users.is_empty() {
+            return Ok(());
+        }
+        Err(self.refuse(
+            name,
+            format!("it is used by computed or materialized column(s) {users:?}: drop those first"),
+        ))
     }
 
     /// The table's index catalog (`_meta`'s `index_catalog`), if it has one.

@@ -607,16 +607,7 @@ impl TableMut {
         let t = &self.table;
         let mut changes = Vec::new();
         for (name, cells) in &values.columns {
-            let c = t.column(name)?;
-            if let Some(cc) = c.computed() {
-                return Err(self.refuse(
-                    name,
-                    format!(
-                        "a computed column ({}) takes no values: python-blosc2 evaluates it",
-                        cc.readable()
-                    ),
-                ));
-            }
+            let c = self.stored_column(name)?;
             let e = self.encode_one(c, Some(cells), n)?;
             changes.push((c.clone(), e));
         }
@@ -790,22 +781,29 @@ impl TableMut {
         Ok(())
     }
 
+    /// Column `name`, which values are given for: a computed one is refused (python-blosc2
+    /// evaluates it).
+    fn stored_column(&self, name: &str) -> Result<&Column> {
+        let c = self.table.column(name)?;
+        match c.computed() {
+            Some(cc) => Err(self.refuse(
+                name,
+                format!(
+                    "a computed column ({}) takes no values: python-blosc2 evaluates it",
+                    cc.readable()
+                ),
+            )),
+            None => Ok(c),
+        }
+    }
+
     /// Check `rows` against the schema and encode every stored column's rows (given, or
     /// the column's default).
     fn encode(&self, rows: &Rows) -> Result<Vec<Encoded>> {
         let t = &self.table;
         let n = rows.len() as usize;
         for (name, _) in &rows.columns {
-            let c = t.column(name)?;
-            if let Some(cc) = c.computed() {
-                return Err(self.refuse(
-                    name,
-                    format!(
-                        "a computed column ({}) takes no values: python-blosc2 evaluates it",
-                        cc.readable()
-                    ),
-                ));
-            }
+            self.stored_column(name)?;
         }
         t.columns()
             .iter()
