@@ -235,6 +235,15 @@ fn cases() -> Vec<Case> {
             run: |p| b2nd::TableMut::open(p)?.drop_column("y"),
         },
         Case {
+            name: "table .b2z: append rows (TableMut: the zip packed anew)",
+            prepare: |d| table(d, OLD / 8, 1, false).unwrap(),
+            run: |p| {
+                let x: Vec<u64> = (0..(NEW / 16) as u64).collect();
+                let rows = b2nd::Rows::new().column("x", &x)?;
+                b2nd::TableMut::open(p)?.append(&rows).map(drop)
+            },
+        },
+        Case {
             name: "table .b2d: add a column (TableMut)",
             prepare: |d| table_dir(d, OLD / 8),
             run: |p| {

@@ -359,13 +359,9 @@ fn refused_changes_change_no_byte() {
 
 #[test]
 fn tables_it_cannot_change_are_refused_by_name() {
-    let e = TableMut::open(dir().join("basic.b2z"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("only a table saved as a directory (.b2d)"),
-        "{e}"
-    );
+    let array = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/attrs_all.b2nd");
+    let e = TableMut::open(array).unwrap_err().to_string();
+    assert!(e.contains("a directory (.b2d) or a zip (.b2z)"), "{e}");
     // basic.b2d has utf8, ndarray, dictionary and list columns: rows can be deleted, not
     // appended.
     let tmp = tempfile::tempdir().unwrap();
@@ -1139,4 +1135,112 @@ fn attributes_are_set_and_deleted_as_python_does() {
             {"op": "attrs", "delete": ["author"]},
         ]),
     );
+}
+
+#[test]
+fn zipped_tables_change_as_python_rewrites_them() {
+    use b2nd::NewColumn;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("t.b2z");
+    let ids: Vec<i64> = (0..50).collect();
+    let score: Vec<f64> = ids.iter().map(|&i| i as f64 / 4.0).collect();
+    let valid: Vec<bool> = ids.iter().map(|&i| i % 6 != 0).collect();
+    b2nd::TableBuilder::new()
+        .column("id", &ids)
+        .unwrap()
+        .nullable_column("score", &score, &valid)
+        .unwrap()
+        .write(&path)
+        .unwrap();
+    if let Some(out) = out_dir() {
+        std::fs::copy(&path, out.join("zip_before.b2z")).unwrap();
+    }
+    let names = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut t = TableMut::open(&path).unwrap();
+    assert_eq!(t.path(), path);
+    // One writer: a second is kept out while the first is open.
+    assert!(matches!(
+        TableMut::open(&path),
+        Err(b2nd::Error::Locked { .. })
+    ));
+    let mut want_id = ids.clone();
+    let mut want_score: Vec<Option<f64>> = score
+        .iter()
+        .zip(&valid)
+        .map(|(&v, &ok)| ok.then_some(v))
+        .collect();
+    let check = |id: &[i64], score: &[Option<f64>]| {
+        // Every change is in the zip when it returns: a reader of the zip sees it.
+        let r = Table::open(&path).unwrap();
+        assert_eq!(r.read_column::<i64>("id").unwrap(), id);
+        assert_eq!(r.read_column_opt::<f64>("score").unwrap(), score);
+    };
+    let rows = Rows::new()
+        .column("id", &[100i64, 101])
+        .unwrap()
+        .column_opt("score", &[None, Some(9.5f64)])
+        .unwrap();
+    t.append(&rows).unwrap();
+    want_id.extend([100, 101]);
+    want_score.extend([None, Some(9.5)]);
+    check(&want_id, &want_score);
+    t.delete(&[0, 10, 51]).unwrap();
+    for i in [51, 10, 0] {
+        want_id.remove(i);
+        want_score.remove(i);
+    }
+    check(&want_id, &want_score);
+    t.update(
+        &[1],
+        &Rows::new().column_opt("score", &[Some(-1.0f64)]).unwrap(),
+    )
+    .unwrap();
+    want_score[1] = Some(-1.0);
+    check(&want_id, &want_score);
+    t.compact().unwrap();
+    check(&want_id, &want_score);
+    t.add_column("level", &NewColumn::of::<i32>().default(Value::Int(3)))
+        .unwrap();
+    t.set_attrs(&[("note", Value::Str("zipped".into()))])
+        .unwrap();
+    t.rename_column("level", "lvl").unwrap();
+    check(&want_id, &want_score);
+    let r = Table::open(&path).unwrap();
+    assert_eq!(r.read_column::<i32>("lvl").unwrap(), vec![3; want_id.len()]);
+    assert_eq!(r.attr("note").unwrap(), Some(Value::Str("zipped".into())));
+    // A refused change leaves the zip as it was.
+    let before = std::fs::read(&path).unwrap();
+    assert!(t.rename_column("lvl", "id").is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    drop(t);
+    assert_eq!(names(), ["t.b2z"], "only the zip is left");
+    // A staging directory and a zip a killed change left are removed by the next open.
+    std::fs::create_dir(tmp.path().join(".t.b2z.b2nd-dead.tmp")).unwrap();
+    std::fs::write(tmp.path().join(".t.b2z.b2nd-zip.tmp"), b"partial").unwrap();
+    drop(TableMut::open(&path).unwrap());
+    assert_eq!(names(), ["t.b2z"]);
+    if let Some(out) = out_dir() {
+        std::fs::copy(&path, out.join("zipped.b2z")).unwrap();
+        std::fs::write(
+            out.join("zipped.b2z.ops.json"),
+            serde_json::to_string_pretty(&json!({"fixture": "zip_before.b2z", "ops": [
+                {"op": "append", "columns": {"id": [100, 101], "score": [null, 9.5]}},
+                {"op": "delete", "rows": [0, 10, 51]},
+                {"op": "update", "rows": [1], "columns": {"score": [-1.0]}},
+                {"op": "compact"},
+                {"op": "add_column", "name": "level", "kind": "int32", "default": 3},
+                {"op": "attrs", "set": {"note": "zipped"}},
+                {"op": "rename", "old": "level", "new": "lvl"},
+            ]}))
+            .unwrap(),
+        )
+        .unwrap();
+    }
 }

@@ -189,8 +189,8 @@ enum Cmd {
         /// Threads (partitions and workers; default: all cores).
         #[arg(long)]
         threads: Option<usize>,
-        /// Let the query change tables: INSERT INTO, DELETE FROM and TRUNCATE on tables
-        /// saved as a directory (.b2d), each statement one atomic change left as
+        /// Let the query change tables: INSERT INTO, DELETE FROM, UPDATE and TRUNCATE on
+        /// tables saved on their own (.b2d, .b2z), each statement one atomic change left as
         /// python-blosc2 leaves its own (without it, such statements are refused and nothing
         /// changes).
         #[arg(long)]

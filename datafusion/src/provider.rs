@@ -84,7 +84,7 @@ impl B2ndTable {
     }
 
     /// Whether SQL may change the table (default: no, and `INSERT`, `DELETE` and
-    /// `TRUNCATE` are refused). Changes need a table saved as a directory (`.b2d`) on a
+    /// `TRUNCATE` are refused). Changes need a table saved on its own (`.b2d` or `.b2z`) on a
     /// local disk; each statement is one atomic change (b2nd's [`b2nd::TableMut`]). `DELETE`
     /// runs only in a [`session_context`](crate::session_context) (see
     /// [`B2ndQueryPlanner`](crate::B2ndQueryPlanner)).
@@ -150,7 +150,7 @@ impl B2ndTable {
             .is_some_and(|k| !k.is_empty() && k != "/")
         {
             return refuse(
-                "only a table saved on its own (a .b2d) can be changed, not one inside a store",
+                "only a table saved on its own (a .b2d or .b2z) can be changed, not one inside a store",
             );
         }
         Ok(PathBuf::from(&self.source.location))

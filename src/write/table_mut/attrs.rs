@@ -33,7 +33,10 @@ impl TableMut {
     pub fn set_attrs(&mut self, attrs: &[(&str, Value)]) -> Result<()> {
         let durability = self.durability;
         match self.vlmeta_file()? {
-            Some(file) => set_attrs_with(&file, attrs, durability)?,
+            Some(file) => {
+                set_attrs_with(&file, attrs, durability)?;
+                self.published()?;
+            }
             None => {
                 let rel = PathBuf::from(format!(
                     "{}_vlmeta.b2f",
@@ -58,7 +61,10 @@ impl TableMut {
     /// change; an absent name is an error and nothing is changed then.
     pub fn delete_attrs(&mut self, names: &[&str]) -> Result<()> {
         match self.vlmeta_file()? {
-            Some(file) => delete_attrs_with(&file, names, self.durability)?,
+            Some(file) => {
+                delete_attrs_with(&file, names, self.durability)?;
+                self.published()?;
+            }
             None if names.is_empty() => {}
             None => {
                 return Err(Error::Attr {

@@ -410,6 +410,7 @@ impl TableMut {
         crate::write::staging::replace(&stage, &self.path).map_err(io(&self.path))?;
         drop(staging);
         self.table = Table::open(&self.path)?;
+        self.published()?;
         Ok(out)
     }
 }

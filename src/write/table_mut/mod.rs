@@ -1,7 +1,9 @@
 //! [`TableMut`]: a CTable python-blosc2 wrote as a directory (`.b2d`), changed in place: rows
 //! appended ([`Rows`]), deleted and updated, leaving the table as python-blosc2's own
 //! `extend`, `delete`, column assignment and `close` leave it, each change crash-safe;
-//! columns renamed and dropped (`columns`); deleted rows compacted away (`compact`).
+//! columns renamed and dropped (`columns`) and added (`add`); deleted rows compacted away
+//! (`compact`); user attributes (`attrs`). A zipped table (`.b2z`) is unpacked beside
+//! itself, changed as a directory and packed anew after each change (`zipped`).
 //!
 //! A table is many files; each step below is one atomic in-place change of one file (see
 //! `docs/in-place-writes.md`), and the `_valid_rows` change is the one readers see:
@@ -47,6 +49,7 @@ mod add;
 mod attrs;
 mod columns;
 mod compact;
+mod zipped;
 
 pub use add::NewColumn;
 
@@ -267,6 +270,9 @@ pub struct TableMut {
     /// The `_valid_rows` array: changed by every change, and the table's writer lock.
     valid: ArrayMut,
     durability: Durability,
+    /// For a `.b2z` table: the zip, which `path` is unpacked from and packed into after
+    /// every change.
+    zipped: Option<zipped::Zipped>,
 }
 
 /// Items of `dtype` at null slots of a mask-stored column: python-blosc2's fill
@@ -356,17 +362,38 @@ impl TableMut {
             })
     }
 
-    /// Open the table saved on its own at `path` (a `.b2d` directory) for changes.
+    /// Open the table saved on its own at `path` for changes: a directory (`.b2d`), changed
+    /// in place, or a zip (`.b2z`), unpacked beside itself and packed into a new zip renamed
+    /// over it after every change, as python-blosc2 rewrites one.
     pub fn open(path: impl AsRef<Path>) -> Result<TableMut> {
         let path = path.as_ref().to_path_buf();
-        if !path.is_dir() {
+        let is_zip = path.is_file() && path.extension().is_some_and(|e| e == "b2z");
+        if !path.is_dir() && !is_zip {
             return Err(Error::Refused {
                 path: path.display().to_string(),
-                reason: "only a table saved as a directory (.b2d) can be changed in place; a .b2z \
-                 is a zip python-blosc2 rewrites whole"
-                    .into(),
+                reason: "a table saved on its own is a directory (.b2d) or a zip (.b2z)".into(),
             });
         }
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let zipped = if is_zip {
+            // Under the zip's lock, what a killed change left beside it goes first.
+            let lock = crate::format::lock::writer_lock(&path, &path)?;
+            sweep_staging(&parent, &columns::staging_prefix(&path));
+            Some(zipped::Zipped::unpack(
+                &path,
+                &columns::staging_prefix(&path),
+                lock,
+            )?)
+        } else {
+            None
+        };
+        let (path, parent) = match &zipped {
+            Some(z) => (z.dir(), z.dir().parent().unwrap_or(&parent).to_path_buf()),
+            None => (path, parent),
+        };
         let table = Table::open(&path)?;
         let valid_file = member_file(&table, "/_valid_rows")?;
         let valid = ArrayMut::open_table_member(valid_file)?;
@@ -375,19 +402,13 @@ impl TableMut {
         for dir in [path.clone(), path.join("_cols")] {
             sweep_staging(&dir, ".b2nd-");
         }
-        if let Some(parent) = path.parent() {
-            let parent = if parent.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                parent
-            };
-            sweep_staging(parent, &columns::staging_prefix(&path));
-        }
+        sweep_staging(&parent, &columns::staging_prefix(&path));
         let mut t = TableMut {
             path,
             table,
             valid,
             durability: Durability::Disk,
+            zipped,
         };
         // Without the cached count, a change stopped after publishing its rows (a full disk,
         // a crash): its tidying is done now.
@@ -424,9 +445,28 @@ impl TableMut {
         &self.table
     }
 
-    /// The path being changed.
+    /// The path being changed (the `.b2z` of a zipped table).
     pub fn path(&self) -> &Path {
-        &self.path
+        match &self.zipped {
+            Some(z) => z.zip(),
+            None => &self.path,
+        }
+    }
+
+    /// After a change: a zipped table's new zip published (on a failure, the old zip stays
+    /// and the unpacked table goes back to it).
+    fn published(&mut self) -> Result<()> {
+        let Some(z) = &mut self.zipped else {
+            return Ok(());
+        };
+        if let Err(e) = z.publish(self.durability) {
+            z.reset()?;
+            self.valid = ArrayMut::open_table_member(member_file(&self.table, "/_valid_rows")?)?
+                .with_durability(self.durability);
+            self.table = Table::open(&self.path)?;
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Choose what reaches the disk before each change returns (the default,
@@ -499,6 +539,7 @@ impl TableMut {
             self.durability,
         );
         self.table = Table::open(&self.path)?;
+        self.published()?;
         Ok(n)
     }
 
@@ -549,6 +590,7 @@ impl TableMut {
         // not undo or fail the delete; without the cached count, the next `open` finishes it.
         let _ = self.tidy_after_delete(end, capacity, &masks, &meta, new_live);
         self.table = Table::open(&self.path)?;
+        self.published()?;
         Ok(rows.len() as u64)
     }
 
@@ -712,6 +754,7 @@ impl TableMut {
         })?;
         drop(staging);
         self.table = Table::open(&self.path)?;
+        self.published()?;
         Ok(n as u64)
     }
 
@@ -1182,7 +1225,7 @@ fn write_rows(a: &mut ArrayMut, start: u64, bytes: &[u8], capacity: u64) -> Resu
     a.write_region_bytes(&Region::new([start], [n]), bytes)
 }
 
-/// Remove the staging directories (`PREFIX*.tmp`) in `dir`, as far as possible.
+/// Remove the staging directories and files (`PREFIX*.tmp`) in `dir`, as far as possible.
 fn sweep_staging(dir: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -1190,8 +1233,11 @@ fn sweep_staging(dir: &Path, prefix: &str) {
     for e in entries.flatten() {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(prefix) && name.ends_with(".tmp") && e.path().is_dir() {
-            let _ = std::fs::remove_dir_all(e.path());
+        if name.starts_with(prefix) && name.ends_with(".tmp") {
+            let _ = match e.file_type() {
+                Ok(k) if k.is_dir() => std::fs::remove_dir_all(e.path()),
+                _ => std::fs::remove_file(e.path()),
+            };
         }
     }
 }
