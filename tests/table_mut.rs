@@ -848,6 +848,30 @@ fn crafted_column_names_change_nothing_outside_the_table() {
 }
 
 #[test]
+fn compact_refuses_a_column_without_rows() {
+    // A crafted table whose `score` null mask is a 0-d array (a 0-d column is refused when
+    // the table opens): compact must refuse it by name, change nothing, and not panic on
+    // the missing first dimension.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_tree(&dir().join("mutable.b2d"), &path);
+    let mask = path.join("_cols/score.notnull.b2nd");
+    std::fs::remove_file(&mask).unwrap();
+    b2nd::ArrayBuilder::for_type::<bool>(&[])
+        .write(b2nd::Target::File(mask.clone()), &[true])
+        .unwrap();
+    let mut t = TableMut::open(&path).unwrap();
+    t.delete(&[0]).unwrap();
+    let before = snapshot(&path);
+    let e = t.compact().unwrap_err().to_string();
+    assert!(e.contains("0-d") && e.contains("score.notnull.b2nd"), "{e}");
+    assert!(
+        snapshot(&path) == before,
+        "a refused compact changed a file"
+    );
+}
+
+#[test]
 fn compact_leaves_the_table_python_leaves() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("mutable.b2d");

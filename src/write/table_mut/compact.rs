@@ -67,6 +67,15 @@ impl TableMut {
             files.push(member_file(t, &t.key(c.name(), ""))?);
         }
         files.extend(self.mask_files()?);
+        if let Some(f) = files
+            .iter()
+            .find(|f| crate::array::Array::open(f).is_ok_and(|a| a.shape().is_empty()))
+        {
+            return Err(crate::error::Error::Refused {
+                path: f.display().to_string(),
+                reason: "a column array without rows (0-d) in a table".into(),
+            });
+        }
         let valid = member_file(t, &format!("{}/_valid_rows", t.root()))?;
         let rel: Vec<PathBuf> = files
             .iter()
@@ -112,7 +121,12 @@ fn gather(a: &mut ArrayMut, rows: &[usize]) -> Result<()> {
         return Ok(());
     }
     let shape = a.array().shape().to_vec();
-    let len = shape.first().copied().unwrap_or(0);
+    let Some(&len) = shape.first() else {
+        return Err(crate::error::Error::Refused {
+            path: a.path().display().to_string(),
+            reason: "a column array without rows (0-d) in a table".into(),
+        });
+    };
     let keep = rows.len() as u64;
     let mut cut = shape.clone();
     cut[0] = keep;
