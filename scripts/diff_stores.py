@@ -23,6 +23,12 @@ appends and deletes; as `.b2z` or `.b2d`). Then:
 - `b2nd to-npy --column NAME` must equal `t[NAME].to_numpy()` for every fixed-width column,
   computed columns included: a table gets up to 4 of them, random expressions (arithmetic,
   comparisons, `&`/`|`, `where`, math functions, `contains`) over its random columns;
+  Where python-blosc2's `t[NAME]` disagrees with its own evaluator (`ne_evaluate`), or
+  composes a `where` wrongly (its value differs from the evaluation with every `where`
+  computed alone first), b2nd must give the evaluator's (or that) value, or refuse a `where`
+  python-blosc2 gives no meaning (docs/meaning-audit.md); such columns are counted as
+  "python wrong". `EXPRS=where` draws mostly expressions numexpr refuses (a constant `//` a
+  column) around `where`s whose conditions call functions: python-blosc2's lazy `where`;
 - `b2nd cat --key /_cols/NAME` must give python's `t[NAME][:]` for every live row of every list
   column (msgpack- or Arrow-serialized; the binary needs b2nd's `arrow` feature, as the CLI's
   `sql` build has).
@@ -257,7 +263,34 @@ def rand_list(r: random.Random, spec):
 
 
 def rand_expr(r: random.Random, specs, depth: int) -> str:
-    """A random lazy expression over a table's columns, as users write them."""
+    """A random lazy expression over a table's columns, as users write them (`EXPRS=where`:
+    mostly `lazy_where`)."""
+    if os.environ.get("EXPRS") == "where" and depth > 0 and r.random() < 0.8:
+        return lazy_where(r, specs, depth)
+    return any_expr(r, specs, depth)
+
+
+def lazy_where(r: random.Random, specs, depth: int) -> str:
+    """A `where` in an expression numexpr refuses (a constant `//` a column), its condition
+    calling a function (python-blosc2's lazy `where`), a NumPy array, or a constant."""
+    nums = [name for name, kind, _ in specs if kind != "string" and not kind.startswith("list")]
+    if not nums:
+        return any_expr(r, specs, depth)
+    a, b = any_expr(r, specs, depth - 1), any_expr(r, specs, depth - 1)
+    col = r.choice(nums)
+    f = r.choice(["sqrt", "abs", "sin", "floor", "hypot", "maximum", "arctan2", "exp"])
+    call = f"{f}({a}, {b})" if f in ("hypot", "maximum", "arctan2") else f"{f}({a})"
+    force = f"({r.choice(['2', '0.486', '7', '-3'])} // {col})"
+    cond = r.choice([f"({call} > {force})", f"(({col} > {b}) & ({call} < {r.randint(-5, 50)}))",
+                     f"({force} > {r.randint(-3, 3)})", f"({call} != {a})"])
+    x = r.choice([a, force, str(r.randint(-300, 300)), f"{r.uniform(-3, 3):.3f}", call])
+    y = r.choice([b, force, str(r.randint(-300, 300)), col])
+    e = f"where({cond}, {x}, {y})"
+    return e if "//" in e else f"({e} + {force})"
+
+
+def any_expr(r: random.Random, specs, depth: int) -> str:
+    """A random lazy expression over a table's columns."""
     nums = [name for name, kind, _ in specs if kind != "string" and not kind.startswith("list")]
     strs = [name for name, kind, _ in specs if kind == "string"]
     if depth == 0 or r.random() < 0.25:
@@ -386,6 +419,92 @@ def own_evaluation(t, name):
     return c_order(np.asarray(ne_evaluate(cc["expression"], ops)).astype(cc["dtype"]))
 
 
+def constant_where_over_arrays(expression: str) -> bool:
+    """Whether `expression` has a where() whose condition names no column and one of whose
+    branches does."""
+    import ast
+
+    def names(node):
+        return any(isinstance(n, ast.Name) and n.id[:1] == "o" for n in ast.walk(node))
+
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "where"
+        and len(n.args) == 3 and not names(n.args[0]) and (names(n.args[1]) or names(n.args[2]))
+        for n in ast.walk(ast.parse(expression, mode="eval"))
+    )
+
+
+class ScalarWhere(Exception):
+    """python-blosc2 computes a where() over arrays as a scalar, or cannot compute it."""
+
+
+def where_materialized(t, name):
+    """A computed column as python-blosc2's evaluator gives it with every `where(...)` of the
+    expression computed alone first, innermost first, and standing in as an operand: the
+    meaning python-blosc2 4.14.1 loses when it composes a lazy `where` into a larger
+    expression outside numexpr (a function of it is computed from its condition alone,
+    some compositions mix up operands: docs/meaning-audit.md)."""
+    import ast
+
+    from blosc2.lazyexpr import ne_evaluate
+
+    cc = t._computed_cols[name]
+    valid = np.asarray(t._valid_rows[:], dtype=bool)
+    ops = {}
+    for i, dep in enumerate(cc["col_deps"]):
+        ops[f"o{i}"] = np.asarray(t._cols[dep][: len(valid)])[valid]
+
+    class Materialize(ast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if isinstance(node.func, ast.Name) and node.func.id == "where":
+                key = f"w{len(ops)}"
+                try:
+                    value = np.asarray(ne_evaluate(ast.unparse(node), dict(ops)))
+                except Exception as e:
+                    raise ScalarWhere(f"{ast.unparse(node)}: {e}") from e
+                names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                if value.ndim == 0 and names & set(ops):
+                    # A where() of a constant condition over arrays: python-blosc2 gives
+                    # a scalar (the first item of a branch, or the constant), no meaning.
+                    raise ScalarWhere(ast.unparse(node))
+                # Held as a python-blosc2 array, as lazy as the where() it stands for.
+                ops[key] = blosc2.asarray(value) if value.ndim else value
+                return ast.Name(id=key, ctx=ast.Load())
+            return node
+
+    tree = Materialize().visit(ast.parse(cc["expression"], mode="eval"))
+    return c_order(np.asarray(ne_evaluate(ast.unparse(tree), dict(ops))).astype(cc["dtype"]))
+
+
+def python_wrong_where(t, name, arr, b2nd, what, work, path) -> bool:
+    """Whether python-blosc2's value of computed column `name` (`arr`, or None where its own
+    evaluator raised) is not its where-materialized meaning (`where_materialized`), which b2nd
+    gives, or has none (a where() over arrays computed as a scalar), and b2nd refuses it."""
+    if "where" not in t._computed_cols[name]["expression"]:
+        return False
+    npy = work / "out.npy"
+    if constant_where_over_arrays(t._computed_cols[name]["expression"]):
+        # python-blosc2 gives the first item of the array branch it picks: no meaning to
+        # follow, b2nd must refuse the column.
+        out = run(b2nd, "to-npy", "--force", "--column", name, path, npy)
+        return out.returncode != 0
+    try:
+        want = where_materialized(t, name)
+    except ScalarWhere:
+        # No meaning to follow: b2nd must refuse the column.
+        out = run(b2nd, "to-npy", "--force", "--column", name, path, npy)
+        return out.returncode != 0
+    except Exception:
+        return False
+    if arr is not None and want.tobytes() == arr.tobytes():
+        return False
+    out = run(b2nd, "to-npy", "--force", "--column", name, path, npy)
+    if out.returncode != 0:
+        return False
+    return not npy_differs(b2nd, what, want, work, "--column", name, path)
+
+
 def check_table(b2nd, path: Path, work: Path) -> list:
     problems = []
     t = blosc2.open(str(path), mode="r")
@@ -424,8 +543,13 @@ def check_table(b2nd, path: Path, work: Path) -> list:
             # expression, e.g. a boolean subtract): b2nd must refuse it too.
             npy = work / "out.npy"
             out = run(b2nd, "to-npy", "--force", "--column", name, path, npy)
+            expr = t._readable_computed_expr(t._computed_cols[name])
+            if out.returncode == 0 and python_wrong_where(t, name, None, b2nd, expr, work, path):
+                print(f"NOTE {path.name} {name} = {expr}: python-blosc2 composes a where() "
+                      f"wrongly and refuses it ({e}); b2nd gives the where-materialized meaning")
+                COMPARED["python wrong"] = COMPARED.get("python wrong", 0) + 1
+                continue
             if out.returncode == 0:
-                expr = t._readable_computed_expr(t._computed_cols[name])
                 problems.append(f"{name} = {expr}: python refuses it ({e}), b2nd read it")
             COMPARED["refused computed"] = COMPARED.get("refused computed", 0) + 1
             continue
@@ -435,7 +559,26 @@ def check_table(b2nd, path: Path, work: Path) -> list:
         what = name
         if name in t._computed_cols:
             what = f"{name} = {t._readable_computed_expr(t._computed_cols[name])}"
-            own = own_evaluation(t, name)
+            try:
+                own = own_evaluation(t, name)
+            except Exception:
+                own = None  # python's evaluator over whole columns raises where t[name] did not
+            if python_wrong_where(t, name, own, b2nd, what, work, path):
+                print(f"NOTE {path.name} {what}: python-blosc2 composes a where() wrongly; b2nd "
+                      "gives the where-materialized meaning")
+                COMPARED["python wrong"] = COMPARED.get("python wrong", 0) + 1
+                continue
+            if own is None:
+                # python-blosc2's evaluator refuses what its lazy path computed (a where()
+                # of a NumPy condition, or of a constant one and an array): b2nd follows the
+                # evaluator and must refuse too, or give t[name].
+                npy = work / "out.npy"
+                if run(b2nd, "to-npy", "--force", "--column", name, path, npy).returncode != 0:
+                    print(f"NOTE {path.name} {what}: python-blosc2's evaluator refuses what "
+                          f"t[{name!r}] computes; b2nd refuses it too")
+                    COMPARED["python wrong"] = COMPARED.get("python wrong", 0) + 1
+                    continue
+                own = arr
             if own.tobytes() != arr.tobytes() and not npy_differs(b2nd, what, own, work, "--column", name, path):
                 # python-blosc2's lazy expression disagrees with its own evaluator (numexpr,
                 # then NumPy) on the same operands, and b2nd agrees with the evaluator: a

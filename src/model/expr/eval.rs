@@ -571,6 +571,20 @@ fn from_wide(w: Wide) -> Column {
 }
 
 impl Wide {
+    /// The first item alone (an item of the same kind when there is none).
+    fn head(&self) -> Wide {
+        fn first<T: Clone + Default>(v: &[T]) -> Vec<T> {
+            vec![v.first().cloned().unwrap_or_default()]
+        }
+        match self {
+            Wide::Bool(v) => Wide::Bool(first(v)),
+            Wide::Int(k, v) => Wide::Int(*k, first(v)),
+            Wide::UInt(k, v) => Wide::UInt(*k, first(v)),
+            Wide::Float(k, v) => Wide::Float(*k, first(v)),
+            Wide::Str(v) => Wide::Str(first(v)),
+        }
+    }
+
     fn kind(&self) -> Option<Kind> {
         match self {
             Wide::Bool(_) => Some(Kind::Bool),
@@ -805,8 +819,10 @@ fn scalar_of(v: Val) -> Val {
 }
 
 pub(super) fn eval(e: &Expr, ops: &[Column], len: usize) -> R<Column> {
-    let mode = mode_of(e, ops);
-    let v = value(e, ops, len, mode)?;
+    let v = match mode_of(e, ops) {
+        Mode::NumExpr => value(e, ops, len, Mode::NumExpr)?,
+        Mode::NumPy => lazy_value(e, ops, len)?.val,
+    };
     Ok(from_wide(match v {
         Val::Arr(w) => w,
         // A constant expression: one item per row, Python's default types.
@@ -815,6 +831,173 @@ pub(super) fn eval(e: &Expr, ops: &[Column], len: usize) -> R<Column> {
         Val::Bool(b) => Wide::Bool(vec![b; len]),
         Val::Str(s) => Wide::Str(vec![s; len]),
     }))
+}
+
+/// A value in python-blosc2's Python evaluation (see [`lazy_value`]).
+struct Lazy {
+    /// The items (or a scalar).
+    val: Val,
+    /// Whether python-blosc2 holds it as a lazy expression.
+    lazy: bool,
+    /// Whether numexpr refuses the lazy expression it is part of (NumPy's rules then).
+    numpy: bool,
+    /// The type python-blosc2 gives it (NumPy's rules over its operands' types): the type
+    /// a `where` is computed into; `None` for a scalar.
+    kind: Option<Kind>,
+}
+
+/// The value of `e` where numexpr refuses the whole expression and python-blosc2 evaluates
+/// it in Python over NumPy arrays.
+///
+/// There python-blosc2's functions return lazy expressions, and so does any operation with
+/// one: a function call and everything above it is computed when the result is asked for,
+/// by python-blosc2's evaluator again (numexpr when it takes that node, else NumPy), over
+/// the values NumPy computed below it. `where(c, x, y)` is `c.where(x, y)`: an error when
+/// `c` is a NumPy array, or a constant and `x` or `y` an array; its result is computed
+/// into the type python-blosc2 gives it before the operations above use it (python-blosc2
+/// 4.14.1 computes a function of a `where` from its condition alone: b2nd gives the function
+/// of the `where`, docs/meaning-audit.md). Each node is
+/// evaluated alone, its children's values standing in as operands (arrays) or constants
+/// (scalars).
+fn lazy_value(e: &Expr, ops: &[Column], len: usize) -> R<Lazy> {
+    let (children, rebuild): (Vec<&Expr>, &dyn Fn(Vec<Expr>) -> Expr) = match e {
+        Expr::Unary(op, a) => (vec![a], &|mut c: Vec<Expr>| {
+            Expr::Unary(*op, Box::new(c.remove(0)))
+        }),
+        Expr::Binary(op, a, b) => (vec![a, b], &|mut c: Vec<Expr>| {
+            let b = c.remove(1);
+            Expr::Binary(*op, Box::new(c.remove(0)), Box::new(b))
+        }),
+        Expr::Call(f, args) => (args.iter().collect(), &|c: Vec<Expr>| {
+            Expr::Call(f.clone(), c)
+        }),
+        leaf => {
+            let val = value(leaf, ops, len, Mode::NumPy)?;
+            let kind = if is_scalar(&val) {
+                None
+            } else {
+                kind_of(&val).ok()
+            };
+            return Ok(Lazy {
+                val,
+                lazy: false,
+                numpy: false,
+                kind,
+            });
+        }
+    };
+    let is_where = matches!(e, Expr::Call(f, _) if f == "where");
+    let mut lazy = matches!(e, Expr::Call(..));
+    let (mut slots, mut values, mut dummies) = (Vec::new(), Vec::new(), Vec::new());
+    let mut scalar_condition = false;
+    let mut numpy = false;
+    for (i, c) in children.into_iter().enumerate() {
+        let Lazy {
+            val,
+            lazy: l,
+            numpy: n,
+            kind,
+        } = lazy_value(c, ops, len)?;
+        if is_where {
+            if i == 0 && !l {
+                return Err(
+                    "where() of a NumPy condition outside numexpr (python-blosc2 \
+                            cannot evaluate it either: a NumPy array has no where())"
+                        .into(),
+                );
+            }
+            scalar_condition |= i == 0 && is_scalar(&val);
+            if i > 0 && scalar_condition && !is_scalar(&val) {
+                return Err(
+                    "where() of a constant condition and an array outside numexpr \
+                            (python-blosc2 cannot evaluate it either)"
+                        .into(),
+                );
+            }
+        }
+        lazy |= l;
+        numpy |= l && n;
+        slots.push(match val {
+            Val::Int(i) => Expr::Int(i),
+            Val::Float(f) => Expr::Float(f),
+            Val::Bool(b) => Expr::Bool(b),
+            Val::Str(s) => Expr::Str(s),
+            Val::Arr(w) => {
+                dummies.push(match &w {
+                    Wide::Str(_) => Some(from_wide(w.head())),
+                    _ => kind.and_then(|k| cast(&w.head(), k).ok()).map(from_wide),
+                });
+                values.push(from_wide(w));
+                Expr::Operand(values.len() - 1)
+            }
+        });
+    }
+    let node = rebuild(slots);
+    if !lazy {
+        let val = value(&node, &values, len, Mode::NumPy)?;
+        let kind = if is_scalar(&val) {
+            None
+        } else {
+            kind_of(&val).ok()
+        };
+        return Ok(Lazy {
+            val,
+            lazy,
+            numpy,
+            kind,
+        });
+    }
+    if values.is_empty() {
+        // A node of constants stays a scalar (numexpr would give an array of them).
+        let val = value(&node, &values, len, Mode::NumPy)?;
+        return Ok(Lazy {
+            val,
+            lazy,
+            numpy,
+            kind: None,
+        });
+    }
+    // A lazy expression is computed as one: where numexpr refuses a part of it, all of it
+    // follows NumPy's rules.
+    let mode = if numpy {
+        Mode::NumPy
+    } else {
+        mode_of(&node, &values)
+    };
+    numpy = mode == Mode::NumPy;
+    let val = value(&node, &values, len, mode)?;
+    // python-blosc2's type of the node: NumPy's rules over its operands' types (the first
+    // row of each, cast to its type, stands in for them).
+    let dummies: Option<Vec<Column>> = dummies.into_iter().collect();
+    let kind = match (&node, dummies) {
+        (Expr::Call(_, args), Some(d)) if is_where => {
+            let arg = |e: &Expr| value(e, &d, 1, Mode::NumPy);
+            result_kind(&arg(&args[1])?, &arg(&args[2])?, Mode::NumPy).ok()
+        }
+        (_, Some(d)) => value(&node, &d, 1, Mode::NumPy)
+            .ok()
+            .and_then(|v| kind_of(&v).ok()),
+        _ => None,
+    };
+    if !is_where {
+        return Ok(Lazy {
+            val,
+            lazy,
+            numpy,
+            kind,
+        });
+    }
+    let k = kind.ok_or("where() outside numexpr over operands whose type b2nd cannot tell")?;
+    let Val::Arr(w) = val else {
+        return Err("where() outside numexpr gave no array".into());
+    };
+    // Computed into an array of its own: the expressions above start afresh.
+    Ok(Lazy {
+        val: Val::Arr(cast(&w, k)?),
+        lazy,
+        numpy: false,
+        kind: Some(k),
+    })
 }
 
 fn value(e: &Expr, ops: &[Column], len: usize, mode: Mode) -> R<Val> {
@@ -826,18 +1009,16 @@ fn value(e: &Expr, ops: &[Column], len: usize, mode: Mode) -> R<Val> {
                     .ok_or_else(|| format!("no operand o{k}"))?
                     .clone(),
             );
-            match w.kind().and_then(numexpr_kind) {
-                Some(k) if ne => Val::Arr(cast(&w, k)?),
-                _ => Val::Arr(w),
+            if ne {
+                numexpr_val(Val::Arr(w), len)?
+            } else {
+                Val::Arr(w)
             }
         }
         // numexpr's constants are typed: int32 (int64 beyond), float64, bool.
-        Expr::Int(i) if ne => match i32::try_from(*i) {
-            Ok(v) => Val::Arr(Wide::Int(Kind::I32, vec![i64::from(v); len])),
-            Err(_) => Val::Arr(Wide::Int(Kind::I64, vec![*i as i64; len])),
-        },
-        Expr::Float(f) if ne => Val::Arr(Wide::Float(Kind::F64, vec![*f; len])),
-        Expr::Bool(b) if ne => Val::Arr(Wide::Bool(vec![*b; len])),
+        Expr::Int(i) if ne => numexpr_val(Val::Int(*i), len)?,
+        Expr::Float(f) if ne => numexpr_val(Val::Float(*f), len)?,
+        Expr::Bool(b) if ne => numexpr_val(Val::Bool(*b), len)?,
         Expr::Int(i) => Val::Int(*i),
         Expr::Float(f) => Val::Float(*f),
         Expr::Bool(b) => Val::Bool(*b),
@@ -881,6 +1062,24 @@ fn value(e: &Expr, ops: &[Column], len: usize, mode: Mode) -> R<Val> {
             }
             call(f, vals, len, mode)?
         }
+    })
+}
+
+/// `v` as numexpr holds it: an array widened to numexpr's kinds, a Python scalar typed as
+/// numexpr types constants (int32, int64 beyond; float64; bool); strings as they are.
+fn numexpr_val(v: Val, len: usize) -> R<Val> {
+    Ok(match v {
+        Val::Arr(w) => match w.kind().and_then(numexpr_kind) {
+            Some(k) => Val::Arr(cast(&w, k)?),
+            None => Val::Arr(w),
+        },
+        Val::Int(i) => match i32::try_from(i) {
+            Ok(v) => Val::Arr(Wide::Int(Kind::I32, vec![i64::from(v); len])),
+            Err(_) => Val::Arr(Wide::Int(Kind::I64, vec![i as i64; len])),
+        },
+        Val::Float(f) => Val::Arr(Wide::Float(Kind::F64, vec![f; len])),
+        Val::Bool(b) => Val::Arr(Wide::Bool(vec![b; len])),
+        s @ Val::Str(_) => s,
     })
 }
 
@@ -1476,12 +1675,6 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
     }
     let bool_of = |w: Vec<bool>| Ok(Val::Arr(Wide::Bool(w)));
     match f {
-        // Outside numexpr, python-blosc2 evaluates `where` with its own lazy `where`, which
-        // fails on the NumPy arrays it is given ("'numpy.ndarray' object has no attribute
-        // 'where'"): no value of python's to follow.
-        "where" if !ne => {
-            Err("where() in an expression numexpr does not take (python-blosc2 cannot evaluate it either)".into())
-        }
         "where" => {
             arity(f, &args, 3)?;
             let c = items_b(&args[0], len)?;
@@ -1677,20 +1870,21 @@ mod tests {
     }
 
     /// numexpr has no opcode for `//`, `-`, `%`, `**` of two bools: python-blosc2 takes
-    /// them to NumPy (bool // bool is int8 there), and integer maximum in NumPy's rules
-    /// keeps the integer type.
+    /// them to NumPy (bool // bool is int8 there); a function call there is a lazy
+    /// expression numexpr computes, cast to the dtype python-blosc2 records (values from
+    /// python-blosc2 4.14.1's `ne_evaluate`).
     #[test]
     fn bool_arithmetic_and_integer_maximum_follow_numpy() {
         let b = [Column::Bool(vec![true, false, true])];
         assert_eq!(ev("o0 // o0", &b), Column::I8(vec![1, 0, 1]));
         assert_eq!(
-            ev("(o0 > 0.5) // maximum(o0 + o0, o0 // o0)", &b),
+            ev_as("(o0 > 0.5) // maximum(o0 + o0, o0 // o0)", &b, "int8"),
             Column::I8(vec![1, 0, 1])
         );
         assert_eq!(ev("o0 + o0", &b), Column::Bool(vec![true, false, true]));
         let ops = [Column::I8(vec![-3, 5]), Column::U8(vec![2, 1])];
         assert_eq!(
-            ev("negative(maximum(o0, o1))", &ops),
+            ev_as("negative(maximum(o0, o1))", &ops, "int16"),
             Column::I16(vec![-2, -5])
         );
     }
@@ -1853,6 +2047,53 @@ mod tests {
         assert_eq!(
             ev("o0 + o1", &[Column::F16(vec![0; 4]), a]).type_name(),
             "float16"
+        );
+    }
+
+    /// Outside numexpr (a `//` with a constant on its left), python-blosc2 evaluates
+    /// `where` as its condition's method: numexpr's `where` when the condition calls a
+    /// function, an error on a NumPy condition (values from python-blosc2 4.14.1's
+    /// `ne_evaluate`).
+    #[test]
+    fn where_outside_numexpr_follows_python() {
+        let a = Column::F64(vec![1.5, -2.0, 0.3, 7.0, 0.0]);
+        assert_eq!(
+            ev(
+                "where(16 > hypot(0.486 // o0, o0), 16, hypot(0.486 // o0, o0))",
+                std::slice::from_ref(&a)
+            ),
+            Column::F64(vec![16.0, 16.0, 16.0, 16.0, f64::INFINITY])
+        );
+        let e = Expression::parse("where(2 // o0 > 1, o0, 2)")
+            .unwrap()
+            .eval(&[a], 5)
+            .unwrap_err();
+        assert!(e.contains("a NumPy array has no where()"), "{e}");
+        let e = Expression::parse("where(sqrt(-0.432) != -0.432, 7 // o0, 119)")
+            .unwrap()
+            .eval(&[Column::F32(vec![1.0, 2.0])], 2)
+            .unwrap_err();
+        assert!(e.contains("a constant condition and an array"), "{e}");
+        assert_eq!(
+            ev_as(
+                "where(maximum(-0.965, -2.989) != -0.965, -0.965, -2.989) + 0.486 // o0",
+                &[Column::F64(vec![0.25, -1.0])],
+                "float64"
+            ),
+            Column::F64(vec![-2.989 + 1.0, -3.989])
+        );
+        let b = Column::I8(vec![1, -2, 3, 100, 5]);
+        assert_eq!(
+            ev_as(
+                "where(sqrt(o0) > (2 // o0), o0, 300)",
+                std::slice::from_ref(&b),
+                "int8"
+            ),
+            Column::I8(vec![44, 44, 3, 100, 5])
+        );
+        assert_eq!(
+            ev_as("where(abs(o0) > (2 // o0), o0, 300)", &[b], "int8"),
+            Column::I8(vec![44, -2, 3, 100, 5])
         );
     }
 
