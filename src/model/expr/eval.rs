@@ -846,6 +846,23 @@ struct Lazy {
     kind: Option<Kind>,
 }
 
+impl Lazy {
+    /// A value NumPy computed: not lazy, of its own type.
+    fn eager(val: Val) -> Lazy {
+        let kind = if is_scalar(&val) {
+            None
+        } else {
+            kind_of(&val).ok()
+        };
+        Lazy {
+            val,
+            lazy: false,
+            numpy: false,
+            kind,
+        }
+    }
+}
+
 /// The value of `e` where numexpr refuses the whole expression and python-blosc2 evaluates
 /// it in Python over NumPy arrays.
 ///
@@ -871,20 +888,7 @@ fn lazy_value(e: &Expr, ops: &[Column], len: usize) -> R<Lazy> {
         Expr::Call(f, args) => (args.iter().collect(), &|c: Vec<Expr>| {
             Expr::Call(f.clone(), c)
         }),
-        leaf => {
-            let val = value(leaf, ops, len, Mode::NumPy)?;
-            let kind = if is_scalar(&val) {
-                None
-            } else {
-                kind_of(&val).ok()
-            };
-            return Ok(Lazy {
-                val,
-                lazy: false,
-                numpy: false,
-                kind,
-            });
-        }
+        leaf => return Ok(Lazy::eager(value(leaf, ops, len, Mode::NumPy)?)),
     };
     let is_where = matches!(e, Expr::Call(f, _) if f == "where");
     let mut lazy = matches!(e, Expr::Call(..));
@@ -934,18 +938,7 @@ fn lazy_value(e: &Expr, ops: &[Column], len: usize) -> R<Lazy> {
     }
     let node = rebuild(slots);
     if !lazy {
-        let val = value(&node, &values, len, Mode::NumPy)?;
-        let kind = if is_scalar(&val) {
-            None
-        } else {
-            kind_of(&val).ok()
-        };
-        return Ok(Lazy {
-            val,
-            lazy,
-            numpy,
-            kind,
-        });
+        return Ok(Lazy::eager(value(&node, &values, len, Mode::NumPy)?));
     }
     if values.is_empty() {
         // A node of constants stays a scalar (numexpr would give an array of them).
