@@ -1,4 +1,5 @@
-//! `b2nd append`, `b2nd write` and `b2nd resize`: in-place changes through `b2nd::ArrayMut`.
+//! `b2nd append`, `b2nd write` and `b2nd resize`: in-place changes through `b2nd::ArrayMut`;
+//! `b2nd compact`: a table's, through `b2nd::TableMut`.
 
 use std::io::Read;
 use std::path::Path;
@@ -121,5 +122,11 @@ pub(crate) fn resize(array: &Path, shape: &str) -> Res {
             .collect::<Result<_, _>>()?
     };
     ArrayMut::open(array)?.resize(&shape)?;
+    Ok(())
+}
+
+/// Compact `table` and print the deleted rows dropped.
+pub(crate) fn compact(table: &Path) -> Res {
+    println!("{}", b2nd::TableMut::open(table)?.compact()?);
     Ok(())
 }

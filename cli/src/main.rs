@@ -137,6 +137,13 @@ enum Cmd {
         /// The new shape, comma separated (e.g. `100,20`; 0 allowed).
         shape: String,
     },
+    /// Close the gaps deleted rows left in a table, in place (one atomic change), as
+    /// python-blosc2's `compact()` and `close()`: the live rows moved to the front of every
+    /// column, its indexes marked stale. Prints the number of deleted rows dropped.
+    Compact {
+        /// The table (a .b2d directory or a .b2z file), changed in place.
+        table: PathBuf,
+    },
     /// Summarise an array: format, shape, chunks, blocks, dtype, compression, attributes.
     /// On a store (without --key), say what it is.
     Info {
@@ -764,6 +771,7 @@ fn main() -> ExitCode {
             threads,
         } => edit::append(&array, &input, axis, threads),
         Cmd::Resize { array, shape } => edit::resize(&array, &shape),
+        Cmd::Compact { table } => edit::compact(&table),
         Cmd::Sql {
             query,
             tables,

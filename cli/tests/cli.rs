@@ -779,6 +779,30 @@ fn append_and_resize_in_place() {
     assert_eq!(b2nd::Array::open(&arr).unwrap().shape(), &[3, 6]);
 }
 
+#[test]
+fn compact_drops_a_tables_deleted_rows_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/tables");
+    let t = dir.path().join("mutable.b2d");
+    copy_tree(&tables.join("mutable.b2d"), &t);
+    let before = b2nd::Table::open(&t).unwrap();
+    let ids: Vec<Option<i64>> = before.read_column_opt("id").unwrap();
+    assert_eq!((before.n_rows(), before.physical_rows()), (7, 8));
+    let out = run_ok(b2nd().arg("compact").arg(&t));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");
+    let after = b2nd::Table::open(&t).unwrap();
+    assert_eq!(after.read_column_opt::<i64>("id").unwrap(), ids);
+    assert_eq!((after.n_rows(), after.physical_rows()), (7, 7));
+    // No gap left: nothing to drop, nothing changed.
+    let files = snapshot(&t);
+    let out = run_ok(b2nd().arg("compact").arg(&t));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "0\n");
+    assert!(snapshot(&t) == files);
+    // Not a table: one line, exit 1.
+    let out = run_fail(b2nd().arg("compact").arg(dir.path().join("none.b2d")), 1);
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
+
 /// A `.npy` file of `descr` and `shape` holding `data`.
 fn npy(path: &std::path::Path, descr: &str, shape: &str, data: &[u8]) {
     npy_in_order(path, descr, shape, "False", data)
