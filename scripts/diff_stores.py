@@ -411,12 +411,19 @@ def own_evaluation(t, name):
     else NumPy) gives it from the stored values of the live rows, cast to the recorded dtype."""
     from blosc2.lazyexpr import ne_evaluate
 
+    cc, ops = live_operands(t, name)
+    return c_order(np.asarray(ne_evaluate(cc["expression"], ops)).astype(cc["dtype"]))
+
+
+def live_operands(t, name):
+    """Computed column `name`'s record and its operands (`o0`, `o1`, ... as the expression
+    names them): the stored values of its dependencies at the live rows."""
     cc = t._computed_cols[name]
     valid = np.asarray(t._valid_rows[:], dtype=bool)
     ops = {}
     for i, dep in enumerate(cc["col_deps"]):
         ops[f"o{i}"] = np.asarray(t._cols[dep][: len(valid)])[valid]
-    return c_order(np.asarray(ne_evaluate(cc["expression"], ops)).astype(cc["dtype"]))
+    return cc, ops
 
 
 def constant_where_over_arrays(expression: str) -> bool:
@@ -448,11 +455,7 @@ def where_materialized(t, name):
 
     from blosc2.lazyexpr import ne_evaluate
 
-    cc = t._computed_cols[name]
-    valid = np.asarray(t._valid_rows[:], dtype=bool)
-    ops = {}
-    for i, dep in enumerate(cc["col_deps"]):
-        ops[f"o{i}"] = np.asarray(t._cols[dep][: len(valid)])[valid]
+    cc, ops = live_operands(t, name)
 
     class Materialize(ast.NodeTransformer):
         def visit_Call(self, node):
@@ -481,26 +484,21 @@ def python_wrong_where(t, name, arr, b2nd, what, work, path) -> bool:
     """Whether python-blosc2's value of computed column `name` (`arr`, or None where its own
     evaluator raised) is not its where-materialized meaning (`where_materialized`), which b2nd
     gives, or has none (a where() over arrays computed as a scalar), and b2nd refuses it."""
-    if "where" not in t._computed_cols[name]["expression"]:
+    expression = t._computed_cols[name]["expression"]
+    if "where" not in expression:
         return False
-    npy = work / "out.npy"
-    if constant_where_over_arrays(t._computed_cols[name]["expression"]):
-        # python-blosc2 gives the first item of the array branch it picks: no meaning to
-        # follow, b2nd must refuse the column.
-        out = run(b2nd, "to-npy", "--force", "--column", name, path, npy)
-        return out.returncode != 0
     try:
-        want = where_materialized(t, name)
+        # None: python-blosc2 gives the first item of the array branch it picks, or
+        # cannot compute a where() alone; no meaning to follow, b2nd must refuse it.
+        want = None if constant_where_over_arrays(expression) else where_materialized(t, name)
     except ScalarWhere:
-        # No meaning to follow: b2nd must refuse the column.
-        out = run(b2nd, "to-npy", "--force", "--column", name, path, npy)
-        return out.returncode != 0
+        want = None
     except Exception:
         return False
+    if want is None:
+        npy = work / "out.npy"
+        return run(b2nd, "to-npy", "--force", "--column", name, path, npy).returncode != 0
     if arr is not None and want.tobytes() == arr.tobytes():
-        return False
-    out = run(b2nd, "to-npy", "--force", "--column", name, path, npy)
-    if out.returncode != 0:
         return False
     return not npy_differs(b2nd, what, want, work, "--column", name, path)
 

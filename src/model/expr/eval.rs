@@ -964,8 +964,11 @@ fn lazy_value(e: &Expr, ops: &[Column], len: usize) -> R<Lazy> {
     let dummies: Option<Vec<Column>> = dummies.into_iter().collect();
     let kind = match (&node, dummies) {
         (Expr::Call(_, args), Some(d)) if is_where => {
+            let (Some(x), Some(y)) = (args.get(1), args.get(2)) else {
+                return Err("where() takes three arguments".into());
+            };
             let arg = |e: &Expr| value(e, &d, 1, Mode::NumPy);
-            result_kind(&arg(&args[1])?, &arg(&args[2])?, Mode::NumPy).ok()
+            result_kind(&arg(x)?, &arg(y)?, Mode::NumPy).ok()
         }
         (_, Some(d)) => value(&node, &d, 1, Mode::NumPy)
             .ok()

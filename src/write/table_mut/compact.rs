@@ -10,7 +10,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{member_file, ArrayMut, TableMut};
 use crate::error::Result;
@@ -67,15 +67,6 @@ impl TableMut {
             files.push(member_file(t, &t.key(c.name(), ""))?);
         }
         files.extend(self.mask_files()?);
-        if let Some(f) = files
-            .iter()
-            .find(|f| crate::array::Array::open(f).is_ok_and(|a| a.shape().is_empty()))
-        {
-            return Err(crate::error::Error::Refused {
-                path: f.display().to_string(),
-                reason: "a column array without rows (0-d) in a table".into(),
-            });
-        }
         let valid = member_file(t, &format!("{}/_valid_rows", t.root()))?;
         let rel: Vec<PathBuf> = files
             .iter()
@@ -90,8 +81,8 @@ impl TableMut {
             Ok(ArrayMut::open_table_member(f)?.with_durability(durability))
         };
         let valid = self.restage_copying(&copies, |stage| {
-            for f in &rel {
-                gather(&mut open(stage.join(f))?, &rows)?;
+            for (f, original) in rel.iter().zip(&files) {
+                gather(&mut open(stage.join(f))?, &rows, original)?;
             }
             // python's close leaves every row live and no capacity after the last one (a
             // live row is left: `n == end` when none is).
@@ -113,20 +104,24 @@ impl TableMut {
     }
 }
 
-/// Move rows `rows` (physical, ascending) of the 1st dimension of array `a` to its front,
-/// in order, and cut it to them; an empty `rows` leaves it as it is (python's compact of a
-/// table with no live row writes nothing and its close keeps the capacity).
-fn gather(a: &mut ArrayMut, rows: &[usize]) -> Result<()> {
+/// Move rows `rows` (physical, ascending) of the 1st dimension of array `a` (the staged
+/// copy of `original`, which refusals name) to its front, in order, and cut it to them; an
+/// empty `rows` leaves it as it is (python's compact of a table with no live row writes
+/// nothing and its close keeps the capacity).
+fn gather(a: &mut ArrayMut, rows: &[usize], original: &Path) -> Result<()> {
+    let refuse = |reason: String| crate::error::Error::Refused {
+        path: original.display().to_string(),
+        reason,
+    };
+    let shape = a.array().shape().to_vec();
+    let Some(&len) = shape.first() else {
+        return Err(refuse(
+            "a column array without rows (0-d) in a table".into(),
+        ));
+    };
     if rows.is_empty() {
         return Ok(());
     }
-    let shape = a.array().shape().to_vec();
-    let Some(&len) = shape.first() else {
-        return Err(crate::error::Error::Refused {
-            path: a.path().display().to_string(),
-            reason: "a column array without rows (0-d) in a table".into(),
-        });
-    };
     let keep = rows.len() as u64;
     let mut cut = shape.clone();
     cut[0] = keep;
@@ -141,10 +136,9 @@ fn gather(a: &mut ArrayMut, rows: &[usize]) -> Result<()> {
         }
     }
     if out.len() != rows.len() * row {
-        return Err(crate::error::Error::Refused {
-            path: a.path().display().to_string(),
-            reason: format!("the array has {len} rows, fewer than _valid_rows"),
-        });
+        return Err(refuse(format!(
+            "the array has {len} rows, fewer than _valid_rows"
+        )));
     }
     if len > keep {
         a.resize(&cut)?;
