@@ -926,7 +926,19 @@ impl Table {
             return Ok(Some(vec![true; n]));
         };
         if c.kind == ColumnKind::Utf8 {
-            return Err(self.bad(name, "a utf8 column with a sentinel null".into()));
+            let Value::Str(sentinel) = sentinel else {
+                return Err(self.bad(
+                    name,
+                    format!("a utf8 column whose null_value {sentinel:?} is not a string"),
+                ));
+            };
+            let live = self.utf8_strings(name)?;
+            return Ok(Some(
+                live[rows.start as usize..rows.end as usize]
+                    .iter()
+                    .map(|s| s != sentinel)
+                    .collect(),
+            ));
         }
         let (dtype, shape, bytes) = self.read_rows_bytes(name, rows)?;
         if shape.len() != 1 {
@@ -1060,6 +1072,24 @@ impl Table {
         if c.kind != ColumnKind::Utf8 {
             return Err(self.bad(name, format!("a {} column, not utf8", c.kind)));
         }
+        let strings = self.utf8_strings(name)?;
+        if let (false, Some(Value::Str(sentinel))) = (c.mask, &c.null_value) {
+            return Ok(strings
+                .into_iter()
+                .map(|s| (s != *sentinel).then_some(s))
+                .collect());
+        }
+        let validity = self.read_validity(name)?;
+        Ok(strings
+            .into_iter()
+            .enumerate()
+            .map(|(n, s)| validity.as_ref().is_none_or(|v| v[n]).then_some(s))
+            .collect())
+    }
+
+    /// A `utf8` column's strings at the live rows, nulls as stored (`""` under a mask, the
+    /// sentinel).
+    fn utf8_strings(&self, name: &str) -> Result<Vec<String>> {
         let offsets: Vec<i64> = self.store.open_array(&self.key(name, ""))?.read()?;
         let data: Vec<u8> = self.store.open_array(&self.key(name, ".utf8"))?.read()?;
         if (offsets.len() as u64) < self.physical_rows() + 1 {
@@ -1072,13 +1102,8 @@ impl Table {
                 ),
             ));
         }
-        let validity = self.read_validity(name)?;
         let mut out = Vec::with_capacity(self.valid.live() as usize);
-        for (n, i) in self.live().enumerate() {
-            if validity.as_ref().is_some_and(|v| !v[n]) {
-                out.push(None);
-                continue;
-            }
+        for i in self.live() {
             let (lo, hi) = (offsets[i], offsets[i + 1]);
             let bytes = usize::try_from(lo)
                 .ok()
@@ -1096,7 +1121,7 @@ impl Table {
                 })?;
             let s = std::str::from_utf8(bytes)
                 .map_err(|e| self.bad(name, format!("row {i}: not UTF-8 ({e})")))?;
-            out.push(Some(s.to_string()));
+            out.push(s.to_string());
         }
         Ok(out)
     }

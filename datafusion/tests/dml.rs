@@ -406,3 +406,69 @@ async fn updates_change_exactly_the_matching_rows() {
     );
     assert!(snapshot(&path) == snap);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inserts_go_to_utf8_columns() {
+    // utf8.b2d (python-written): utf8 columns with nulls in a mask (`txt`), by sentinel
+    // (`tag`) and none (`note`, default ""); its deleted last row's strings still stored.
+    let (_tmp, path) = fixture("utf8.b2d");
+    let ctx = ctx_with(&path, true);
+    assert_eq!(
+        run(
+            &ctx,
+            "INSERT INTO t (id, txt, tag) VALUES (7, 'sept', NULL), (8, NULL, 'h')"
+        )
+        .await,
+        2
+    );
+    assert_eq!(
+        run(
+            &ctx,
+            "INSERT INTO t SELECT id + 10, txt, tag, note FROM t WHERE id < 3"
+        )
+        .await,
+        2
+    );
+    let e = fails(&ctx, "INSERT INTO t (id, note) VALUES (9, NULL)").await;
+    assert!(e.contains("not nullable"), "{e}");
+    let b = ctx
+        .sql("SELECT id, txt, tag, note FROM t ORDER BY id")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let got = datafusion::arrow::util::pretty::pretty_format_batches(&b)
+        .unwrap()
+        .to_string();
+    let want = "\
++----+------+-----+------+
+| id | txt  | tag | note |
++----+------+-----+------+
+| 0  | a    | x   | n0   |
+| 2  | ccc  |     | n2   |
+| 3  | dé   | x   | n3   |
+| 4  |      | z   | n4   |
+| 7  | sept |     |      |
+| 8  |      | h   |      |
+| 10 | a    | x   | n0   |
+| 12 | ccc  |     | n2   |
++----+------+-----+------+";
+    assert_eq!(got, want);
+    let t = Table::open(&path).unwrap();
+    assert_eq!(
+        t.read_strings("tag").unwrap(),
+        [
+            Some("x"),
+            None,
+            Some("x"),
+            Some("z"),
+            None,
+            Some("h"),
+            Some("x"),
+            None
+        ]
+        .map(|v| v.map(str::to_string))
+    );
+    assert_eq!(t.read_strings("txt").unwrap()[5], None);
+}

@@ -13,7 +13,8 @@
 //!    `visibility_epoch`;
 //! 2. append: every stored column's new values go to the rows after the last live row, as
 //!    python's `extend` puts them (the arrays grown when there is no room: to the new end,
-//!    which is what python's `extend` and `close` leave); mask-stored nulls go to the
+//!    which is what python's `extend` and `close` leave; a `utf8` column's offsets and
+//!    bytes end at the new rows, see `utf8`); mask-stored nulls go to the
 //!    column's `.notnull` mask (made at the first null, every earlier row valid), and null
 //!    slots hold python's fill (NaN, `int64.min` for timestamps, else zero) or the column's
 //!    sentinel;
@@ -49,6 +50,7 @@ mod add;
 mod attrs;
 mod columns;
 mod compact;
+mod utf8;
 mod zipped;
 
 pub use add::NewColumn;
@@ -260,9 +262,9 @@ impl Rows {
 /// the module documentation for the steps. One writer at a time: the table's `_valid_rows`
 /// stays locked (`flock`) for the life of the `TableMut`. Tables in `.b2z` zips, tables
 /// inside larger stores, and members embedded in `embed.b2e` are refused by name.
-/// Appends take columns of fixed-width kinds (numbers, bools, `timestamp`, `string`);
-/// tables with `utf8`, `dictionary`, `list`, `ndarray` or other variable-length columns are
-/// refused by name.
+/// Appends take columns of fixed-width kinds (numbers, bools, `timestamp`, `string`) and
+/// `utf8` strings; updates the fixed-width kinds. Tables with `dictionary`, `list`,
+/// `ndarray` or other variable-length columns are refused by name.
 #[derive(Debug)]
 pub struct TableMut {
     path: PathBuf,
@@ -334,8 +336,17 @@ fn ucs4(s: &str, chars: usize) -> std::result::Result<Vec<u8>, usize> {
 /// column keeps nulls in a mask and some are null.
 struct Encoded {
     name: String,
-    bytes: Vec<u8>,
+    items: Items,
     mask: Option<Vec<bool>>,
+}
+
+/// The stored form of a column's rows.
+enum Items {
+    /// Fixed-width items of the column's array, native order.
+    Fixed(Vec<u8>),
+    /// A `utf8` column's rows: their UTF-8 bytes one after another, and each row's length
+    /// in bytes (its offsets array gets their running sums).
+    Utf8 { data: Vec<u8>, lengths: Vec<u64> },
 }
 
 impl TableMut {
@@ -486,9 +497,9 @@ impl TableMut {
 
     /// Append `rows` after the last live row; returns the rows appended. Every stored
     /// column is given or declares a default; values must have the column's dtype (a
-    /// `timestamp` column takes `i64` counts of its unit), nulls go only to nullable
-    /// columns, and text fits a `string` column's `max_length`. Nothing changes when any
-    /// of that fails.
+    /// `timestamp` column takes `i64` counts of its unit, `string` and `utf8` columns
+    /// text), nulls go only to nullable columns, and text fits a `string` column's
+    /// `max_length`. Nothing changes when any of that fails.
     pub fn append(&mut self, rows: &Rows) -> Result<u64> {
         let n = rows.len();
         if n == 0 {
@@ -497,6 +508,12 @@ impl TableMut {
         let encoded = self.encode(rows)?;
         let live = self.table.live_rows();
         let start = live.end();
+        for e in encoded
+            .iter()
+            .filter(|e| matches!(e.items, Items::Utf8 { .. }))
+        {
+            self.check_utf8(&e.name, start)?;
+        }
         let end = start + n;
         let capacity = live.physical().max(end);
         let new_live = live.live() + n;
@@ -523,7 +540,10 @@ impl TableMut {
             self.durability,
         )?;
         for (e, file) in encoded.iter().zip(files) {
-            write_rows(&mut self.member(file)?, start, &e.bytes, capacity)?;
+            match &e.items {
+                Items::Fixed(bytes) => write_rows(&mut self.member(file)?, start, bytes, capacity)?,
+                Items::Utf8 { data, lengths } => self.write_utf8(&e.name, start, data, lengths)?,
+            }
         }
         for e in &encoded {
             self.write_mask(e, start, end, capacity)?;
@@ -651,7 +671,13 @@ impl TableMut {
         for (name, cells) in &values.columns {
             let c = self.stored_column(name)?;
             let e = self.encode_one(c, Some(cells), n)?;
-            changes.push((c.clone(), e));
+            let Items::Fixed(bytes) = e.items else {
+                return Err(self.refuse(
+                    name,
+                    format!("updating rows of a {} column is not supported", c.kind()),
+                ));
+            };
+            changes.push((c.clone(), (bytes, e.mask)));
         }
         let meta = self.meta_file()?;
         let changed: Vec<&str> = changes.iter().map(|(c, _)| c.name()).collect();
@@ -703,9 +729,10 @@ impl TableMut {
         let in_stage = |f: &Path| new_cols.join(f.file_name().unwrap_or_default());
         for (c, e) in &changes {
             let file = in_stage(&member_file(t, &t.key(c.name(), ""))?);
-            scatter(&mut self.member(&file)?, &physical, &order, &e.bytes)?;
+            let (bytes, mask) = e;
+            scatter(&mut self.member(&file)?, &physical, &order, bytes)?;
             if c.mask_nulls() {
-                let flags: Vec<u8> = match &e.mask {
+                let flags: Vec<u8> = match mask {
                     Some(v) => v.iter().map(|&ok| u8::from(ok)).collect(),
                     None => vec![1; n],
                 };
@@ -713,7 +740,7 @@ impl TableMut {
                 if t.store().contains(&key) {
                     let file = in_stage(&member_file(t, &key)?);
                     scatter(&mut self.member(&file)?, &physical, &order, &flags)?;
-                } else if e.mask.is_some() {
+                } else if mask.is_some() {
                     let len = t
                         .column_array(c.name())?
                         .shape()
@@ -862,6 +889,9 @@ impl TableMut {
     /// column keeps them (its mask, or its sentinel in the items).
     fn encode_one(&self, c: &Column, given: Option<&Cells>, n: usize) -> Result<Encoded> {
         let t = &self.table;
+        if *c.kind() == ColumnKind::Utf8 {
+            return self.encode_utf8(c, given, n);
+        }
         {
             if !c.is_fixed_width() || *c.kind() == ColumnKind::NdArray {
                 return Err(self.refuse(
@@ -914,7 +944,7 @@ impl TableMut {
             }
             Ok(Encoded {
                 name: c.name().to_string(),
-                bytes,
+                items: Items::Fixed(bytes),
                 mask: if c.mask_nulls() { valid } else { None },
             })
         }

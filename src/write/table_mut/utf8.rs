@@ -1,0 +1,185 @@
+//! Rows of `utf8` columns appended: python-blosc2's `UTF8Array` layout, an `int64` offsets
+//! array (`NAME.b2nd`, one more item than rows, starting at 0) and a `uint8` array of the
+//! rows' UTF-8 bytes one after another (`NAME.utf8.b2nd`, at least one item long).
+//!
+//! python-blosc2 keeps both arrays exactly as long as the rows written (no capacity), and
+//! its `extend` appends after the column's own last row. After deleted rows at the end of a
+//! table, that is past the table's next row, and python pairs the new strings with the
+//! wrong rows (docs/meaning-audit.md); b2nd writes the new rows at the table's next row,
+//! cutting the dead rows' strings off first (never read: they are past `_valid_rows`' last
+//! live row).
+
+#![forbid(unsafe_code)]
+
+use super::{member_file, write_rows, Cells, Encoded, Items, TableMut};
+use crate::error::Result;
+use crate::model::attrs::Value;
+use crate::table::Column;
+
+impl TableMut {
+    /// Column `c`'s `n` rows (`given`, or its default) as `utf8` items: a null is stored as
+    /// `""` with the mask holding it, or as the column's `null_value` sentinel.
+    pub(super) fn encode_utf8(
+        &self,
+        c: &Column,
+        given: Option<&Cells>,
+        n: usize,
+    ) -> Result<Encoded> {
+        let values: Vec<Option<String>> = match given {
+            Some(Cells::Strings(v)) => v.clone(),
+            Some(Cells::Fixed { dtype, .. }) => {
+                return Err(self.refuse(
+                    c.name(),
+                    format!(
+                        "values of dtype {} given for a utf8 column (it takes text)",
+                        dtype.to_numpy_str()
+                    ),
+                ))
+            }
+            None => match c.default_value() {
+                None => {
+                    return Err(self.refuse(
+                        c.name(),
+                        "no values given, and the column declares no default".into(),
+                    ))
+                }
+                Some(Value::Nil) => vec![None; n],
+                Some(Value::Str(s)) => vec![Some(s.clone()); n],
+                Some(v) => {
+                    return Err(self.refuse(c.name(), format!("its default {v:?} is not a string")))
+                }
+            },
+        };
+        let sentinel = match c.null_value() {
+            Some(Value::Str(s)) => Some(s.as_str()),
+            Some(v) if !c.mask_nulls() => {
+                return Err(self.refuse(c.name(), format!("its null_value {v:?} is not a string")))
+            }
+            _ => None,
+        };
+        let mut data = Vec::new();
+        let mut lengths = Vec::with_capacity(n);
+        for (row, v) in values.iter().enumerate() {
+            let text = match v {
+                Some(s) => s.as_str(),
+                None if !c.nullable() => {
+                    return Err(self.refuse(
+                        c.name(),
+                        format!("row {row} is null and the column is not nullable"),
+                    ))
+                }
+                None if c.mask_nulls() => "",
+                None => sentinel.ok_or_else(|| {
+                    self.refuse(
+                        c.name(),
+                        "nullable without a mask or a null_value: nowhere to put a null".into(),
+                    )
+                })?,
+            };
+            data.extend_from_slice(text.as_bytes());
+            lengths.push(text.len() as u64);
+        }
+        let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
+        Ok(Encoded {
+            name: c.name().to_string(),
+            items: Items::Utf8 { data, lengths },
+            mask: (c.mask_nulls() && valid.contains(&false)).then_some(valid),
+        })
+    }
+
+    /// Check, before any change, that `utf8` column `name` can take rows from physical row
+    /// `start` on: 1-d `int64` offsets holding at least `start` rows, 1-d `uint8` bytes
+    /// holding what they point to.
+    pub(super) fn check_utf8(&self, name: &str, start: u64) -> Result<()> {
+        let t = &self.table;
+        member_file(t, &t.key(name, ".utf8"))?;
+        self.utf8_start(name, start).map(|_| ())
+    }
+
+    /// The byte where `utf8` column `name`'s row `start` begins, its arrays checked.
+    fn utf8_start(&self, name: &str, start: u64) -> Result<u64> {
+        let t = &self.table;
+        let offsets = t.store().open_array(&t.key(name, ""))?;
+        let data = t.store().open_array(&t.key(name, ".utf8"))?;
+        if offsets.ndim() != 1 || offsets.dtype_str() != "<i8" {
+            return Err(self.refuse(
+                name,
+                format!(
+                    "its offsets array is {} of shape {:?}, not 1-d int64",
+                    offsets.dtype_str(),
+                    offsets.shape()
+                ),
+            ));
+        }
+        if data.ndim() != 1 || data.dtype_str() != "|u1" {
+            return Err(self.refuse(
+                name,
+                format!(
+                    "its bytes array is {} of shape {:?}, not 1-d uint8",
+                    data.dtype_str(),
+                    data.shape()
+                ),
+            ));
+        }
+        let rows = offsets.shape()[0].saturating_sub(1);
+        if rows < start {
+            return Err(self.refuse(
+                name,
+                format!("its offsets hold {rows} rows, fewer than the table's {start}"),
+            ));
+        }
+        let at: Vec<i64> = offsets.read_slice(&[crate::SliceItem::from(start..start + 1)])?;
+        match at.first().map(|&b| u64::try_from(b)) {
+            Some(Ok(b)) if b <= data.shape()[0] => Ok(b),
+            _ => Err(self.refuse(
+                name,
+                format!(
+                    "row {start} begins at byte {:?}, outside its {} bytes",
+                    at.first(),
+                    data.shape()[0]
+                ),
+            )),
+        }
+    }
+
+    /// Write `utf8` column `name`'s new rows (`data`, each row `lengths` bytes long) from
+    /// physical row `start` on, the arrays ending right after them.
+    pub(super) fn write_utf8(
+        &self,
+        name: &str,
+        start: u64,
+        data: &[u8],
+        lengths: &[u64],
+    ) -> Result<()> {
+        let used = self.utf8_start(name, start)?;
+        let t = &self.table;
+        let mut bytes = self.member(member_file(t, &t.key(name, ".utf8"))?)?;
+        let end = used + data.len() as u64;
+        write_ending(&mut bytes, used, data, end.max(1))?;
+        let mut ends = Vec::with_capacity(lengths.len() * 8);
+        let mut at = used;
+        for &l in lengths {
+            at += l;
+            ends.extend_from_slice(&(at as i64).to_le_bytes());
+        }
+        let mut offsets = self.member(member_file(t, &t.key(name, ""))?)?;
+        let rows = start + lengths.len() as u64;
+        write_ending(&mut offsets, start + 1, &ends, rows + 1)
+    }
+}
+
+/// Write `bytes` (whole items) at items `start..` of a 1-d array that is to end at `len`
+/// items: cut to `len` first when longer (the items past `start` are dead), grown when
+/// shorter.
+fn write_ending(a: &mut super::ArrayMut, start: u64, bytes: &[u8], len: u64) -> Result<()> {
+    if a.array().shape().first().is_some_and(|&l| l > len) {
+        a.resize(&[len])?;
+    }
+    if bytes.is_empty() {
+        if a.array().shape().first().is_some_and(|&l| l < len) {
+            a.resize(&[len])?;
+        }
+        return Ok(());
+    }
+    write_rows(a, start, bytes, len)
+}
