@@ -48,8 +48,9 @@ def python_values(t, name, values):
 
 def cut_dead_utf8(t):
     """Cut the strings of deleted rows past the table's next row off its utf8 columns, as
-    b2nd's append does: python-blosc2 4.14.1's extend appends after them, pairing its new
-    rows with the deleted rows' strings (docs/meaning-audit.md). Its own UTF8Array method."""
+    b2nd's append and delete do: python-blosc2 4.14.1's extend appends after them, pairing its
+    new rows with the deleted rows' strings (docs/meaning-audit.md). Its own UTF8Array
+    method."""
     from blosc2._utf8_array import UTF8Array
 
     pos = t._resolve_last_pos()
@@ -75,6 +76,7 @@ def replay(path, ops):
             t.extend({name: python_values(t, name, v) for name, v in op["columns"].items()})
         elif op["op"] == "delete":
             t.delete(op["rows"])
+            cut_dead_utf8(t)
         elif op["op"] == "rename" and op.get("python_breaks"):
             aliases[op["new"]] = op["old"]
         elif op["op"] == "rename":

@@ -1335,8 +1335,17 @@ fn utf8_columns_take_rows_at_the_tables_next_row() {
         [true, false, true, true, false, true, false, true]
     );
 
-    // b2nd's own delete of the last row, then another append at its place.
+    // b2nd's own delete of the last row cuts its strings off (python's next extend appends
+    // after a utf8 column's last string), then another append at its place.
     assert_eq!(t.delete(&[6]).unwrap(), 1);
+    assert_eq!(
+        a("txt.b2nd").read::<i64>().unwrap(),
+        [0, 1, 1, 4, 7, 7, 8, 8]
+    );
+    assert_eq!(
+        a("txt.utf8.b2nd").read::<u8>().unwrap(),
+        "acccdéx".as_bytes()
+    );
     let rows = Rows::new()
         .column("id", &[13i64])
         .unwrap()

@@ -789,7 +789,8 @@ impl TableMut {
     /// extend writes its next rows there and writes a mask only for batches holding a null,
     /// so a row it writes where a deleted null was would read as null); python-blosc2's
     /// close() after a delete (`trim_capacity`: the arrays end at the last live row, unless
-    /// no row is left); the cached count set.
+    /// no row is left); the strings of `utf8` columns past `end` cut off (python's next
+    /// extend would append after them: `utf8`); the cached count set.
     fn tidy_after_delete(
         &mut self,
         end: u64,
@@ -804,6 +805,7 @@ impl TableMut {
                 self.trim(end, masks)?;
             }
         }
+        self.cut_utf8(end)?;
         edit_meta(&self.table, meta, Some(live), "", false, self.durability)
     }
 

@@ -7,14 +7,15 @@
 //! table, that is past the table's next row, and python pairs the new strings with the
 //! wrong rows (docs/meaning-audit.md); b2nd writes the new rows at the table's next row,
 //! cutting the dead rows' strings off first (never read: they are past `_valid_rows`' last
-//! live row).
+//! live row), and cuts them when its delete trims the table, so that python's next `extend`
+//! appends where it should.
 
 #![forbid(unsafe_code)]
 
 use super::{member_file, write_rows, Cells, Encoded, Items, TableMut};
 use crate::error::Result;
 use crate::model::attrs::Value;
-use crate::table::Column;
+use crate::table::{Column, ColumnKind};
 
 impl TableMut {
     /// Column `c`'s `n` rows (`given`, or its default) as `utf8` items: a null is stored as
@@ -142,8 +143,30 @@ impl TableMut {
         }
     }
 
-    /// Write `utf8` column `name`'s new rows (`data`, each row `lengths` bytes long) from
-    /// physical row `start` on, the arrays ending right after them.
+    /// Cut every `utf8` column longer than `end` rows at `end` (after a delete: the
+    /// strings of deleted rows past the last live one).
+    pub(super) fn cut_utf8(&self, end: u64) -> Result<()> {
+        let t = &self.table;
+        for c in t.columns() {
+            if c.computed().is_some() || *c.kind() != ColumnKind::Utf8 {
+                continue;
+            }
+            let rows = t
+                .store()
+                .open_array(&t.key(c.name(), ""))?
+                .shape()
+                .first()
+                .copied();
+            if rows.is_some_and(|r| r > end + 1) {
+                self.write_utf8(c.name(), end, &[], &[])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write `utf8` column `name`'s new rows (`data`, each row `lengths` bytes long; none
+    /// to cut the column at `start`) from physical row `start` on, the arrays ending right
+    /// after them.
     pub(super) fn write_utf8(
         &self,
         name: &str,
