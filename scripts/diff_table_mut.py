@@ -3,9 +3,11 @@ VALUES, INSERT ... SELECT from the same table, DELETE ... WHERE, UPDATE ... SET 
 TRUNCATE) and by python-blosc2 4.14.1 itself (`extend`, `delete`, column assignment,
 `add_column`, `compact`), in random order on the same `.b2d` tables python wrote.
 
-Each table has the fixed-width kinds b2nd appends to: `id` int64 (no default), `x` float64
+Each table has the kinds b2nd appends to: `id` int64 (no default), `x` float64
 nullable in a mask, `k` int32 nullable by the sentinel -1, `f` bool (default False), `s` string
-of at most 5 characters (default ""), `ts` timestamp in ms; python's `add_column` adds int32
+of at most 5 characters (default ""), `ts` timestamp in ms, `u` utf8 nullable in a mask
+(python's extend is preceded by the cut of deleted rows' strings b2nd makes, which
+python-blosc2 4.14.1 omits: meaning-audit.md); python's `add_column` adds int32
 columns `e0`, `e1` with a default, which b2nd's INSERTs (naming the other columns) fill. A model (a list of live rows, in
 live order) follows every step; after each step python-blosc2 (a fresh process, as any user
 of the file) must read the model: `nrows`, every column's values and nulls, and `where()` on
@@ -46,9 +48,11 @@ class Row:
     k: int = b2.field(b2.int32(nullable=True, null_value=-1), default=None)
     f: bool = b2.field(b2.bool(), default=False)
     s: str = b2.field(b2.string(max_length=5), default="")
+    u: str = b2.field(b2.utf8(nullable=True), default=None)
 
 
-COLS = ["id", "ts", "x", "k", "f", "s"]
+COLS = ["id", "ts", "x", "k", "f", "s", "u"]
+TEXT = ["", "a", "b", "abc", "héllo", "it's", "日本語", "x" * 40]
 next_id = [0]
 
 
@@ -61,11 +65,25 @@ def new_row():
         "k": None if rng.random() < 0.2 else rng.randrange(0, 1000),
         "f": rng.random() < 0.5,
         "s": rng.choice(["", "a", "abc", "héllo", "zz"]),
+        "u": None if rng.random() < 0.15 else rng.choice(TEXT) + rng.choice(TEXT),
     }
+
+
+def cut_dead_utf8(t):
+    """Cut the strings of deleted rows past the table's next row off its utf8 columns, as
+    b2nd's append and delete do: python-blosc2 4.14.1's extend appends after them, pairing
+    its new rows with the deleted rows' strings (docs/meaning-audit.md)."""
+    from blosc2._utf8_array import UTF8Array
+
+    pos = t._resolve_last_pos()
+    for col in t._cols.values():
+        if isinstance(col, UTF8Array) and len(col) > pos:
+            col._rewrite_from(pos, [])
 
 
 def python_extend(path, rows):
     t = b2.open(path, mode="a")
+    cut_dead_utf8(t)
     t.extend({
         "id": np.array([r["id"] for r in rows], dtype=np.int64),
         "ts": np.array([r["ts"] for r in rows], dtype="datetime64[ms]"),
@@ -75,6 +93,7 @@ def python_extend(path, rows):
         "k": [-1 if r["k"] is None else r["k"] for r in rows],
         "f": [r["f"] for r in rows],
         "s": [r["s"] for r in rows],
+        "u": [r["u"] for r in rows],
     })
     t.close()
 
@@ -86,7 +105,7 @@ def sql_literal(v, col):
         return str(v)  # INSERT casts it to the column's Timestamp(ms): a count of ms
     if col == "f":
         return "true" if v else "false"
-    if col == "s":
+    if col in ("s", "u"):
         return "'" + v.replace("'", "''") + "'"
     return repr(v)
 
@@ -103,7 +122,7 @@ def b2nd(path, query, write=False):
 
 # Predicates: (SQL text, model function returning True / False / None).
 def predicate():
-    kind = rng.randrange(7)
+    kind = rng.randrange(9)
     if kind == 0:
         m, r = rng.randrange(2, 6), rng.randrange(0, 2)
         return f"id % {m} = {r}", lambda row: row["id"] % m == r
@@ -120,6 +139,12 @@ def predicate():
     if kind == 5:
         v = rng.choice(["", "a", "abc"])
         return f"s = '{v}'", lambda row: row["s"] == v
+    if kind == 6:
+        return "u IS NULL", lambda row: row["u"] is None
+    if kind == 7:
+        v = rng.choice(TEXT)
+        return (f"u >= {sql_literal(v, 'u')}",
+                lambda row: None if row["u"] is None else row["u"].encode() >= v.encode())
     a_sql, a = predicate()
     b_sql, b = predicate()
 
@@ -189,7 +214,7 @@ def python_reads(path, model, where_id):
 
 def b2nd_reads(path, model):
     cols = COLS + [e for e, _ in extras]
-    rows = b2nd(path, "SELECT id, CAST(ts AS BIGINT) AS ts, x, k, f, s"
+    rows = b2nd(path, "SELECT id, CAST(ts AS BIGINT) AS ts, x, k, f, s, u"
                 + "".join(f", {e}" for e, _ in extras) + " FROM t ORDER BY id")
     got = [{c: r.get(c) for c in cols} for r in rows]
     want = sorted(({c: r[c] for c in cols} for r in model), key=lambda r: r["id"])
@@ -239,7 +264,7 @@ for ti in range(TABLES):
             elif op == "insert_select":
                 cut = rng.randrange(0, next_id[0] + 1)
                 shift = 10**9 * (step + 1) + ti * 10**7
-                what = (f"INSERT INTO t ({', '.join(COLS)}) SELECT id + {shift}, ts, x, k, f, s "
+                what = (f"INSERT INTO t ({', '.join(COLS)}) SELECT id + {shift}, ts, x, k, f, s, u "
                         f"FROM t WHERE id < {cut}")
                 copies = with_defaults([dict(r, id=r["id"] + shift) for r in model if r["id"] < cut])
                 out = b2nd(path, what, write=True)

@@ -1092,14 +1092,13 @@ impl Table {
     fn utf8_strings(&self, name: &str) -> Result<Vec<String>> {
         let offsets: Vec<i64> = self.store.open_array(&self.key(name, ""))?.read()?;
         let data: Vec<u8> = self.store.open_array(&self.key(name, ".utf8"))?.read()?;
-        if (offsets.len() as u64) < self.physical_rows() + 1 {
+        // The offsets cover the rows written: up to the last live one (python-blosc2 keeps
+        // no capacity in them; the table may keep some past its last live row).
+        let end = self.valid.end();
+        if (offsets.len() as u64) < end + 1 {
             return Err(self.bad(
                 name,
-                format!(
-                    "{} offsets for {} rows",
-                    offsets.len(),
-                    self.physical_rows()
-                ),
+                format!("{} offsets for rows up to {end}", offsets.len()),
             ));
         }
         let mut out = Vec::with_capacity(self.valid.live() as usize);

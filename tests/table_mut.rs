@@ -1413,3 +1413,74 @@ fn utf8_values_that_do_not_fit_are_refused() {
     drop(t);
     assert!(snapshot(&path) == before, "a refused change changed a file");
 }
+
+#[test]
+fn utf8_columns_take_rows_after_every_row_is_deleted() {
+    // Deleting every row keeps the table's capacity (python's close trims nothing then) and
+    // cuts the utf8 strings to none; an append then trims the capacity, as python's close
+    // does, and a table stopped before that trim (capacity past the utf8 strings) reads the
+    // same.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("utf8.b2d");
+    copy_tree(&dir().join("utf8.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    assert_eq!(t.delete(&[0, 1, 2, 3]).unwrap(), 4);
+    let a = |f: &str| b2nd::Array::open(path.join("_cols").join(f)).unwrap();
+    assert_eq!(a("txt.b2nd").read::<i64>().unwrap(), [0]);
+    let rows = Rows::new()
+        .column("id", &[20i64, 21])
+        .unwrap()
+        .strings("txt", &[None, Some("b")])
+        .unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 2);
+    drop(t);
+    let valid = path.join("_valid_rows.b2nd");
+    assert_eq!(b2nd::Array::open(&valid).unwrap().shape(), [2]);
+    let s = |v: &[Option<&str>]| -> Vec<Option<String>> {
+        v.iter().map(|x| x.map(str::to_string)).collect()
+    };
+    let check = || {
+        let t = Table::open(&path).unwrap();
+        assert_eq!(t.read_column::<i64>("id").unwrap(), [20, 21]);
+        assert_eq!(t.read_strings("txt").unwrap(), s(&[None, Some("b")]));
+        assert_eq!(t.read_strings("tag").unwrap(), s(&[None, None]));
+        assert_eq!(t.read_strings("note").unwrap(), s(&[Some(""), Some("")]));
+    };
+    check();
+    let copy = tmp.path().join("trimmed.b2d");
+    copy_tree(&path, &copy);
+    // The capacity back, as the arrays stood before the trim (written anew: members of a
+    // table change only through TableMut).
+    let rewrite = |f: &str, write: &dyn Fn(b2nd::Target)| {
+        std::fs::remove_file(path.join(f)).unwrap();
+        write(b2nd::Target::File(path.join(f)));
+    };
+    rewrite("_valid_rows.b2nd", &|to| {
+        b2nd::ArrayBuilder::for_type::<bool>(&[5])
+            .write(to, &[true, true, false, false, false])
+            .unwrap()
+    });
+    rewrite("_cols/id.b2nd", &|to| {
+        b2nd::ArrayBuilder::for_type::<i64>(&[5])
+            .write(to, &[20i64, 21, 0, 0, 0])
+            .unwrap()
+    });
+    rewrite("_cols/txt.notnull.b2nd", &|to| {
+        b2nd::ArrayBuilder::for_type::<bool>(&[5])
+            .write(to, &[false, true, true, true, true])
+            .unwrap()
+    });
+    assert_eq!(b2nd::Array::open(&valid).unwrap().shape(), [5]);
+    check();
+    std::fs::remove_dir_all(&path).unwrap();
+    std::fs::rename(&copy, &path).unwrap();
+    leave_for_python(
+        &path,
+        "utf8_emptied.b2d",
+        "utf8.b2d",
+        &json!([
+            {"op": "delete", "rows": [0, 1, 2, 3]},
+            {"op": "append", "columns": {"id": [20, 21], "txt": [null, "b"]}},
+        ]),
+    );
+}

@@ -20,7 +20,8 @@
 //!    sentinel;
 //! 3. `_valid_rows`: the new rows set live, or the deleted ones cleared;
 //! 4. a delete tidies as python's `close` does after one: the `.notnull` rows after the last
-//!    live row made valid, the arrays trimmed to the last live row;
+//!    live row made valid, the arrays trimmed to the last live row (`utf8` strings past it
+//!    cut); an append trims the capacity an emptied table kept past its new rows;
 //! 5. `_meta`: the schema's `n_rows` set to the new count of live rows.
 //!
 //! A crash or failure before step 3 leaves the old table (rows after the last live one are
@@ -549,7 +550,14 @@ impl TableMut {
             self.write_mask(e, start, end, capacity)?;
         }
         write_rows(&mut self.valid, start, &vec![1u8; n as usize], capacity)?;
-        // The rows are appended; a failure to cache the count is finished by the next `open`.
+        // The rows are appended. The capacity an emptied table kept past them is trimmed, as
+        // python's close does (a failure leaves rows no reader reads); a failure to cache
+        // the count is finished by the next `open`.
+        if capacity > end {
+            if let Ok(masks) = self.mask_files() {
+                let _ = self.trim(end, &masks);
+            }
+        }
         let _ = edit_meta(
             &self.table,
             &meta,
