@@ -179,6 +179,13 @@ def assignment(col):
             ("f", "NOT f", lambda r: not r["f"]),
             ("f", "true", lambda r: True),
         ])
+    if col == "u":
+        v = rng.choice(TEXT) + rng.choice(TEXT)
+        return rng.choice([
+            ("u", "NULL", lambda r: None),
+            ("u", "u || 'ü'", lambda r: None if r["u"] is None else r["u"] + "ü"),
+            ("u", sql_literal(v, "u"), lambda r: v),
+        ])
     v = rng.choice(["", "b", "héllo", "zzz"])
     return ("s", f"'{v}'", lambda r: v)
 
@@ -278,7 +285,7 @@ for ti in range(TABLES):
                 assert out == [{"count": len(model) - len(keep)}], out
                 model = keep
             elif op == "update":
-                sets = [assignment(c) for c in rng.sample(["x", "k", "f", "s"], rng.randrange(1, 4))]
+                sets = [assignment(c) for c in rng.sample(["x", "k", "f", "s", "u"], rng.randrange(1, 4))]
                 text, fn = predicate() if rng.random() < 0.9 else ("true", lambda r: True)
                 what = f"UPDATE t SET {', '.join(f'{c} = {v}' for c, v, _ in sets)} WHERE {text}"
                 hit = [r for r in model if fn(r) is True]
@@ -290,7 +297,7 @@ for ti in range(TABLES):
             elif op == "py_update" and model:
                 positions = sorted(set(rng.randrange(len(model)) for _ in range(rng.randrange(1, 8))))
                 rng.shuffle(positions)
-                col, _, _ = assignment(rng.choice(["x", "k", "f", "s"]))
+                col, _, _ = assignment(rng.choice(["x", "k", "f", "s", "u"]))
                 values = [new_row()[col] for _ in positions]
                 what = f"python {col}[{positions}] = {values}"
                 python_update(path, positions, col, values)

@@ -1401,13 +1401,12 @@ fn utf8_values_that_do_not_fit_are_refused() {
         id().column("txt", &[1i32]).unwrap(),
         "values of dtype <i4 given for a utf8 column",
     );
-    // An update of a utf8 column: not written by b2nd.
     let e = t
-        .update(&[0], &Rows::new().strings("txt", &[Some("b")]).unwrap())
+        .update(&[0], &Rows::new().strings("note", &[None]).unwrap())
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("updating rows of a utf8 column is not supported"),
+        e.contains("row 0 is null and the column is not nullable"),
         "{e}"
     );
     drop(t);
@@ -1482,5 +1481,58 @@ fn utf8_columns_take_rows_after_every_row_is_deleted() {
             {"op": "delete", "rows": [0, 1, 2, 3]},
             {"op": "append", "columns": {"id": [20, 21], "txt": [null, "b"]}},
         ]),
+    );
+}
+
+#[test]
+fn utf8_values_are_updated_as_python_assigns_them() {
+    // Longer, shorter, null and emptied strings in live rows among deleted ones (utf8.b2d:
+    // rows 1 and 5 deleted, the last one's strings still stored past the table's end).
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("utf8.b2d");
+    copy_tree(&dir().join("utf8.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let values = Rows::new()
+        .strings("txt", &[None, Some("a much longer string"), Some("")])
+        .unwrap()
+        .strings("tag", &[Some("ü"), None, Some("w")])
+        .unwrap();
+    assert_eq!(t.update(&[3, 1, 0], &values).unwrap(), 3);
+    drop(t);
+    let t = Table::open(&path).unwrap();
+    let s = |v: &[Option<&str>]| -> Vec<Option<String>> {
+        v.iter().map(|x| x.map(str::to_string)).collect()
+    };
+    assert_eq!(t.read_column::<i64>("id").unwrap(), [0, 2, 3, 4]);
+    assert_eq!(
+        t.read_strings("txt").unwrap(),
+        s(&[Some(""), Some("a much longer string"), Some("dé"), None])
+    );
+    assert_eq!(
+        t.read_strings("tag").unwrap(),
+        s(&[Some("w"), None, Some("x"), Some("ü")])
+    );
+    assert_eq!(
+        t.read_strings("note").unwrap(),
+        s(&[Some("n0"), Some("n2"), Some("n3"), Some("n4")])
+    );
+    // Every row kept, the deleted ones' strings too: "" "" "a much longer string" "dé" ""
+    // then the deleted last row's "ffffff".
+    let a = |f: &str| b2nd::Array::open(path.join("_cols").join(f)).unwrap();
+    assert_eq!(
+        a("txt.b2nd").read::<i64>().unwrap(),
+        [0, 0, 0, 20, 23, 23, 29]
+    );
+    assert_eq!(
+        a("txt.utf8.b2nd").read::<u8>().unwrap(),
+        "a much longer stringdéffffff".as_bytes()
+    );
+    leave_for_python(
+        &path,
+        "utf8_update.b2d",
+        "utf8.b2d",
+        &json!([{"op": "update", "rows": [3, 1, 0],
+                 "columns": {"txt": [null, "a much longer string", ""],
+                             "tag": ["ü", null, "w"]}}]),
     );
 }

@@ -471,4 +471,32 @@ async fn inserts_go_to_utf8_columns() {
         .map(|v| v.map(str::to_string))
     );
     assert_eq!(t.read_strings("txt").unwrap()[5], None);
+
+    // UPDATE of utf8 columns: longer, NULL, and through the sentinel.
+    assert_eq!(
+        run(
+            &ctx,
+            "UPDATE t SET txt = txt || '!!', tag = NULL WHERE id IN (0, 10)"
+        )
+        .await,
+        2
+    );
+    assert_eq!(run(&ctx, "UPDATE t SET txt = NULL WHERE id = 3").await, 1);
+    let t = Table::open(&path).unwrap();
+    assert_eq!(
+        t.read_strings("txt").unwrap(),
+        [
+            Some("a!!"),
+            Some("ccc"),
+            None,
+            None,
+            Some("sept"),
+            None,
+            Some("a!!"),
+            Some("ccc")
+        ]
+        .map(|v| v.map(str::to_string))
+    );
+    assert_eq!(t.read_strings("tag").unwrap()[0], None);
+    assert_eq!(t.read_strings("tag").unwrap()[6], None);
 }

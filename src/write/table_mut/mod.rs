@@ -263,9 +263,9 @@ impl Rows {
 /// the module documentation for the steps. One writer at a time: the table's `_valid_rows`
 /// stays locked (`flock`) for the life of the `TableMut`. Tables in `.b2z` zips, tables
 /// inside larger stores, and members embedded in `embed.b2e` are refused by name.
-/// Appends take columns of fixed-width kinds (numbers, bools, `timestamp`, `string`) and
-/// `utf8` strings; updates the fixed-width kinds. Tables with `dictionary`, `list`,
-/// `ndarray` or other variable-length columns are refused by name.
+/// Appends and updates take columns of fixed-width kinds (numbers, bools, `timestamp`,
+/// `string`) and `utf8` strings; tables with `dictionary`, `list`, `ndarray` or other
+/// variable-length columns are refused by name (updates of their other columns are not).
 #[derive(Debug)]
 pub struct TableMut {
     path: PathBuf,
@@ -629,7 +629,8 @@ impl TableMut {
     ///
     /// As python-blosc2's assignment of each column: every index descriptor stale and
     /// `value_epoch` advanced once per column, the materialized columns that depend on a changed column marked stale, a
-    /// `.notnull` mask written (made at the first null). The changed column files are
+    /// `.notnull` mask written (made at the first null); a `utf8` column's bytes and
+    /// offsets rewritten from the first row changed on. The changed column files are
     /// written as copies beside the table and the whole `_cols` directory is swapped in at
     /// once: readers see every changed column old or every one new. Nothing changes when a
     /// check fails.
@@ -679,20 +680,20 @@ impl TableMut {
         for (name, cells) in &values.columns {
             let c = self.stored_column(name)?;
             let e = self.encode_one(c, Some(cells), n)?;
-            let Items::Fixed(bytes) = e.items else {
-                return Err(self.refuse(
-                    name,
-                    format!("updating rows of a {} column is not supported", c.kind()),
-                ));
-            };
-            changes.push((c.clone(), (bytes, e.mask)));
+            if let Items::Utf8 { .. } = e.items {
+                self.check_utf8(name, live.end())?;
+            }
+            changes.push((c.clone(), e));
         }
         let meta = self.meta_file()?;
         let changed: Vec<&str> = changes.iter().map(|(c, _)| c.name()).collect();
         let cols_dir = self.path.join("_cols");
         let mut files = Vec::new();
-        for (c, _) in &changes {
+        for (c, e) in &changes {
             files.push(member_file(t, &t.key(c.name(), ""))?);
+            if let Items::Utf8 { .. } = e.items {
+                files.push(member_file(t, &t.key(c.name(), ".utf8"))?);
+            }
             let mask = t.key(c.name(), ".notnull");
             if t.store().contains(&mask) {
                 files.push(member_file(t, &mask)?);
@@ -737,8 +738,21 @@ impl TableMut {
         let in_stage = |f: &Path| new_cols.join(f.file_name().unwrap_or_default());
         for (c, e) in &changes {
             let file = in_stage(&member_file(t, &t.key(c.name(), ""))?);
-            let (bytes, mask) = e;
-            scatter(&mut self.member(&file)?, &physical, &order, bytes)?;
+            match &e.items {
+                Items::Fixed(bytes) => scatter(&mut self.member(&file)?, &physical, &order, bytes)?,
+                Items::Utf8 { data, lengths } => {
+                    let strings = in_stage(&member_file(t, &t.key(c.name(), ".utf8"))?);
+                    utf8::rewrite(
+                        &mut self.member(&file)?,
+                        &mut self.member(&strings)?,
+                        &physical,
+                        &order,
+                        data,
+                        lengths,
+                    )?
+                }
+            }
+            let mask = &e.mask;
             if c.mask_nulls() {
                 let flags: Vec<u8> = match mask {
                     Some(v) => v.iter().map(|&ok| u8::from(ok)).collect(),

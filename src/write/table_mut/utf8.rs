@@ -1,4 +1,4 @@
-//! Rows of `utf8` columns appended: python-blosc2's `UTF8Array` layout, an `int64` offsets
+//! Rows of `utf8` columns appended and updated: python-blosc2's `UTF8Array` layout, an `int64` offsets
 //! array (`NAME.b2nd`, one more item than rows, starting at 0) and a `uint8` array of the
 //! rows' UTF-8 bytes one after another (`NAME.utf8.b2nd`, at least one item long).
 //!
@@ -15,6 +15,7 @@
 use super::{member_file, write_rows, Cells, Encoded, Items, TableMut};
 use crate::error::Result;
 use crate::model::attrs::Value;
+use crate::model::region::Region;
 use crate::table::{Column, ColumnKind};
 
 impl TableMut {
@@ -205,4 +206,80 @@ fn write_ending(a: &mut super::ArrayMut, start: u64, bytes: &[u8], len: u64) -> 
         return Ok(());
     }
     write_rows(a, start, bytes, len)
+}
+
+/// Replace the strings at physical rows `physical` (sorted, paired with `order`, whose
+/// second fields index the new values: `data`, each `lengths` bytes long) of a `utf8`
+/// column (`offsets`, `strings`): the bytes and offsets from the first replaced row on
+/// rewritten, as python-blosc2's `UTF8Array.__setitem__` leaves them (every row kept,
+/// the arrays ending at the last one).
+pub(super) fn rewrite(
+    offsets: &mut super::ArrayMut,
+    strings: &mut super::ArrayMut,
+    physical: &[usize],
+    order: &[(u64, usize)],
+    data: &[u8],
+    lengths: &[u64],
+) -> Result<()> {
+    let Some(&first) = physical.first() else {
+        return Ok(());
+    };
+    let bad = |reason: String| crate::error::Error::Refused {
+        path: offsets.path().display().to_string(),
+        reason,
+    };
+    let offs: Vec<i64> = offsets.array().read()?;
+    let rows = offs.len().saturating_sub(1);
+    let have = strings.array().shape().first().copied().unwrap_or(0);
+    let at = |p: usize| -> Result<u64> {
+        offs.get(p)
+            .and_then(|&o| u64::try_from(o).ok())
+            .filter(|&o| o <= have)
+            .ok_or_else(|| bad(format!("row {p}'s offset is outside the {have} bytes")))
+    };
+    if physical.last().is_some_and(|&p| p >= rows) {
+        return Err(bad(format!(
+            "the offsets hold {rows} rows, fewer than the table's"
+        )));
+    }
+    let (from, used) = (at(first)?, at(rows)?);
+    if from > used {
+        return Err(bad(format!("row {first} begins past the last row's end")));
+    }
+    let mut old = vec![0u8; (used - from) as usize];
+    if used > from {
+        strings
+            .array()
+            .read_region_into(&Region::new([from], [used - from]), &mut old)?;
+    }
+    let mut starts = Vec::with_capacity(lengths.len());
+    let mut s = 0usize;
+    for &l in lengths {
+        starts.push(s);
+        s += l as usize;
+    }
+    let mut tail = Vec::with_capacity(old.len());
+    let mut ends = Vec::with_capacity((rows - first) * 8);
+    let mut next = physical.iter().zip(order).peekable();
+    for p in first..rows {
+        match next.peek() {
+            Some(&(&q, &(_, i))) if q == p => {
+                tail.extend_from_slice(&data[starts[i]..starts[i] + lengths[i] as usize]);
+                next.next();
+            }
+            _ => {
+                let (lo, hi) = (at(p)?, at(p + 1)?);
+                if lo < from || hi < lo || hi > used {
+                    return Err(bad(format!(
+                        "row {p}'s offsets {lo}..{hi} are out of order"
+                    )));
+                }
+                tail.extend_from_slice(&old[(lo - from) as usize..(hi - from) as usize]);
+            }
+        }
+        ends.extend_from_slice(&((from + tail.len() as u64) as i64).to_le_bytes());
+    }
+    let end = from + tail.len() as u64;
+    write_ending(strings, from, &tail, end.max(1))?;
+    write_ending(offsets, first as u64 + 1, &ends, rows as u64 + 1)
 }
