@@ -1,9 +1,9 @@
 """python-blosc2 reads the tables a `kill -9` interrupted while b2nd's TableMut changed them
 (tests/faults.rs with B2ND_FAULT_OUT=DIR) as b2nd reads them: each `NAME.b2d` beside
-`NAME.json` (b2nd's live row count, column names, column `x` and every column's nulls) must
-give python-blosc2 the same row count (its `nrows` trusts the schema's cached `n_rows` when
-present), the same columns, the same `x` and the same nulls, whether the kill left the old
-or the new table.
+`NAME.json` (b2nd's live row count, column names, column `x`, every column's nulls and every
+utf8 column's strings) must give python-blosc2 the same row count (its `nrows` trusts the
+schema's cached `n_rows` when present), the same columns, `x`, nulls and strings, whether the
+kill left the old or the new table.
 
 Usage: python scripts/check_table_kills.py DIR
 """
@@ -25,9 +25,13 @@ for name in names:
     with open(os.path.join(out, name + ".json")) as f:
         want = json.load(f)
     t = b2.open(os.path.join(out, name + ".b2d"), mode="r")
-    x = t["x"][:]
+    x = np.asarray(t["x"][:]).tolist() if "x" in t.col_names else None
     nulls = {c: [bool(v) for v in np.asarray(t[c].is_null())] for c in t.col_names}
-    got = {"n_rows": t.nrows, "columns": list(t.col_names), "x": np.asarray(x).tolist(), "nulls": nulls}
+    strings = {}
+    for c in want.get("strings", {}):
+        values = t[c][:]
+        strings[c] = [None if n else str(v) for v, n in zip(np.asarray(values).tolist(), nulls[c])]
+    got = {"n_rows": t.nrows, "columns": list(t.col_names), "x": x, "nulls": nulls, "strings": strings}
     for k in want:
         if got[k] != want[k]:
             bad.append(f"{name}: {k}: python {str(got[k])[:200]}, b2nd {str(want[k])[:200]}")

@@ -118,6 +118,53 @@ fn table_dir(dir: &Path, n: usize) -> PathBuf {
     p
 }
 
+/// python-blosc2's `utf8.b2d` fixture (`id`, and utf8 columns `txt` with nulls in a mask,
+/// `tag` by sentinel, `note` none; its deleted last row's strings stored past the end) as
+/// `t.b2d`, grown with `n` rows of noise text.
+fn table_utf8(dir: &Path, n: usize) -> PathBuf {
+    let p = dir.join("t.b2d");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tables/utf8.b2d");
+    common::copy_tree(&fixture, &p);
+    b2nd::TableMut::open(&p)
+        .unwrap()
+        .append(&utf8_rows(n, 0, 1).unwrap())
+        .unwrap();
+    p
+}
+
+/// `n` texts of noise, 0–63 characters each: as given, and with every seventh a null.
+fn utf8_text(n: usize, salt: u8) -> (Vec<Option<String>>, Vec<Option<String>>) {
+    let bytes: Vec<u8> = noise(n * 64).iter().map(|b| b ^ salt).collect();
+    let text: Vec<Option<String>> = bytes
+        .chunks_exact(64)
+        .map(|c| {
+            let len = usize::from(c[0] % 64);
+            Some(c[..len].iter().map(|b| char::from(b'a' + b % 26)).collect())
+        })
+        .collect();
+    let nulls = text
+        .iter()
+        .enumerate()
+        .map(|(i, s)| s.clone().filter(|_| i % 7 != 3))
+        .collect();
+    (text, nulls)
+}
+
+/// `n` rows for `table_utf8`'s table from `id0` on.
+fn utf8_rows(n: usize, id0: i64, salt: u8) -> b2nd::Result<b2nd::Rows> {
+    let (text, nulls) = utf8_text(n, salt);
+    let ids: Vec<i64> = (id0..id0 + n as i64).collect();
+    b2nd::Rows::new()
+        .column("id", &ids)?
+        .strings("txt", &as_str(&nulls))?
+        .strings("tag", &as_str(&nulls))?
+        .strings("note", &as_str(&text))
+}
+
+fn as_str(v: &[Option<String>]) -> Vec<Option<&str>> {
+    v.iter().map(Option::as_deref).collect()
+}
+
 fn table_rows(n: usize, salt: u64) -> (Vec<u64>, Vec<f64>, Vec<bool>) {
     let x: Vec<u64> = noise(n * 8)
         .chunks_exact(8)
@@ -219,6 +266,28 @@ fn cases() -> Vec<Case> {
                     .map(|(&v, &ok)| ok.then_some(v))
                     .collect();
                 let values = b2nd::Rows::new().column("x", &x)?.column_opt("y", &y)?;
+                b2nd::TableMut::open(p)?.update(&rows, &values).map(drop)
+            },
+        },
+        Case {
+            name: "table .b2d with utf8 columns: append rows (TableMut)",
+            prepare: |d| table_utf8(d, OLD / 32),
+            run: |p| {
+                let rows = utf8_rows(NEW / 64, 1 << 20, 2)?;
+                b2nd::TableMut::open(p)?.append(&rows).map(drop)
+            },
+        },
+        Case {
+            name: "table .b2d with utf8 columns: update rows (TableMut)",
+            prepare: |d| table_utf8(d, OLD / 32),
+            run: |p| {
+                // Every third row's strings, from the first: both arrays of each column
+                // rewritten beside the table.
+                let rows: Vec<u64> = (0..(OLD / 32) as u64).step_by(3).collect();
+                let (text, nulls) = utf8_text(rows.len(), 3);
+                let values = b2nd::Rows::new()
+                    .strings("txt", &as_str(&nulls))?
+                    .strings("note", &as_str(&text))?;
                 b2nd::TableMut::open(p)?.update(&rows, &values).map(drop)
             },
         },
@@ -406,8 +475,16 @@ fn summary(p: &Path) -> Option<String> {
             Ok(t) => t
                 .columns()
                 .iter()
-                .map(
-                    |c| match (t.read_column_bytes(c.name()), t.read_validity(c.name())) {
+                .map(|c| {
+                    if *c.kind() == b2nd::ColumnKind::Utf8 {
+                        return match t.read_strings(c.name()) {
+                            Ok(v) => {
+                                format!("{} {:016x}", c.name(), digest(format!("{v:?}").as_bytes()))
+                            }
+                            Err(_) => format!("{}: read error", c.name()),
+                        };
+                    }
+                    match (t.read_column_bytes(c.name()), t.read_validity(c.name())) {
                         (Ok((_, shape, d)), Ok(valid)) => {
                             let valid: Vec<u8> = valid
                                 .unwrap_or_default()
@@ -422,8 +499,8 @@ fn summary(p: &Path) -> Option<String> {
                             )
                         }
                         _ => format!("{}: read error", c.name()),
-                    },
-                )
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join("; "),
             Err(_) => "table error".into(),
@@ -711,7 +788,8 @@ fn kill_9_at_random_moments_of_every_write() {
 }
 
 /// With `B2ND_FAULT_OUT`, a killed table change's `.b2d` is kept there as `NAME.b2d`, with
-/// what b2nd reads of it (`NAME.json`: live rows, column names, `x`, every column's nulls), for
+/// what b2nd reads of it (`NAME.json`: live rows, column names, `x` (null without one), every
+/// column's nulls, every utf8 column's strings), for
 /// `scripts/check_table_kills.py` (python-blosc2 must read the same).
 fn keep_killed_table(p: &Path, name: &str) {
     let Some(out) = std::env::var_os("B2ND_FAULT_OUT") else {
@@ -723,7 +801,16 @@ fn keep_killed_table(p: &Path, name: &str) {
     let out = Path::new(&out);
     common::copy_tree(p, &out.join(format!("{name}.b2d")));
     let t = b2nd::Table::open(p).unwrap();
-    let x: Vec<u64> = t.read_column("x").unwrap();
+    let x: Option<Vec<u64>> = t.column("x").is_ok().then(|| t.read_column("x").unwrap());
+    let strings: serde_json::Map<String, serde_json::Value> = t
+        .columns()
+        .iter()
+        .filter(|c| *c.kind() == b2nd::ColumnKind::Utf8)
+        .map(|c| {
+            let v = t.read_strings(c.name()).unwrap();
+            (c.name().to_string(), serde_json::json!(v))
+        })
+        .collect();
     let columns: Vec<&str> = t.columns().iter().map(|c| c.name()).collect();
     let nulls: serde_json::Map<String, serde_json::Value> = columns
         .iter()
@@ -736,7 +823,8 @@ fn keep_killed_table(p: &Path, name: &str) {
             (c.to_string(), serde_json::json!(nulls))
         })
         .collect();
-    let j = serde_json::json!({"n_rows": t.n_rows(), "columns": columns, "x": x, "nulls": nulls});
+    let j = serde_json::json!({"n_rows": t.n_rows(), "columns": columns, "x": x, "nulls": nulls,
+                               "strings": strings});
     std::fs::write(out.join(format!("{name}.json")), j.to_string()).unwrap();
 }
 
