@@ -1536,3 +1536,45 @@ fn utf8_values_are_updated_as_python_assigns_them() {
                              "tag": ["ü", null, "w"]}}]),
     );
 }
+
+#[test]
+fn utf8_columns_are_compacted_as_python_compacts_them() {
+    // utf8.b2d: rows 1 and 5 deleted; compact keeps the live rows' strings only, in order,
+    // and gathers the mask with them.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("utf8.b2d");
+    copy_tree(&dir().join("utf8.b2d"), &path);
+    let before: Vec<Vec<Option<String>>> = {
+        let t = Table::open(&path).unwrap();
+        ["txt", "tag", "note"]
+            .iter()
+            .map(|c| t.read_strings(c).unwrap())
+            .collect()
+    };
+    let mut t = TableMut::open(&path).unwrap();
+    // One gap among the 5 rows `_valid_rows` keeps (python's close trimmed the last).
+    assert_eq!(t.compact().unwrap(), 1);
+    drop(t);
+    let t = Table::open(&path).unwrap();
+    assert_eq!(t.read_column::<i64>("id").unwrap(), [0, 2, 3, 4]);
+    for (c, want) in ["txt", "tag", "note"].iter().zip(&before) {
+        assert_eq!(&t.read_strings(c).unwrap(), want, "{c}");
+    }
+    let a = |f: &str| b2nd::Array::open(path.join("_cols").join(f)).unwrap();
+    assert_eq!(a("txt.b2nd").read::<i64>().unwrap(), [0, 1, 4, 7, 7]);
+    assert_eq!(
+        a("txt.utf8.b2nd").read::<u8>().unwrap(),
+        "acccdé".as_bytes()
+    );
+    assert_eq!(
+        a("txt.notnull.b2nd").read::<bool>().unwrap(),
+        [true, true, true, false]
+    );
+    assert_eq!(a("note.utf8.b2nd").read::<u8>().unwrap(), b"n0n2n3n4");
+    leave_for_python(
+        &path,
+        "utf8_compact.b2d",
+        "utf8.b2d",
+        &json!([{"op": "compact"}]),
+    );
+}

@@ -24,8 +24,9 @@ impl TableMut {
     /// and every index marked stale (python drops what indexes say about positions).
     /// Returns the deleted rows dropped (0, with nothing changed, when there is no gap).
     ///
-    /// Refused, with nothing changed, for a table with a variable-length column (`utf8`
-    /// strings, lists, variable-length scalars), whose storage b2nd does not rewrite.
+    /// `utf8` columns are rewritten with the strings of the live rows only (python's
+    /// `set_all`). Refused, with nothing changed, for a table with another variable-length
+    /// column (lists, variable-length scalars), whose storage b2nd does not rewrite.
     ///
     /// ```
     /// use b2nd::{Table, TableBuilder, TableMut};
@@ -49,7 +50,9 @@ impl TableMut {
             return Ok(0);
         }
         if let Some(c) = t.columns().iter().find(|c| {
-            c.computed().is_none() && !c.is_fixed_width() && *c.kind() != ColumnKind::Dictionary
+            c.computed().is_none()
+                && !c.is_fixed_width()
+                && !matches!(c.kind(), ColumnKind::Dictionary | ColumnKind::Utf8)
         }) {
             return Err(self.refuse(
                 c.name(),
@@ -63,10 +66,21 @@ impl TableMut {
         let rows: Vec<usize> = live.iter().collect();
         // The arrays gathered: every stored column (a dictionary column's codes) and mask.
         let mut files: Vec<PathBuf> = Vec::new();
+        // `utf8` columns: their offsets and bytes files, rewritten together.
+        let mut utf8: Vec<(PathBuf, PathBuf)> = Vec::new();
         for c in t.columns().iter().filter(|c| c.computed().is_none()) {
-            files.push(member_file(t, &t.key(c.name(), ""))?);
+            let file = member_file(t, &t.key(c.name(), ""))?;
+            if *c.kind() == ColumnKind::Utf8 {
+                utf8.push((file, member_file(t, &t.key(c.name(), ".utf8"))?));
+            } else {
+                files.push(file);
+            }
         }
         files.extend(self.mask_files()?);
+        let utf8_rel: Vec<(PathBuf, PathBuf)> = utf8
+            .iter()
+            .map(|(o, s)| Ok((self.relative(o)?, self.relative(s)?)))
+            .collect::<Result<_>>()?;
         let valid = member_file(t, &format!("{}/_valid_rows", t.root()))?;
         let rel: Vec<PathBuf> = files
             .iter()
@@ -74,6 +88,7 @@ impl TableMut {
             .collect::<Result<_>>()?;
         let (valid_rel, meta_rel) = (self.relative(&valid)?, self.relative(&self.meta_file()?)?);
         let mut copies = files.clone();
+        copies.extend(utf8.iter().flat_map(|(o, s)| [o.clone(), s.clone()]));
         copies.push(valid);
         let durability = self.durability;
         let before = Table::open(&self.path)?;
@@ -83,6 +98,14 @@ impl TableMut {
         let valid = self.restage_copying(&copies, |stage| {
             for (f, original) in rel.iter().zip(&files) {
                 gather(&mut open(stage.join(f))?, &rows, original)?;
+            }
+            for ((o, s), (original, _)) in utf8_rel.iter().zip(&utf8) {
+                super::utf8::gather(
+                    &mut open(stage.join(o))?,
+                    &mut open(stage.join(s))?,
+                    &rows,
+                    original,
+                )?;
             }
             // python's close leaves every row live and no capacity after the last one (a
             // live row is left: `n == end` when none is).

@@ -283,3 +283,35 @@ pub(super) fn rewrite(
     write_ending(strings, from, &tail, end.max(1))?;
     write_ending(offsets, first as u64 + 1, &ends, rows as u64 + 1)
 }
+
+/// Keep only the strings of physical rows `rows` (ascending) of a `utf8` column (`offsets`,
+/// `strings`: the staged copies of `original`, which refusals name), in order, as
+/// python-blosc2's compact leaves it (`set_all` of the live rows: none when no row is live).
+pub(super) fn gather(
+    offsets: &mut super::ArrayMut,
+    strings: &mut super::ArrayMut,
+    rows: &[usize],
+    original: &std::path::Path,
+) -> Result<()> {
+    let bad = |reason: String| crate::error::Error::Refused {
+        path: original.display().to_string(),
+        reason,
+    };
+    let offs: Vec<i64> = offsets.array().read()?;
+    let all: Vec<u8> = strings.array().read()?;
+    let mut data = Vec::new();
+    let mut ends = Vec::with_capacity(rows.len() * 8);
+    for &p in rows {
+        let span = offs
+            .get(p)
+            .zip(offs.get(p + 1))
+            .and_then(|(&lo, &hi)| Some((usize::try_from(lo).ok()?, usize::try_from(hi).ok()?)))
+            .filter(|(lo, hi)| lo <= hi && *hi <= all.len())
+            .ok_or_else(|| bad(format!("row {p}'s offsets are outside its bytes")))?;
+        data.extend_from_slice(&all[span.0..span.1]);
+        ends.extend_from_slice(&(data.len() as i64).to_le_bytes());
+    }
+    let end = data.len() as u64;
+    write_ending(strings, 0, &data, end.max(1))?;
+    write_ending(offsets, 1, &ends, rows.len() as u64 + 1)
+}
