@@ -85,8 +85,9 @@ def replay(path, ops):
             t.drop_column(op["name"])
         elif op["op"] == "add_column":
             kw = {"nullable": True} if op.get("nullable") else {}
-            if "max_length" in op:
-                kw["max_length"] = op["max_length"]
+            for k in ("max_length", "unit"):
+                if k in op:
+                    kw[k] = op[k]
             spec = getattr(b2, op["kind"])(**kw)
             if "default" in op:
                 spec = b2.field(spec, default=op["default"])

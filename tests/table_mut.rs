@@ -1578,3 +1578,71 @@ fn utf8_columns_are_compacted_as_python_compacts_them() {
         &json!([{"op": "compact"}]),
     );
 }
+
+#[test]
+fn timestamp_columns_are_added_as_python_adds_them() {
+    use b2nd::NewColumn;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_tree(&dir().join("mutable.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let e = NewColumn::timestamp("m").unwrap_err().to_string();
+    assert!(e.contains("timestamp unit \"m\""), "{e}");
+    let seen = [
+        Some(1_700_000_000_000i64),
+        None,
+        Some(5),
+        Some(6),
+        Some(7),
+        Some(8),
+        Some(-9),
+    ];
+    t.add_column(
+        "seen",
+        &NewColumn::timestamp("ms").unwrap().values_opt(&seen),
+    )
+    .unwrap();
+    t.add_column(
+        "born",
+        &NewColumn::timestamp("s").unwrap().default(Value::Int(0)),
+    )
+    .unwrap();
+    // Appends take the new columns as timestamps of their units, or their defaults.
+    let rows = Rows::new()
+        .column("id", &[500i64])
+        .unwrap()
+        .column("when", &[3i64])
+        .unwrap()
+        .timestamps("seen", "ms", &[None])
+        .unwrap()
+        .column_opt("sent", &[None::<i16>])
+        .unwrap();
+    t.append(&rows).unwrap();
+    drop(t);
+    let t = Table::open(&path).unwrap();
+    let c = t.column("seen").unwrap();
+    assert_eq!(*c.kind(), b2nd::ColumnKind::Timestamp);
+    let mut want = seen.to_vec();
+    want.push(None);
+    assert_eq!(t.read_column_opt::<i64>("seen").unwrap(), want);
+    assert_eq!(t.read_column::<i64>("born").unwrap(), vec![0; 8]);
+    // As python-blosc2 stores them: the deleted row 1 zero, nulls its fill (int64 minimum).
+    assert_eq!(
+        b2nd::Array::open(path.join("_cols/seen.b2nd"))
+            .unwrap()
+            .read::<i64>()
+            .unwrap(),
+        [1_700_000_000_000, 0, i64::MIN, 5, 6, 7, 8, -9, i64::MIN]
+    );
+    leave_for_python(
+        &path,
+        "mutable_timestamps.b2d",
+        "mutable.b2d",
+        &json!([
+            {"op": "add_column", "name": "seen", "kind": "timestamp", "unit": "ms",
+             "nullable": true, "values": [1_700_000_000_000i64, null, 5, 6, 7, 8, -9]},
+            {"op": "add_column", "name": "born", "kind": "timestamp", "unit": "s", "default": 0},
+            {"op": "append", "columns": {"id": [500], "when": [3], "seen": [null], "sent": [null]}},
+        ]),
+    );
+}

@@ -18,8 +18,8 @@ use crate::table::column_path;
 use crate::write::builder::ArrayBuilder;
 use crate::write::options::Target;
 
-/// A column to add with [`TableMut::add_column`]: its dtype (numbers, bool, or `string` of
-/// a `max_length`), whether it takes nulls (kept in a `.notnull` mask, python-blosc2's
+/// A column to add with [`TableMut::add_column`]: its dtype (numbers, bool, `string` of
+/// a `max_length`, or `timestamp` of a unit), whether it takes nulls (kept in a `.notnull` mask, python-blosc2's
 /// default storage), its declared default, and optionally one value per live row.
 ///
 /// ```
@@ -40,6 +40,9 @@ use crate::write::options::Target;
 #[derive(Debug, Clone)]
 pub struct NewColumn {
     dtype: Dtype,
+    /// For a `timestamp` column: its unit (`s`, `ms`, `us`, `ns`); the items are `int64`
+    /// counts of it since the Unix epoch.
+    unit: Option<String>,
     nullable: bool,
     /// The declared default (`Value::Nil`: null).
     default: Option<Value>,
@@ -60,9 +63,24 @@ impl NewColumn {
         })
     }
 
+    /// A `timestamp` column: `int64` counts of `unit` (`s`, `ms`, `us` or `ns`) since the
+    /// Unix epoch, given with [`NewColumn::values`] as `i64`; nulls are stored as
+    /// python-blosc2's fill (`int64` minimum) with the mask holding them.
+    pub fn timestamp(unit: &str) -> Result<NewColumn> {
+        if !["s", "ms", "us", "ns"].contains(&unit) {
+            return Err(Error::InvalidArgument(format!(
+                "timestamp unit {unit:?} (s, ms, us or ns)"
+            )));
+        }
+        let mut c = NewColumn::with_dtype(i64::dtype());
+        c.unit = Some(unit.to_string());
+        Ok(c)
+    }
+
     fn with_dtype(dtype: Dtype) -> NewColumn {
         NewColumn {
             dtype,
+            unit: None,
             nullable: false,
             default: None,
             values: None,
@@ -120,7 +138,10 @@ impl NewColumn {
     /// The column's schema entry, as python-blosc2's `schema_to_dict` writes it.
     fn entry(&self, name: &str) -> Result<Value> {
         let s = |x: &str| Value::Str(x.to_string());
-        let (kind, extra) = crate::write::table::kind_of(&self.dtype)?;
+        let (kind, extra) = match &self.unit {
+            Some(unit) => ("timestamp".to_string(), vec![("unit".to_string(), s(unit))]),
+            None => crate::write::table::kind_of(&self.dtype)?,
+        };
         let mut m = vec![(s("name"), s(name)), (s("kind"), s(&kind))];
         m.extend(extra.into_iter().map(|(k, v)| (s(&k), v)));
         if self.nullable {
@@ -176,7 +197,7 @@ impl TableMut {
         // The physical array: live rows at their places, nulls as python's fill.
         let capacity = live.physical() as usize;
         let mut all = vec![0u8; capacity * isz];
-        let fill = null_fill(dtype, false);
+        let fill = null_fill(dtype, column.unit.is_some());
         for (i, p) in live.iter().enumerate() {
             let null = valid.as_ref().is_some_and(|v| !v[i]);
             let item = if null {
