@@ -1646,3 +1646,93 @@ fn timestamp_columns_are_added_as_python_adds_them() {
         ]),
     );
 }
+
+#[test]
+fn utf8_columns_are_added_as_python_adds_them() {
+    use b2nd::NewColumn;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mutable.b2d");
+    copy_tree(&dir().join("mutable.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let s = |v: &[Option<&str>]| -> Vec<Option<String>> {
+        v.iter().map(|x| x.map(str::to_string)).collect()
+    };
+    let u = [
+        Some("a"),
+        None,
+        Some("ccc"),
+        Some(""),
+        Some("dé"),
+        Some("f"),
+        Some("g"),
+    ];
+    let before = snapshot(&path);
+    for (c, want) in [
+        (
+            NewColumn::utf8().strings(&u[..2]),
+            "2 values given for 7 live rows",
+        ),
+        (
+            NewColumn::utf8().values(&[1i32; 7]),
+            "values of dtype <i4 given for a utf8 column",
+        ),
+        (
+            NewColumn::utf8().default(Value::Int(1)),
+            "the default Int(1) is not a string",
+        ),
+        (NewColumn::utf8(), "give values or declare a default"),
+    ] {
+        let e = t.add_column("x", &c).unwrap_err().to_string();
+        assert!(e.contains(want), "{want:?} not in {e:?}");
+        assert!(snapshot(&path) == before, "{want}: a file changed");
+    }
+    t.add_column("u", &NewColumn::utf8().strings(&u)).unwrap();
+    t.add_column("w", &NewColumn::utf8().default(Value::Str("zz".into())))
+        .unwrap();
+    // Appends and updates take the new columns.
+    let rows = Rows::new()
+        .column("id", &[600i64])
+        .unwrap()
+        .column("when", &[4i64])
+        .unwrap()
+        .column_opt("sent", &[None::<i16>])
+        .unwrap()
+        .strings("u", &[Some("new")])
+        .unwrap();
+    t.append(&rows).unwrap();
+    t.update(&[1], &Rows::new().strings("w", &[Some("yy")]).unwrap())
+        .unwrap();
+    drop(t);
+    let t = Table::open(&path).unwrap();
+    let mut want_u = s(&u);
+    want_u.push(Some("new".into()));
+    assert_eq!(t.read_strings("u").unwrap(), want_u);
+    let mut want_w = vec![Some("zz".to_string()); 8];
+    want_w[1] = Some("yy".into());
+    assert_eq!(t.read_strings("w").unwrap(), want_w);
+    // python's layout: the deleted row 1 holds the default (or ""), the null "" with the
+    // mask; offsets and bytes chunked as python's UTF8Array.
+    let a = |f: &str| b2nd::Array::open(path.join("_cols").join(f)).unwrap();
+    assert_eq!(
+        a("u.b2nd").read::<i64>().unwrap(),
+        [0, 1, 1, 1, 4, 4, 7, 8, 9, 12]
+    );
+    assert_eq!(a("u.b2nd").chunks(), [131_072]);
+    assert_eq!(a("u.utf8.b2nd").chunks(), [2_097_152]);
+    assert_eq!(
+        a("w.utf8.b2nd").read::<u8>().unwrap(),
+        b"zzzzyyzzzzzzzzzzzz"
+    );
+    leave_for_python(
+        &path,
+        "mutable_utf8_added.b2d",
+        "mutable.b2d",
+        &json!([
+            {"op": "add_column", "name": "u", "kind": "utf8", "nullable": true,
+             "values": ["a", null, "ccc", "", "dé", "f", "g"]},
+            {"op": "add_column", "name": "w", "kind": "utf8", "default": "zz"},
+            {"op": "append", "columns": {"id": [600], "when": [4], "sent": [null], "u": ["new"]}},
+            {"op": "update", "rows": [1], "columns": {"w": ["yy"]}},
+        ]),
+    );
+}

@@ -1,7 +1,8 @@
 //! [`TableMut::add_column`] and [`NewColumn`]: a stored column added to a table, as
 //! python-blosc2's `CTable.add_column` adds one: an array as long as `_valid_rows` (the
-//! physical rows) holding the given values or the declared default at the live rows, a
-//! `.notnull` mask when a live row is null, and the column's entry appended to the schema.
+//! physical rows; a `utf8` column's offsets and bytes up to the last live row) holding the
+//! given values or the declared default at the live rows, a `.notnull` mask when a live
+//! row is null, and the column's entry appended to the schema.
 //! The files are written in a staged copy of the table and published with the schema by
 //! one directory exchange (see `columns`).
 
@@ -18,9 +19,10 @@ use crate::table::column_path;
 use crate::write::builder::ArrayBuilder;
 use crate::write::options::Target;
 
-/// A column to add with [`TableMut::add_column`]: its dtype (numbers, bool, `string` of
-/// a `max_length`, or `timestamp` of a unit), whether it takes nulls (kept in a `.notnull` mask, python-blosc2's
-/// default storage), its declared default, and optionally one value per live row.
+/// A column to add with [`TableMut::add_column`]: its kind (numbers, bool, `string` of a
+/// `max_length`, `timestamp` of a unit, or `utf8`), whether it takes nulls (kept in a
+/// `.notnull` mask, python-blosc2's default storage), its declared default, and optionally
+/// one value per live row.
 ///
 /// ```
 /// use b2nd::{NewColumn, Table, TableBuilder, TableMut, Value};
@@ -39,14 +41,24 @@ use crate::write::options::Target;
 /// ```
 #[derive(Debug, Clone)]
 pub struct NewColumn {
+    /// The items' dtype (`int64` for a timestamp; unused for `utf8`).
     dtype: Dtype,
-    /// For a `timestamp` column: its unit (`s`, `ms`, `us`, `ns`); the items are `int64`
-    /// counts of it since the Unix epoch.
-    unit: Option<String>,
+    kind: NewKind,
     nullable: bool,
     /// The declared default (`Value::Nil`: null).
     default: Option<Value>,
     values: Option<Cells>,
+}
+
+/// The kind of a [`NewColumn`] beyond its dtype.
+#[derive(Debug, Clone, PartialEq)]
+enum NewKind {
+    /// Fixed-width items of the dtype (numbers, bool, `string`).
+    Items,
+    /// `int64` counts of a unit (`s`, `ms`, `us`, `ns`) since the Unix epoch.
+    Timestamp(String),
+    /// Variable-length UTF-8 strings (offsets and bytes arrays).
+    Utf8,
 }
 
 impl NewColumn {
@@ -73,14 +85,22 @@ impl NewColumn {
             )));
         }
         let mut c = NewColumn::with_dtype(i64::dtype());
-        c.unit = Some(unit.to_string());
+        c.kind = NewKind::Timestamp(unit.to_string());
         Ok(c)
+    }
+
+    /// A `utf8` column: strings of any length (python-blosc2's `utf8()`: offsets and
+    /// bytes arrays), given with [`NewColumn::strings`]; nulls kept in a mask.
+    pub fn utf8() -> NewColumn {
+        let mut c = NewColumn::with_dtype(u8::dtype());
+        c.kind = NewKind::Utf8;
+        c
     }
 
     fn with_dtype(dtype: Dtype) -> NewColumn {
         NewColumn {
             dtype,
-            unit: None,
+            kind: NewKind::Items,
             nullable: false,
             default: None,
             values: None,
@@ -138,9 +158,12 @@ impl NewColumn {
     /// The column's schema entry, as python-blosc2's `schema_to_dict` writes it.
     fn entry(&self, name: &str) -> Result<Value> {
         let s = |x: &str| Value::Str(x.to_string());
-        let (kind, extra) = match &self.unit {
-            Some(unit) => ("timestamp".to_string(), vec![("unit".to_string(), s(unit))]),
-            None => crate::write::table::kind_of(&self.dtype)?,
+        let (kind, extra) = match &self.kind {
+            NewKind::Timestamp(unit) => {
+                ("timestamp".to_string(), vec![("unit".to_string(), s(unit))])
+            }
+            NewKind::Utf8 => ("utf8".to_string(), Vec::new()),
+            NewKind::Items => crate::write::table::kind_of(&self.dtype)?,
         };
         let mut m = vec![(s("name"), s(name)), (s("kind"), s(&kind))];
         m.extend(extra.into_iter().map(|(k, v)| (s(&k), v)));
@@ -170,6 +193,9 @@ impl TableMut {
             return Err(self.refuse(name, "a column of that name exists".into()));
         }
         let entry = column.entry(name)?;
+        if column.kind == NewKind::Utf8 {
+            return self.add_utf8(name, column, entry);
+        }
         if let Some(d) = column.default.as_ref().filter(|d| !d.is_nil()) {
             if scalar_item(&column.dtype, d).is_none() {
                 return Err(self.refuse(
@@ -197,7 +223,7 @@ impl TableMut {
         // The physical array: live rows at their places, nulls as python's fill.
         let capacity = live.physical() as usize;
         let mut all = vec![0u8; capacity * isz];
-        let fill = null_fill(dtype, column.unit.is_some());
+        let fill = null_fill(dtype, matches!(column.kind, NewKind::Timestamp(_)));
         for (i, p) in live.iter().enumerate() {
             let null = valid.as_ref().is_some_and(|v| !v[i]);
             let item = if null {
@@ -214,6 +240,116 @@ impl TableMut {
             }
             m
         });
+        let mut arrays = vec![(
+            "",
+            ArrayBuilder::new(&[capacity as u64], dtype.clone()),
+            all,
+        )];
+        if let Some(m) = &mask {
+            arrays.push((".notnull", bool_array(capacity), as_bytes(m)));
+        }
+        self.publish_column(name, entry, n, column.nullable || mask.is_some(), arrays)
+    }
+
+    /// Add `utf8` column `name` (schema entry `entry`), as python-blosc2's `add_column`:
+    /// offsets and bytes spanning the rows up to the last live one, the live rows holding
+    /// the values given or the default, the others the default (or `""`), nulls `""` with
+    /// a `.notnull` mask as long as `_valid_rows`.
+    fn add_utf8(&mut self, name: &str, column: &NewColumn, entry: Value) -> Result<()> {
+        let live = self.table.live_rows();
+        let n = live.live() as usize;
+        let filler = match &column.default {
+            Some(Value::Str(s)) => s.clone(),
+            None | Some(Value::Nil) => String::new(),
+            Some(v) => return Err(self.refuse(name, format!("the default {v:?} is not a string"))),
+        };
+        let values: Vec<Option<String>> = match &column.values {
+            Some(Cells::Strings(v)) if v.len() == n => v.clone(),
+            Some(Cells::Strings(v)) => {
+                return Err(self.refuse(name, format!("{} values given for {n} live rows", v.len())))
+            }
+            Some(Cells::Fixed { dtype, .. }) => {
+                return Err(self.refuse(
+                    name,
+                    format!(
+                        "values of dtype {} given for a utf8 column (it takes text)",
+                        dtype.to_numpy_str()
+                    ),
+                ))
+            }
+            None => match &column.default {
+                None if n > 0 => {
+                    return Err(self.refuse(
+                        name,
+                        "the table has live rows: give values or declare a default".into(),
+                    ))
+                }
+                Some(Value::Nil) => vec![None; n],
+                _ => vec![Some(filler.clone()); n],
+            },
+        };
+        if let Some(row) = values.iter().position(Option::is_none) {
+            if !column.nullable {
+                return Err(self.refuse(
+                    name,
+                    format!("row {row} is null and the column is not nullable"),
+                ));
+            }
+        }
+        let mut strings = vec![filler.as_str(); live.end() as usize];
+        let mut mask: Option<Vec<bool>> = None;
+        for (p, v) in live.iter().zip(&values) {
+            match v {
+                Some(s) => strings[p] = s,
+                None => {
+                    strings[p] = "";
+                    mask.get_or_insert_with(|| vec![true; live.physical() as usize])[p] = false;
+                }
+            }
+        }
+        let mut data = Vec::new();
+        let mut offsets = vec![0i64];
+        for s in &strings {
+            data.extend_from_slice(s.as_bytes());
+            offsets.push(data.len() as i64);
+        }
+        if data.is_empty() {
+            data.push(0);
+        }
+        let mut arrays = vec![
+            (
+                "",
+                ArrayBuilder::for_type::<i64>(&[offsets.len() as u64])
+                    .chunks(&[131_072])
+                    .blocks(&[16_384]),
+                i64::as_bytes(&offsets).into_owned(),
+            ),
+            (
+                ".utf8",
+                ArrayBuilder::for_type::<u8>(&[data.len() as u64])
+                    .chunks(&[2_097_152])
+                    .blocks(&[131_072]),
+                data,
+            ),
+        ];
+        if let Some(m) = &mask {
+            arrays.push((".notnull", bool_array(m.len()), as_bytes(m)));
+        }
+        self.publish_column(name, entry, n, column.nullable, arrays)
+    }
+
+    /// Publish column `name`: schema entry `entry` appended (the cached row count `n`,
+    /// schema version 3 when `nullable`), and its arrays (file suffix, builder, C-order
+    /// bytes) written in a staged copy of the table exchanged whole.
+    fn publish_column(
+        &mut self,
+        name: &str,
+        entry: Value,
+        n: usize,
+        nullable: bool,
+        arrays: Vec<(&'static str, ArrayBuilder, Vec<u8>)>,
+    ) -> Result<()> {
+        let t = &self.table;
         let mut schema = super::columns::schema_of(t)?;
         if let Value::Map(fields) = &mut schema {
             if let Some((_, Value::Array(cols))) = fields
@@ -223,7 +359,7 @@ impl TableMut {
                 cols.push(entry);
             }
             // python-blosc2 writes null_storage from schema version 3 on.
-            if mask.is_some() || column.nullable {
+            if nullable {
                 for (k, v) in fields.iter_mut() {
                     if k.as_str() == Some("version") && v.as_i64().is_some_and(|x| x < 3) {
                         *v = Value::Int(3);
@@ -236,7 +372,6 @@ impl TableMut {
         let file = PathBuf::from(format!("_cols/{}", column_path(name)));
         let meta = self.relative(&self.meta_file()?)?;
         let durability = self.durability;
-        let dtype = dtype.clone();
         self.restage(|stage| {
             let at = |suffix: &str| -> Result<PathBuf> {
                 let p = stage.join(format!("{}{suffix}.b2nd", file.display()));
@@ -248,11 +383,8 @@ impl TableMut {
                 }
                 Ok(p)
             };
-            ArrayBuilder::new(&[capacity as u64], dtype)
-                .write_bytes(Target::File(at("")?), &all)?;
-            if let Some(m) = &mask {
-                ArrayBuilder::for_type::<bool>(&[capacity as u64])
-                    .write(Target::File(at(".notnull")?), m)?;
+            for (suffix, builder, bytes) in arrays {
+                builder.write_bytes(Target::File(at(suffix)?), &bytes)?;
             }
             super::columns::write_manifest(&stage.join(&meta), &schema, None, durability)
         })
@@ -338,4 +470,14 @@ impl TableMut {
             },
         }
     }
+}
+
+/// An array of `len` bools (a `.notnull` mask).
+fn bool_array(len: usize) -> ArrayBuilder {
+    ArrayBuilder::for_type::<bool>(&[len as u64])
+}
+
+/// Bools as the bytes of a bool array.
+fn as_bytes(flags: &[bool]) -> Vec<u8> {
+    flags.iter().map(|&f| u8::from(f)).collect()
 }
