@@ -557,3 +557,35 @@ tc = b2.open(p("utf8.b2d.tmp"), mode="r")
 assert tc["id"][:].tolist() == [0, 2, 3, 4, 9] and tc["note"][:].tolist()[-1] == "n5", tc["note"][:]
 shutil.rmtree(p("utf8.b2d.tmp"))
 print("utf8 fixture written")
+
+# A table with generated (materialized) columns, python-blosc2's `add_generated_column`:
+# stored columns its `extend` fills from the values given for their dependencies.
+
+
+@dataclasses.dataclass
+class Gen:
+    id: int = b2.field(b2.int64())
+    small: int = b2.field(b2.uint8(), default=7)
+    x: float = b2.field(b2.float32(), default=0.0)
+
+
+t = b2.CTable(Gen, urlpath=p("generated.b2d"), mode="w")
+t.extend({"id": np.arange(5, dtype=np.int64), "small": np.arange(5, dtype=np.uint8) * 3,
+          "x": np.linspace(-1, 1, 5, dtype=np.float32)})
+t.add_generated_column("twice", values="id * 2 + small", dtype=np.int64)
+t.add_generated_column("half", values="sqrt(abs(x)) / 2 + small", dtype=np.float32)
+t.delete([1])
+t.close()
+# The fixture proves what it is named for: generated columns stored and in the schema's
+# materialized_columns, computed by python's extend.
+st = b2.open(p("generated.b2d"), mode="r")
+gen = json.loads(st._storage._open_meta().vlmeta["schema"])["materialized_columns"]
+assert [g["name"] for g in gen] == ["twice", "half"] and all(g["transformer_kind"] == "expression" for g in gen), gen
+assert os.path.exists(p("generated.b2d/_cols/twice.b2nd")) and st["twice"][:].tolist() == [0, 10, 15, 20]
+shutil.copytree(p("generated.b2d"), p("generated.b2d.tmp"))
+tc = b2.open(p("generated.b2d.tmp"), mode="a")
+tc.extend({"id": [9], "small": [1], "x": [0.25]})
+tc.close()
+assert b2.open(p("generated.b2d.tmp"))["twice"][:].tolist()[-1] == 19
+shutil.rmtree(p("generated.b2d.tmp"))
+print("generated-column fixture written")

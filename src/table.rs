@@ -445,6 +445,25 @@ impl Table {
         &self.schema
     }
 
+    /// The names of the table's generated (materialized) columns: stored columns
+    /// python-blosc2 computes from others when rows are appended without them
+    /// (`add_generated_column`; the schema's `materialized_columns`).
+    pub fn generated_columns(&self) -> Vec<String> {
+        crate::format::json::parse(&self.schema)
+            .ok()
+            .and_then(|s| {
+                s.get("materialized_columns")
+                    .and_then(Value::as_slice)
+                    .map(|l| {
+                        l.iter()
+                            .filter_map(|g| g.get("name").and_then(Value::as_str))
+                            .map(str::to_string)
+                            .collect()
+                    })
+            })
+            .unwrap_or_default()
+    }
+
     /// The store key of column `name`'s array with `suffix` (`""`, `.notnull`, `.utf8`).
     pub(crate) fn key(&self, name: &str, suffix: &str) -> String {
         format!("{}/_cols/{}{suffix}", self.root, column_path(name))

@@ -1736,3 +1736,60 @@ fn utf8_columns_are_added_as_python_adds_them() {
         ]),
     );
 }
+
+#[test]
+fn generated_columns_are_filled_on_append_as_python_fills_them() {
+    // generated.b2d: `twice` = id * 2 + small (int64), `half` = sqrt(abs(x)) / 2 + small
+    // (float32), python-blosc2's add_generated_column; row 1 deleted.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("generated.b2d");
+    copy_tree(&dir().join("generated.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let before = snapshot(&path);
+    // A dependency left out: python-blosc2 refuses, so does b2nd (the declared default of
+    // `small` is not used to compute it).
+    let e = t
+        .append(&Rows::new().column("id", &[7i64]).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("dependencies [\"small\"] are not given"), "{e}");
+    assert!(snapshot(&path) == before, "a refused append changed a file");
+
+    let rows = Rows::new()
+        .column("id", &[10i64, 11, -3])
+        .unwrap()
+        .column("small", &[1u8, 255, 0])
+        .unwrap()
+        .column("x", &[0.25f32, -4.0, 9.0])
+        .unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 3);
+    // Values given for a generated column are stored as given, as python stores them.
+    let given = Rows::new()
+        .column("id", &[12i64])
+        .unwrap()
+        .column("small", &[2u8])
+        .unwrap()
+        .column("x", &[1.0f32])
+        .unwrap()
+        .column("twice", &[-1i64])
+        .unwrap();
+    t.append(&given).unwrap();
+    drop(t);
+    let t = Table::open(&path).unwrap();
+    assert_eq!(
+        t.read_column::<i64>("twice").unwrap(),
+        [0, 10, 15, 20, 21, 277, -6, -1]
+    );
+    let half: Vec<f32> = t.read_column("half").unwrap();
+    assert_eq!(&half[4..7], [1.25, 256.0, 1.5]);
+    leave_for_python(
+        &path,
+        "generated_append.b2d",
+        "generated.b2d",
+        &json!([
+            {"op": "append", "columns": {"id": [10, 11, -3], "small": [1, 255, 0],
+                                         "x": [0.25, -4.0, 9.0]}},
+            {"op": "append", "columns": {"id": [12], "small": [2], "x": [1.0], "twice": [-1]}},
+        ]),
+    );
+}

@@ -366,13 +366,18 @@ async fn blocking(f: impl FnOnce() -> b2nd::Result<u64> + Send + 'static) -> Res
 }
 
 /// The rows of an `INSERT`'s input for `TableMut`: computed columns (which DataFusion fills
-/// with NULL) left out, and refused when given a value.
+/// with NULL) left out, and refused when given a value; generated columns left out when
+/// every row is NULL (an INSERT that does not name them: `TableMut` computes them).
 fn rows_of(live: &Live, batch: &RecordBatch) -> Result<Rows> {
     let computed = live.computed_columns();
+    let generated = live.generated_columns();
     let mut keep = Vec::new();
     for (i, f) in batch.schema().fields().iter().enumerate() {
+        let c = batch.column(i);
+        if generated.contains(f.name()) && c.null_count() == c.len() {
+            continue;
+        }
         if computed.contains(f.name()) {
-            let c = batch.column(i);
             if c.null_count() != c.len() {
                 return Err(ext(format!(
                     "column {:?} is computed: python-blosc2 evaluates it, INSERT gives it no \

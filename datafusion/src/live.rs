@@ -36,6 +36,14 @@ impl Live {
         Ok(())
     }
 
+    /// The names of the table's generated (materialized) columns.
+    pub(crate) fn generated_columns(&self) -> Vec<String> {
+        match &*self.current().0 {
+            Opened::Table(t, _) => t.generated_columns(),
+            Opened::Array(_) => Vec::new(),
+        }
+    }
+
     /// The names of the table's computed columns.
     pub(crate) fn computed_columns(&self) -> Vec<String> {
         match &*self.current().0 {

@@ -363,7 +363,12 @@ impl TableProvider for B2ndTable {
 fn declared_defaults(t: &b2nd::Table, schema: &SchemaRef) -> HashMap<String, Expr> {
     use datafusion::common::ScalarValue;
     let mut out = HashMap::new();
+    // A generated column's default is not its value: `TableMut` computes it.
+    let generated = t.generated_columns();
     for c in t.columns() {
+        if generated.iter().any(|g| g == c.name()) {
+            continue;
+        }
         let (Some(v), Ok(field)) = (c.default_value(), schema.field_with_name(c.name())) else {
             continue;
         };

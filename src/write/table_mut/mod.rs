@@ -51,6 +51,7 @@ mod add;
 mod attrs;
 mod columns;
 mod compact;
+mod generated;
 mod utf8;
 mod zipped;
 
@@ -500,13 +501,16 @@ impl TableMut {
     /// column is given or declares a default; values must have the column's dtype (a
     /// `timestamp` column takes `i64` counts of its unit, `string` and `utf8` columns
     /// text), nulls go only to nullable columns, and text fits a `string` column's
-    /// `max_length`. Nothing changes when any of that fails.
+    /// `max_length`. A generated column left out is computed from the values given for its
+    /// dependencies, as python-blosc2's `extend` fills it (`generated`). Nothing changes
+    /// when any of that fails.
     pub fn append(&mut self, rows: &Rows) -> Result<u64> {
         let n = rows.len();
         if n == 0 {
             return Ok(0);
         }
-        let encoded = self.encode(rows)?;
+        let filled = self.autofill_generated(rows)?;
+        let encoded = self.encode(filled.as_ref().unwrap_or(rows))?;
         let live = self.table.live_rows();
         let start = live.end();
         for e in encoded
