@@ -103,25 +103,17 @@ impl TableMut {
         let t = &self.table;
         let offsets = t.store().open_array(&t.key(name, ""))?;
         let data = t.store().open_array(&t.key(name, ".utf8"))?;
-        if offsets.ndim() != 1 || offsets.dtype_str() != "<i8" {
-            return Err(self.refuse(
-                name,
-                format!(
-                    "its offsets array is {} of shape {:?}, not 1-d int64",
-                    offsets.dtype_str(),
-                    offsets.shape()
-                ),
-            ));
-        }
-        if data.ndim() != 1 || data.dtype_str() != "|u1" {
-            return Err(self.refuse(
-                name,
-                format!(
-                    "its bytes array is {} of shape {:?}, not 1-d uint8",
-                    data.dtype_str(),
-                    data.shape()
-                ),
-            ));
+        for (a, what, dtype) in [(&offsets, "offsets", "<i8"), (&data, "bytes", "|u1")] {
+            if a.ndim() != 1 || a.dtype_str() != dtype {
+                return Err(self.refuse(
+                    name,
+                    format!(
+                        "its {what} array is {} of shape {:?}, not 1-d {dtype}",
+                        a.dtype_str(),
+                        a.shape()
+                    ),
+                ));
+            }
         }
         let rows = offsets.shape()[0].saturating_sub(1);
         if rows < start {
