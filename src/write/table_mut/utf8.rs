@@ -122,7 +122,8 @@ impl TableMut {
                 format!("its offsets hold {rows} rows, fewer than the table's {start}"),
             ));
         }
-        let at: Vec<i64> = offsets.read_slice(&[crate::SliceItem::from(start..start + 1)])?;
+        let at: Vec<i64> =
+            offsets.read_slice(&[crate::model::selection::SliceItem::from(start..start + 1)])?;
         match at.first().map(|&b| u64::try_from(b)) {
             Some(Ok(b)) if b <= data.shape()[0] => Ok(b),
             _ => Err(self.refuse(
