@@ -1,8 +1,9 @@
 """python-blosc2 reads the tables a `kill -9` interrupted while b2nd's TableMut changed them
 (tests/faults.rs with B2ND_FAULT_OUT=DIR) as b2nd reads them: each `NAME.b2d` beside
-`NAME.json` (b2nd's live row count, column names, column `x`, every column's nulls and every
-utf8 column's strings) must give python-blosc2 the same row count (its `nrows` trusts the
-schema's cached `n_rows` when present), the same columns, `x`, nulls and strings, whether the
+`NAME.json` (b2nd's live row count, column names, column `x`, every column's nulls, every
+utf8 column's strings, and the values of its dictionary columns and columns of one msgpack
+item per row) must give python-blosc2 the same row count (its `nrows` trusts the schema's
+cached `n_rows` when present), the same columns, `x`, nulls, strings and values, whether the
 kill left the old or the new table.
 
 Usage: python scripts/check_table_kills.py DIR
@@ -31,7 +32,13 @@ for name in names:
     for c in want.get("strings", {}):
         values = t[c][:]
         strings[c] = [None if n else str(v) for v, n in zip(np.asarray(values).tolist(), nulls[c])]
-    got = {"n_rows": t.nrows, "columns": list(t.col_names), "x": x, "nulls": nulls, "strings": strings}
+    values = {}
+    for c in want.get("values", {}):
+        cells = t[c][:]
+        cells = cells.tolist() if isinstance(cells, np.ndarray) else list(cells)
+        values[c] = [list(v) if isinstance(v, bytes) else v for v in cells]
+    got = {"n_rows": t.nrows, "columns": list(t.col_names), "x": x, "nulls": nulls, "strings": strings,
+           "values": values}
     for k in want:
         if got[k] != want[k]:
             bad.append(f"{name}: {k}: python {str(got[k])[:200]}, b2nd {str(want[k])[:200]}")

@@ -7,7 +7,8 @@ Each table has the kinds b2nd appends to: `id` int64 (no default), `x` float64
 nullable in a mask, `k` int32 nullable by the sentinel -1, `f` bool (default False), `s` string
 of at most 5 characters (default ""), `ts` timestamp in ms, `u` utf8 nullable in a mask
 (python's extend is preceded by the cut of deleted rows' strings b2nd makes, which
-python-blosc2 4.14.1 omits: meaning-audit.md); python's `add_column` adds int32
+python-blosc2 4.14.1 omits: meaning-audit.md), `d` dictionary nullable (a vocabulary that
+grows: new values join the dictionary from both writers); python's `add_column` adds int32
 columns `e0`, `e1` with a default, which b2nd's INSERTs (naming the other columns) fill. A model (a list of live rows, in
 live order) follows every step; after each step python-blosc2 (a fresh process, as any user
 of the file) must read the model: `nrows`, every column's values and nulls, and `where()` on
@@ -49,9 +50,11 @@ class Row:
     f: bool = b2.field(b2.bool(), default=False)
     s: str = b2.field(b2.string(max_length=5), default="")
     u: str = b2.field(b2.utf8(nullable=True), default=None)
+    d: str = b2.field(b2.dictionary(nullable=True), default=None)
 
 
-COLS = ["id", "ts", "x", "k", "f", "s", "u"]
+COLS = ["id", "ts", "x", "k", "f", "s", "u", "d"]
+WORDS = ["red", "blue", "green", "é", "it's"]
 TEXT = ["", "a", "b", "abc", "héllo", "it's", "日本語", "x" * 40]
 next_id = [0]
 
@@ -66,7 +69,18 @@ def new_row():
         "f": rng.random() < 0.5,
         "s": rng.choice(["", "a", "abc", "héllo", "zz"]),
         "u": None if rng.random() < 0.15 else rng.choice(TEXT) + rng.choice(TEXT),
+        "d": word(),
     }
+
+
+def word():
+    """A dictionary value: mostly a known word, sometimes a new one, sometimes a null."""
+    r = rng.random()
+    if r < 0.15:
+        return None
+    if r < 0.25:
+        return f"w{rng.randrange(10**6)}"
+    return rng.choice(WORDS)
 
 
 def cut_dead_utf8(t):
@@ -94,6 +108,7 @@ def python_extend(path, rows):
         "f": [r["f"] for r in rows],
         "s": [r["s"] for r in rows],
         "u": [r["u"] for r in rows],
+        "d": [r["d"] for r in rows],
     })
     t.close()
 
@@ -105,7 +120,7 @@ def sql_literal(v, col):
         return str(v)  # INSERT casts it to the column's Timestamp(ms): a count of ms
     if col == "f":
         return "true" if v else "false"
-    if col in ("s", "u"):
+    if col in ("s", "u", "d"):
         return "'" + v.replace("'", "''") + "'"
     return repr(v)
 
@@ -122,7 +137,7 @@ def b2nd(path, query, write=False):
 
 # Predicates: (SQL text, model function returning True / False / None).
 def predicate():
-    kind = rng.randrange(9)
+    kind = rng.randrange(11)
     if kind == 0:
         m, r = rng.randrange(2, 6), rng.randrange(0, 2)
         return f"id % {m} = {r}", lambda row: row["id"] % m == r
@@ -145,6 +160,12 @@ def predicate():
         v = rng.choice(TEXT)
         return (f"u >= {sql_literal(v, 'u')}",
                 lambda row: None if row["u"] is None else row["u"].encode() >= v.encode())
+    if kind == 8:
+        v = rng.choice(WORDS)
+        return (f"d = {sql_literal(v, 'd')}",
+                lambda row: None if row["d"] is None else row["d"] == v)
+    if kind == 9:
+        return "d IS NULL", lambda row: row["d"] is None
     a_sql, a = predicate()
     b_sql, b = predicate()
 
@@ -186,6 +207,12 @@ def assignment(col):
             ("u", "u || 'ü'", lambda r: None if r["u"] is None else r["u"] + "ü"),
             ("u", sql_literal(v, "u"), lambda r: v),
         ])
+    if col == "d":
+        v = word()
+        return rng.choice([
+            ("d", "NULL", lambda r: None),
+            ("d", sql_literal(v, "d"), lambda r: v),
+        ])
     v = rng.choice(["", "b", "héllo", "zzz"])
     return ("s", f"'{v}'", lambda r: v)
 
@@ -221,7 +248,7 @@ def python_reads(path, model, where_id):
 
 def b2nd_reads(path, model):
     cols = COLS + [e for e, _ in extras]
-    rows = b2nd(path, "SELECT id, CAST(ts AS BIGINT) AS ts, x, k, f, s, u"
+    rows = b2nd(path, "SELECT id, CAST(ts AS BIGINT) AS ts, x, k, f, s, u, d"
                 + "".join(f", {e}" for e, _ in extras) + " FROM t ORDER BY id")
     got = [{c: r.get(c) for c in cols} for r in rows]
     want = sorted(({c: r[c] for c in cols} for r in model), key=lambda r: r["id"])
@@ -271,7 +298,7 @@ for ti in range(TABLES):
             elif op == "insert_select":
                 cut = rng.randrange(0, next_id[0] + 1)
                 shift = 10**9 * (step + 1) + ti * 10**7
-                what = (f"INSERT INTO t ({', '.join(COLS)}) SELECT id + {shift}, ts, x, k, f, s, u "
+                what = (f"INSERT INTO t ({', '.join(COLS)}) SELECT id + {shift}, ts, x, k, f, s, u, d "
                         f"FROM t WHERE id < {cut}")
                 copies = with_defaults([dict(r, id=r["id"] + shift) for r in model if r["id"] < cut])
                 out = b2nd(path, what, write=True)
@@ -285,7 +312,7 @@ for ti in range(TABLES):
                 assert out == [{"count": len(model) - len(keep)}], out
                 model = keep
             elif op == "update":
-                sets = [assignment(c) for c in rng.sample(["x", "k", "f", "s", "u"], rng.randrange(1, 4))]
+                sets = [assignment(c) for c in rng.sample(["x", "k", "f", "s", "u", "d"], rng.randrange(1, 4))]
                 text, fn = predicate() if rng.random() < 0.9 else ("true", lambda r: True)
                 what = f"UPDATE t SET {', '.join(f'{c} = {v}' for c, v, _ in sets)} WHERE {text}"
                 hit = [r for r in model if fn(r) is True]
@@ -297,7 +324,7 @@ for ti in range(TABLES):
             elif op == "py_update" and model:
                 positions = sorted(set(rng.randrange(len(model)) for _ in range(rng.randrange(1, 8))))
                 rng.shuffle(positions)
-                col, _, _ = assignment(rng.choice(["x", "k", "f", "s", "u"]))
+                col, _, _ = assignment(rng.choice(["x", "k", "f", "s", "u", "d"]))
                 values = [new_row()[col] for _ in positions]
                 what = f"python {col}[{positions}] = {values}"
                 python_update(path, positions, col, values)

@@ -589,3 +589,79 @@ tc.close()
 assert b2.open(p("generated.b2d.tmp"))["twice"][:].tolist()[-1] == 19
 shutil.rmtree(p("generated.b2d.tmp"))
 print("generated-column fixture written")
+
+# Tables of dictionary columns (values in a BatchArray `<name>_dict`, int32 codes, -1 for a
+# null): `dictionary.b2d` with values, deleted rows (the last among them) and nulls;
+# `dictionary_empty.b2d` with no row ever written, so its values stores hold no batch and
+# record no `items_per_block` yet (python chooses it at the first batch).
+
+
+@dataclasses.dataclass
+class Cat:
+    id: int = b2.field(b2.int64())
+    cat: str = b2.field(b2.dictionary(nullable=True), default=None)
+    tag: str = b2.field(b2.dictionary(nullable=False), default="a")
+
+
+t = b2.CTable(Cat, urlpath=p("dictionary.b2d"), mode="w")
+t.extend({"id": np.arange(6, dtype=np.int64), "cat": ["red", None, "blue", "red", "green", "blue"],
+          "tag": ["a", "b", "a", "c", "b", "a"]})
+t.delete([1, 5])
+t.close()
+t = b2.CTable(Cat, urlpath=p("dictionary_empty.b2d"), mode="w")
+t.close()
+# The fixtures prove what they are named for: codes, values, nulls, deleted rows; and no
+# batch nor items_per_block in the empty table's values stores.
+st = b2.open(p("dictionary.b2d"), mode="r")
+assert st._valid_rows[:].tolist() == [True, False, True, True, True], st._valid_rows[:]
+assert b2.open(p("dictionary.b2d/_cols/cat.b2nd"))[:].tolist() == [0, -1, 1, 0, 2]
+dict_cat = b2.open(p("dictionary.b2d/_cols/cat_dict.b2b"))
+assert [x for batch in dict_cat for x in batch] == ["red", "blue", "green"]
+assert st["cat"][:] == ["red", "blue", "red", "green"] and st["cat"].is_null().tolist() == [False, False, False, False]
+for c in ("cat", "tag"):
+    e = b2.open(p(f"dictionary_empty.b2d/_cols/{c}_dict.b2b"))
+    assert len(e) == 0 and e.meta["batcharray"]["items_per_block"] is None, e.meta["batcharray"]
+assert [c.get("nullable") for c in json.loads(st._storage._open_meta().vlmeta["schema"])["columns"]][1:] == [True, False]
+print("dictionary fixtures written")
+
+# A table of the columns python-blosc2 keeps one msgpack item per row in a BatchArray (a
+# list, a vlstring, a vlbytes and a struct), whose last row python deleted: its close trims
+# `_valid_rows` but keeps the deleted row's items past it, and its next extend appends after
+# them, one row off (docs/meaning-audit.md). b2nd appends at the table's next row.
+
+
+@dataclasses.dataclass
+class Var:
+    id: int = b2.field(b2.int64())
+    items: list[int] = b2.field(b2.list(b2.int32(), nullable=True), default=None)
+    vs: str = b2.field(b2.vlstring(nullable=True), default=None)
+    vb: bytes = b2.field(b2.vlbytes(), default=b"")
+    st: dict = b2.field(b2.struct({"x": b2.int64(), "y": b2.string(max_length=4)}, nullable=True), default=None)
+
+
+t = b2.CTable(Var, urlpath=p("varlen.b2d"), mode="w")
+t.extend({
+    "id": np.arange(6, dtype=np.int64),
+    "items": [[1, 2], None, [], [3], [4, 5, 6], [7]],
+    "vs": ["a", "b", None, "dé", "e", "f"],
+    "vb": [b"\x00", b"", b"xy", b"z", b"w", b"v"],
+    "st": [{"x": 1, "y": "a"}, None, {"x": 3, "y": "cc"}, {"x": 4, "y": "d"}, None, {"x": 6, "y": "f"}],
+})
+t.delete([1, 5])
+t.close()
+st = b2.open(p("varlen.b2d"), mode="r")
+assert st._valid_rows[:].tolist() == [True, False, True, True, True], st._valid_rows[:]
+for c in ("items", "vs", "vb", "st"):
+    # The deleted last row's item is still stored past `_valid_rows`.
+    assert len(st._cols[c]) == 6, (c, len(st._cols[c]))
+assert st["items"][:] == [[1, 2], [], [3], [4, 5, 6]], st["items"][:]
+assert st["st"][:] == [{"x": 1, "y": "a"}, {"x": 3, "y": "cc"}, {"x": 4, "y": "d"}, None], st["st"][:]
+kinds = [c["kind"] for c in json.loads(st._storage._open_meta().vlmeta["schema"])["columns"]]
+assert kinds == ["int64", "list", "vlstring", "vlbytes", "struct"], kinds
+shutil.copytree(p("varlen.b2d"), p("varlen.b2d.tmp"))
+tc = b2.open(p("varlen.b2d.tmp"), mode="a")
+tc.extend({"id": [9], "items": [[9]], "vs": ["new"], "vb": [b"n"], "st": [None]})
+tc.close()
+assert b2.open(p("varlen.b2d.tmp"))["items"][:][-1] == [7], "python's extend pairs its row with the dead item"
+shutil.rmtree(p("varlen.b2d.tmp"))
+print("varlen fixture written")

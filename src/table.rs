@@ -168,9 +168,10 @@ impl Column {
     }
 
     /// The value the schema declares for rows that give none (`Some(Value::Nil)`: null);
-    /// `None` when it declares no default (an append must give the column).
-    pub fn default_value(&self) -> Option<&Value> {
-        self.spec.get("default")
+    /// `None` when it declares no default (an append must give the column). Bytes, which
+    /// python-blosc2 stores as `{"__bytes__": true, "base64": ...}`, are `Value::Bytes`.
+    pub fn default_value(&self) -> Option<Value> {
+        self.spec.get("default").map(declared)
     }
 
     /// A computed column's definition; `None` for stored columns. A computed column's
@@ -940,6 +941,24 @@ impl Table {
             }])?;
             return Ok(Some(picked.iter().map(|&i| span[i - first] != 0).collect()));
         }
+        if matches!(
+            c.kind,
+            ColumnKind::Dictionary
+                | ColumnKind::List
+                | ColumnKind::VlString
+                | ColumnKind::VlBytes
+                | ColumnKind::Object
+                | ColumnKind::Struct
+        ) {
+            // Nulls in the items themselves: a dictionary code of -1, a nil item.
+            let values = self.read_values(name)?;
+            return Ok(Some(
+                values[rows.start as usize..rows.end as usize]
+                    .iter()
+                    .map(|v| !v.is_nil())
+                    .collect(),
+            ));
+        }
         let Some(sentinel) = &c.null_value else {
             // Mask storage with no mask written yet (or no sentinel): every row holds a value.
             return Ok(Some(vec![true; n]));
@@ -1412,9 +1431,68 @@ fn rows_slice(span: &std::ops::Range<usize>) -> [crate::model::selection::SliceI
     }]
 }
 
+/// A declared default as the value it stands for (python-blosc2 stores bytes as
+/// `{"__bytes__": true, "base64": ...}`).
+fn declared(v: &Value) -> Value {
+    if let Value::Map(fields) = v {
+        let get = |k: &str| {
+            fields
+                .iter()
+                .find(|(key, _)| key.as_str() == Some(k))
+                .map(|(_, v)| v)
+        };
+        if let (Some(Value::Bool(true)), Some(Value::Str(b64))) = (get("__bytes__"), get("base64"))
+        {
+            if let Some(bytes) = base64(b64) {
+                return Value::Bytes(bytes);
+            }
+        }
+    }
+    v.clone()
+}
+
+/// Standard base64 (with padding) decoded; `None` when it is not.
+fn base64(s: &str) -> Option<Vec<u8>> {
+    let digit = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let s = s.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    for group in s.chunks(4) {
+        let mut acc = 0u32;
+        for (i, &c) in group.iter().enumerate() {
+            acc |= digit(c)? << (18 - 6 * i);
+        }
+        let bytes = acc.to_be_bytes();
+        match group.len() {
+            4 => out.extend_from_slice(&bytes[1..4]),
+            3 => out.extend_from_slice(&bytes[1..3]),
+            2 => out.push(bytes[1]),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn base64_decodes() {
+        assert_eq!(base64("").unwrap(), b"");
+        assert_eq!(base64("aGk=").unwrap(), b"hi");
+        assert_eq!(base64("aGV5").unwrap(), b"hey");
+        assert_eq!(base64("aGVsbG8=").unwrap(), b"hello");
+        assert!(base64("a").is_none() && base64("**").is_none());
+    }
 
     #[test]
     fn column_paths_escape_like_python() {

@@ -161,6 +161,96 @@ fn utf8_rows(n: usize, id0: i64, salt: u8) -> b2nd::Result<b2nd::Rows> {
         .strings("note", &as_str(&text))
 }
 
+/// python-blosc2's `varlen.b2d` fixture (`id`, and the columns of one msgpack item per
+/// row: `items` list<int32>, `vs` vlstring, `vb` vlbytes, `st` struct; its deleted last
+/// row's items stored past the end) as `t.b2d`, grown with `n` rows of noise.
+fn table_varlen(dir: &Path, n: usize) -> PathBuf {
+    let p = dir.join("t.b2d");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tables/varlen.b2d");
+    common::copy_tree(&fixture, &p);
+    b2nd::TableMut::open(&p)
+        .unwrap()
+        .append(&varlen_rows(n, 0, 1).unwrap())
+        .unwrap();
+    p
+}
+
+/// `n` rows for `table_varlen`'s table from `id0` on.
+fn varlen_rows(n: usize, id0: i64, salt: u8) -> b2nd::Result<b2nd::Rows> {
+    use b2nd::Value;
+    let (text, nulls) = utf8_text(n, salt);
+    let ids: Vec<i64> = (id0..id0 + n as i64).collect();
+    let bytes: Vec<Value> = text
+        .iter()
+        .map(|t| Value::Bytes(t.clone().unwrap_or_default().into_bytes()))
+        .collect();
+    b2nd::Rows::new()
+        .column("id", &ids)?
+        .values("items", &lists_of(&text))?
+        .strings("vs", &as_str(&nulls))?
+        .values("vb", &bytes)?
+        .values("st", &points_of(&ids, &nulls))
+}
+
+/// Lists of int32 from texts (one item per byte).
+fn lists_of(text: &[Option<String>]) -> Vec<b2nd::Value> {
+    use b2nd::Value;
+    text.iter()
+        .map(|t| {
+            let t = t.as_deref().unwrap_or("");
+            Value::Array(t.bytes().map(|b| Value::Int(i64::from(b) - 100)).collect())
+        })
+        .collect()
+}
+
+/// `varlen.b2d`'s structs (`x` int64, `y` of at most 4 characters; a null text a null).
+fn points_of(ids: &[i64], text: &[Option<String>]) -> Vec<b2nd::Value> {
+    use b2nd::Value;
+    ids.iter()
+        .zip(text)
+        .map(|(&i, t)| match t {
+            None => Value::Nil,
+            Some(t) => Value::Map(vec![
+                (Value::Str("x".into()), Value::Int(i)),
+                (
+                    Value::Str("y".into()),
+                    Value::Str(t.chars().take(4).collect()),
+                ),
+            ]),
+        })
+        .collect()
+}
+
+/// python-blosc2's `dictionary.b2d` fixture (`id`, dictionary columns `cat`, nullable, and
+/// `tag`) as `t.b2d`, grown with `n` rows.
+fn table_dictionary(dir: &Path, n: usize) -> PathBuf {
+    let p = dir.join("t.b2d");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tables/dictionary.b2d");
+    common::copy_tree(&fixture, &p);
+    b2nd::TableMut::open(&p)
+        .unwrap()
+        .append(&dictionary_rows(n, 0, 1).unwrap())
+        .unwrap();
+    p
+}
+
+/// `n` rows for `table_dictionary`'s table from `id0` on: words of at most 2 letters
+/// (hundreds of values new to the dictionary), every seventh `cat` a null.
+fn dictionary_rows(n: usize, id0: i64, salt: u8) -> b2nd::Result<b2nd::Rows> {
+    let (text, nulls) = utf8_text(n, salt);
+    let short = |v: &[Option<String>]| -> Vec<Option<String>> {
+        v.iter()
+            .map(|t| t.as_ref().map(|t| t.chars().take(2).collect()))
+            .collect()
+    };
+    let (cat, tag) = (short(&nulls), short(&text));
+    let ids: Vec<i64> = (id0..id0 + n as i64).collect();
+    b2nd::Rows::new()
+        .column("id", &ids)?
+        .strings("cat", &as_str(&cat))?
+        .strings("tag", &as_str(&tag))
+}
+
 fn as_str(v: &[Option<String>]) -> Vec<Option<&str>> {
     v.iter().map(Option::as_deref).collect()
 }
@@ -289,6 +379,37 @@ fn cases() -> Vec<Case> {
                     .strings("txt", &as_str(&nulls))?
                     .strings("note", &as_str(&text))?;
                 b2nd::TableMut::open(p)?.update(&rows, &values).map(drop)
+            },
+        },
+        Case {
+            name: "table .b2d with list, vlstring, vlbytes, struct columns: append rows (TableMut)",
+            prepare: |d| table_varlen(d, OLD / 32),
+            run: |p| {
+                let rows = varlen_rows(NEW / 64, 1 << 20, 2)?;
+                b2nd::TableMut::open(p)?.append(&rows).map(drop)
+            },
+        },
+        Case {
+            name: "table .b2d with list, vlstring, vlbytes, struct columns: update rows (TableMut)",
+            prepare: |d| table_varlen(d, OLD / 32),
+            run: |p| {
+                // Every third row, from the tenth: the items from there rewritten beside the
+                // table.
+                let rows: Vec<u64> = (10..(OLD / 32) as u64).step_by(3).collect();
+                let (text, nulls) = utf8_text(rows.len(), 3);
+                let ids: Vec<i64> = (0..rows.len() as i64).collect();
+                let values = b2nd::Rows::new()
+                    .values("items", &lists_of(&text))?
+                    .values("st", &points_of(&ids, &nulls))?;
+                b2nd::TableMut::open(p)?.update(&rows, &values).map(drop)
+            },
+        },
+        Case {
+            name: "table .b2d with dictionary columns: append rows with new values (TableMut)",
+            prepare: |d| table_dictionary(d, OLD / 32),
+            run: |p| {
+                let rows = dictionary_rows(NEW / 64, 1 << 20, 2)?;
+                b2nd::TableMut::open(p)?.append(&rows).map(drop)
             },
         },
         Case {
@@ -478,6 +599,14 @@ fn summary(p: &Path) -> Option<String> {
                 .map(|c| {
                     if *c.kind() == b2nd::ColumnKind::Utf8 {
                         return match t.read_strings(c.name()) {
+                            Ok(v) => {
+                                format!("{} {:016x}", c.name(), digest(format!("{v:?}").as_bytes()))
+                            }
+                            Err(_) => format!("{}: read error", c.name()),
+                        };
+                    }
+                    if !c.is_fixed_width() {
+                        return match t.read_values(c.name()) {
                             Ok(v) => {
                                 format!("{} {:016x}", c.name(), digest(format!("{v:?}").as_bytes()))
                             }
@@ -787,6 +916,27 @@ fn kill_9_at_random_moments_of_every_write() {
     );
 }
 
+/// A msgpack value as JSON (bytes as a list of their values).
+fn json_of(v: &b2nd::Value) -> serde_json::Value {
+    use b2nd::Value;
+    match v {
+        Value::Nil => serde_json::Value::Null,
+        Value::Bool(b) => (*b).into(),
+        Value::Int(i) => (*i).into(),
+        Value::UInt(u) => (*u).into(),
+        Value::Float(f) => (*f).into(),
+        Value::Str(s) => s.clone().into(),
+        Value::Bytes(b) => b.clone().into(),
+        Value::Array(a) | Value::Tuple(a) => a.iter().map(json_of).collect(),
+        Value::Map(m) => serde_json::Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.as_str().unwrap_or_default().to_string(), json_of(v)))
+                .collect(),
+        ),
+        other => format!("{other:?}").into(),
+    }
+}
+
 /// With `B2ND_FAULT_OUT`, a killed table change's `.b2d` is kept there as `NAME.b2d`, with
 /// what b2nd reads of it (`NAME.json`: live rows, column names, `x` (null without one), every
 /// column's nulls, every utf8 column's strings), for
@@ -811,6 +961,23 @@ fn keep_killed_table(p: &Path, name: &str) {
             (c.name().to_string(), serde_json::json!(v))
         })
         .collect();
+    // Dictionary columns and the columns of one msgpack item per row.
+    let values: serde_json::Map<String, serde_json::Value> = t
+        .columns()
+        .iter()
+        .filter(|c| {
+            c.computed().is_none() && !c.is_fixed_width() && *c.kind() != b2nd::ColumnKind::Utf8
+        })
+        .map(|c| {
+            let v: Vec<serde_json::Value> = t
+                .read_values(c.name())
+                .unwrap()
+                .iter()
+                .map(json_of)
+                .collect();
+            (c.name().to_string(), serde_json::Value::Array(v))
+        })
+        .collect();
     let columns: Vec<&str> = t.columns().iter().map(|c| c.name()).collect();
     let nulls: serde_json::Map<String, serde_json::Value> = columns
         .iter()
@@ -824,7 +991,7 @@ fn keep_killed_table(p: &Path, name: &str) {
         })
         .collect();
     let j = serde_json::json!({"n_rows": t.n_rows(), "columns": columns, "x": x, "nulls": nulls,
-                               "strings": strings});
+                               "strings": strings, "values": values});
     std::fs::write(out.join(format!("{name}.json")), j.to_string()).unwrap();
 }
 

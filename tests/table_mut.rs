@@ -362,8 +362,7 @@ fn tables_it_cannot_change_are_refused_by_name() {
     let array = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/attrs_all.b2nd");
     let e = TableMut::open(array).unwrap_err().to_string();
     assert!(e.contains("a directory (.b2d) or a zip (.b2z)"), "{e}");
-    // basic.b2d has ndarray, dictionary and list columns: rows can be deleted, not
-    // appended.
+    // basic.b2d has an ndarray column: rows can be deleted, not appended.
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("basic.b2d");
     copy_tree(&dir().join("basic.b2d"), &path);
@@ -1792,4 +1791,373 @@ fn generated_columns_are_filled_on_append_as_python_fills_them() {
             {"op": "append", "columns": {"id": [12], "small": [2], "x": [1.0], "twice": [-1]}},
         ]),
     );
+}
+
+/// The values of dictionary column `name` of the table at `path`, in code order.
+fn dictionary_values(path: &Path, name: &str) -> Vec<Value> {
+    b2nd::SChunk::open(path.join(format!("_cols/{name}_dict.b2b")))
+        .unwrap()
+        .read_objects()
+        .unwrap()
+}
+
+/// The codes of dictionary column `name` of the table at `path`, every physical row.
+fn dictionary_codes(path: &Path, name: &str) -> Vec<i32> {
+    b2nd::Array::open(path.join(format!("_cols/{name}.b2nd")))
+        .unwrap()
+        .read()
+        .unwrap()
+}
+
+fn strs(v: &[Option<&str>]) -> Vec<Value> {
+    v.iter()
+        .map(|s| s.map_or(Value::Nil, |s| Value::Str(s.into())))
+        .collect()
+}
+
+#[test]
+fn dictionary_columns_take_rows_as_python_encodes_them() {
+    // dictionary.b2d: `cat` (nullable: red, blue, green) and `tag` (default "a"), python
+    // deleted rows 1 and 5 (the last). New values get the next codes, in first-seen order,
+    // appended to the values store as one batch; known ones and nulls (-1) take no value.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("dictionary.b2d");
+    copy_tree(&dir().join("dictionary.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let rows = Rows::new()
+        .column("id", &[10i64, 11, 12, 13])
+        .unwrap()
+        .strings("cat", &[Some("blue"), Some("violet"), None, Some("violet")])
+        .unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 4);
+    assert_eq!(
+        dictionary_codes(&path, "cat"),
+        [0, -1, 1, 0, 2, 1, 3, -1, 3]
+    );
+    assert_eq!(
+        dictionary_values(&path, "cat"),
+        strs(&[Some("red"), Some("blue"), Some("green"), Some("violet")])
+    );
+    // `tag` took its default, a value it holds: no new value.
+    assert_eq!(dictionary_values(&path, "tag").len(), 3);
+    let read = |t: &Table, c: &str| t.read_values(c).unwrap();
+    let now = Table::open(&path).unwrap();
+    assert_eq!(
+        read(&now, "cat"),
+        strs(&[
+            Some("red"),
+            Some("blue"),
+            Some("red"),
+            Some("green"),
+            Some("blue"),
+            Some("violet"),
+            None,
+            Some("violet")
+        ])
+    );
+    assert_eq!(
+        read(&now, "tag"),
+        strs(&[
+            Some("a"),
+            Some("a"),
+            Some("c"),
+            Some("b"),
+            Some("a"),
+            Some("a"),
+            Some("a"),
+            Some("a")
+        ])
+    );
+    // An update with values old and new: the new ones appended, as python's assignment and
+    // close append them.
+    let values = Rows::new()
+        .strings("cat", &[Some("green"), Some("black")])
+        .unwrap()
+        .strings("tag", &[Some("zz"), Some("b")])
+        .unwrap();
+    assert_eq!(t.update(&[7, 0], &values).unwrap(), 2);
+    let now = Table::open(&path).unwrap();
+    assert_eq!(read(&now, "cat")[0], Value::Str("black".into()));
+    assert_eq!(read(&now, "cat")[7], Value::Str("green".into()));
+    assert_eq!(read(&now, "tag")[7], Value::Str("zz".into()));
+    assert_eq!(dictionary_values(&path, "cat").len(), 5);
+    assert_eq!(
+        dictionary_values(&path, "tag"),
+        strs(&[Some("a"), Some("b"), Some("c"), Some("zz")])
+    );
+    assert_eq!(t.delete(&[2]).unwrap(), 1);
+    // Many new values in one batch: blocks of the store's items_per_block (3), each
+    // compressed with the store's codec (ZSTD), which python decodes.
+    let many: Vec<String> = (0..300)
+        .map(|i| format!("value-{i:05}-").repeat(4))
+        .collect();
+    let many_refs: Vec<Option<&str>> = many.iter().map(|s| Some(s.as_str())).collect();
+    let ids: Vec<i64> = (100..400).collect();
+    let rows = Rows::new()
+        .column("id", &ids)
+        .unwrap()
+        .strings("cat", &many_refs)
+        .unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 300);
+    let store = b2nd::SChunk::open(path.join("_cols/cat_dict.b2b")).unwrap();
+    assert_eq!(store.nchunks(), Some(4));
+    let raw: u64 = 300 * 3 + many.iter().map(|s| s.len() as u64).sum::<u64>();
+    assert!(store.cbytes() < raw / 2, "{} of {raw}", store.cbytes());
+    assert_eq!(
+        Table::open(&path).unwrap().read_values("cat").unwrap()[7..],
+        strs(&many_refs)[..]
+    );
+    drop(t);
+    // The store now holds batches of different sizes (its header's chunk size 0): an
+    // attribute edit of it keeps every batch.
+    let copy = tmp.path().join("copy.b2b");
+    std::fs::copy(path.join("_cols/cat_dict.b2b"), &copy).unwrap();
+    let before = b2nd::SChunk::open(&copy).unwrap().read_objects().unwrap();
+    assert_eq!(before.len(), 305);
+    b2nd::write::set_attrs(&copy, &[("note", Value::Str("x".into()))]).unwrap();
+    assert_eq!(
+        b2nd::SChunk::open(&copy).unwrap().read_objects().unwrap(),
+        before
+    );
+    leave_for_python(
+        &path,
+        "dictionary_append.b2d",
+        "dictionary.b2d",
+        &json!([
+            {"op": "append", "columns": {"id": [10, 11, 12, 13],
+                                         "cat": ["blue", "violet", null, "violet"]}},
+            {"op": "update", "rows": [7, 0], "columns": {"cat": ["green", "black"],
+                                                          "tag": ["zz", "b"]}},
+            {"op": "delete", "rows": [2]},
+            {"op": "append", "columns": {"id": ids, "cat": many}},
+        ]),
+    );
+}
+
+#[test]
+fn dictionary_columns_of_a_table_without_rows_take_their_first_values() {
+    // dictionary_empty.b2d: no row was ever written, so the values stores hold no batch and
+    // no items_per_block; the first batch sets it as python's first batch does.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("dictionary_empty.b2d");
+    copy_tree(&dir().join("dictionary_empty.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let rows = Rows::new()
+        .column("id", &[1i64, 2, 3])
+        .unwrap()
+        .strings("cat", &[Some("x"), Some("ÿ"), Some("x")])
+        .unwrap()
+        .strings("tag", &[Some("q"), Some("q"), Some("r")])
+        .unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 3);
+    let s = b2nd::SChunk::open(path.join("_cols/cat_dict.b2b")).unwrap();
+    let Some(Value::Map(layout)) = s.metalayer_value("batcharray").unwrap() else {
+        panic!("no layout")
+    };
+    assert!(layout.contains(&(Value::Str("items_per_block".into()), Value::Int(2))));
+    assert_eq!(
+        s.attr("_batch_array_metadata").unwrap(),
+        Some(Value::Map(vec![(
+            Value::Str("batch_lengths".into()),
+            Value::Array(vec![Value::Int(2)])
+        )]))
+    );
+    assert_eq!(
+        dictionary_values(&path, "cat"),
+        strs(&[Some("x"), Some("ÿ")])
+    );
+    let more = Rows::new()
+        .column("id", &[4i64])
+        .unwrap()
+        .strings("cat", &[Some("new")])
+        .unwrap();
+    assert_eq!(t.append(&more).unwrap(), 1);
+    assert_eq!(
+        dictionary_values(&path, "cat"),
+        strs(&[Some("x"), Some("ÿ"), Some("new")])
+    );
+    assert_eq!(
+        Table::open(&path).unwrap().read_values("tag").unwrap(),
+        strs(&[Some("q"), Some("q"), Some("r"), Some("a")])
+    );
+    drop(t);
+    leave_for_python(
+        &path,
+        "dictionary_first.b2d",
+        "dictionary_empty.b2d",
+        &json!([
+            {"op": "append", "columns": {"id": [1, 2, 3], "cat": ["x", "ÿ", "x"],
+                                         "tag": ["q", "q", "r"]}},
+            {"op": "append", "columns": {"id": [4], "cat": ["new"]}},
+        ]),
+    );
+}
+
+#[test]
+fn dictionary_values_that_do_not_fit_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("dictionary.b2d");
+    copy_tree(&dir().join("dictionary.b2d"), &path);
+    let before = snapshot(&path);
+    let mut t = TableMut::open(&path).unwrap();
+    let refused = |t: &mut TableMut, rows: Rows| t.append(&rows).unwrap_err().to_string();
+    let e = refused(
+        &mut t,
+        Rows::new()
+            .column("id", &[1i64])
+            .unwrap()
+            .strings("tag", &[None])
+            .unwrap(),
+    );
+    assert!(
+        e.contains("\"tag\": row 0 is null and the column is not nullable"),
+        "{e}"
+    );
+    let e = refused(
+        &mut t,
+        Rows::new()
+            .column("id", &[1i64])
+            .unwrap()
+            .column("cat", &[3i32])
+            .unwrap(),
+    );
+    assert!(
+        e.contains("values of dtype <i4 given for a dictionary column"),
+        "{e}"
+    );
+    drop(t);
+    assert_eq!(snapshot(&path), before);
+}
+
+fn list(v: &[i64]) -> Value {
+    Value::Array(v.iter().map(|&x| Value::Int(x)).collect())
+}
+
+fn point(x: i64, y: &str) -> Value {
+    Value::Map(vec![
+        (Value::Str("x".into()), Value::Int(x)),
+        (Value::Str("y".into()), Value::Str(y.into())),
+    ])
+}
+
+#[test]
+fn columns_of_one_item_per_row_take_rows_at_the_tables_next_row() {
+    // varlen.b2d: list, vlstring, vlbytes and struct columns; python deleted rows 1 and 5
+    // (the last), whose items it keeps past the live rows. b2nd cuts them and appends at the
+    // table's next row; updates rewrite the items from the first row changed.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("varlen.b2d");
+    copy_tree(&dir().join("varlen.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let rows = Rows::new()
+        .column("id", &[10i64, 11])
+        .unwrap()
+        .values("items", &[list(&[8, -9]), Value::Nil])
+        .unwrap()
+        .strings("vs", &[Some("ñ"), None])
+        .unwrap()
+        .values("vb", &[Value::Bytes(vec![1, 2]), Value::Bytes(vec![])])
+        .unwrap()
+        .values("st", &[point(10, "ten"), Value::Nil])
+        .unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 2);
+    let read = |c: &str| Table::open(&path).unwrap().read_values(c).unwrap();
+    assert_eq!(
+        read("items"),
+        [
+            list(&[1, 2]),
+            list(&[]),
+            list(&[3]),
+            list(&[4, 5, 6]),
+            list(&[8, -9]),
+            Value::Nil
+        ]
+    );
+    assert_eq!(read("st")[4], point(10, "ten"));
+    assert_eq!(read("vb")[4], Value::Bytes(vec![1, 2]));
+    let stored = b2nd::SChunk::open(path.join("_cols/items.b2b"))
+        .unwrap()
+        .read_objects()
+        .unwrap();
+    assert_eq!(stored.len(), 7, "the dead item cut, two appended");
+    // Left out: the declared default (a null list, b"" for vlbytes).
+    let rows = Rows::new().column("id", &[12i64]).unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 1);
+    assert_eq!(read("vb")[6], Value::Bytes(vec![]));
+    assert_eq!(read("items")[6], Value::Nil);
+    // Updates.
+    let values = Rows::new()
+        .values("items", &[list(&[42]), list(&[])])
+        .unwrap()
+        .values("st", &[point(-1, "z"), point(2, "yy")])
+        .unwrap();
+    assert_eq!(t.update(&[5, 1], &values).unwrap(), 2);
+    assert_eq!(read("items")[1], list(&[]));
+    assert_eq!(read("items")[5], list(&[42]));
+    assert_eq!(read("st")[1], point(2, "yy"));
+    // A delete of the last rows cuts their items.
+    assert_eq!(t.delete(&[5, 6]).unwrap(), 2);
+    let stored = b2nd::SChunk::open(path.join("_cols/items.b2b"))
+        .unwrap()
+        .read_objects()
+        .unwrap();
+    assert_eq!(stored.len(), 6, "physical rows 6 and 7 deleted and cut");
+    drop(t);
+    leave_for_python(
+        &path,
+        "varlen_append.b2d",
+        "varlen.b2d",
+        &json!([
+            {"op": "append", "columns": {"id": [10, 11], "items": [[8, -9], null],
+                                         "vs": ["ñ", null],
+                                         "vb": [{"__bytes__": [1, 2]}, {"__bytes__": []}],
+                                         "st": [{"x": 10, "y": "ten"}, null]}},
+            {"op": "append", "columns": {"id": [12]}},
+            {"op": "update", "rows": [5, 1], "columns": {"items": [[42], []],
+                                                          "st": [{"x": -1, "y": "z"}, {"x": 2, "y": "yy"}]}},
+            {"op": "delete", "rows": [5, 6]},
+        ]),
+    );
+}
+
+#[test]
+fn items_that_do_not_fit_their_column_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("varlen.b2d");
+    copy_tree(&dir().join("varlen.b2d"), &path);
+    let before = snapshot(&path);
+    let mut t = TableMut::open(&path).unwrap();
+    let refused = |t: &mut TableMut, c: &str, v: Value| {
+        let rows = Rows::new()
+            .column("id", &[1i64])
+            .unwrap()
+            .values(c, &[v])
+            .unwrap();
+        t.append(&rows).unwrap_err().to_string()
+    };
+    for (c, v, want) in [
+        (
+            "items",
+            list(&[1 << 40]),
+            "1099511627776 is out of the range of int32",
+        ),
+        ("items", Value::Str("ab".into()), "is not a list"),
+        (
+            "vb",
+            Value::Nil,
+            "row 0 is null and the column is not nullable",
+        ),
+        ("vb", Value::Str("ab".into()), "is not bytes"),
+        ("st", point(1, "toolong"), "exceeds max_length=4"),
+        (
+            "st",
+            Value::Map(vec![(Value::Str("x".into()), Value::Int(1))]),
+            "missing field \"y\"",
+        ),
+    ] {
+        let e = refused(&mut t, c, v);
+        assert!(e.contains(want), "{c}: {e}");
+    }
+    drop(t);
+    assert_eq!(snapshot(&path), before);
 }

@@ -373,11 +373,12 @@ fn declared_defaults(t: &b2nd::Table, schema: &SchemaRef) -> HashMap<String, Exp
             continue;
         };
         let scalar = match v {
-            b2nd::Value::Bool(b) => ScalarValue::Boolean(Some(*b)),
-            b2nd::Value::Int(i) => ScalarValue::Int64(Some(*i)),
-            b2nd::Value::UInt(u) => ScalarValue::UInt64(Some(*u)),
-            b2nd::Value::Float(f) => ScalarValue::Float64(Some(*f)),
-            b2nd::Value::Str(s) => ScalarValue::Utf8(Some(s.clone())),
+            b2nd::Value::Bool(b) => ScalarValue::Boolean(Some(b)),
+            b2nd::Value::Int(i) => ScalarValue::Int64(Some(i)),
+            b2nd::Value::UInt(u) => ScalarValue::UInt64(Some(u)),
+            b2nd::Value::Float(f) => ScalarValue::Float64(Some(f)),
+            b2nd::Value::Str(s) => ScalarValue::Utf8(Some(s)),
+            b2nd::Value::Bytes(b) => ScalarValue::Binary(Some(b)),
             _ => continue,
         };
         if let Ok(s) = scalar.cast_to(field.data_type()) {

@@ -11,12 +11,17 @@
 //! long as its decoded size is stored as is (as c-blosc2 does for incompressible streams).
 //! Filters must leave typesize-1 bytes unchanged (none, or SHUFFLE); the codec is BloscLZ,
 //! LZ4 / LZ4HC, ZLIB or Zstandard.
+//!
+//! [`encode_blocks`] writes such chunks as c-blosc2 3.x's `blosc2_vlcompress_ctx` does for
+//! python-blosc2: each block compressed on its own with the frame's codec (Zstandard, LZ4
+//! and ZLIB here; a block that does not shrink, or any BloscLZ block, stored as is).
 
 #![forbid(unsafe_code)]
 
 use super::error::ChunkError;
 use crate::ffi::EXTENDED_HEADER_LEN;
 use crate::format::chunk::{ChunkHeader, MAX_DICT_SIZE};
+use crate::format::parts::FrameCodec;
 
 /// Whether `chunk` (whose header parses) holds variable-length blocks.
 pub(crate) fn is_vl(h: &ChunkHeader) -> bool {
@@ -84,6 +89,80 @@ pub(crate) fn decode_blocks(chunk: &[u8], max_nbytes: usize) -> Result<Vec<Vec<u
         )));
     }
     Ok(out)
+}
+
+/// A variable-length-block chunk holding `blocks` (each non-empty), in the layout
+/// [`decode_blocks`] reads, with the settings of its frame `p` (whose filters must leave
+/// typesize-1 bytes unchanged).
+pub(crate) fn encode_blocks(blocks: &[Vec<u8>], p: &FrameCodec) -> Result<Vec<u8>, ChunkError> {
+    use crate::model::ids;
+    let format = match p.compcode {
+        ids::BLOSCLZ => 0,
+        ids::LZ4 | ids::LZ4HC => 1,
+        ids::ZLIB => 3,
+        ids::ZSTD => 4,
+        other => {
+            return Err(ChunkError::Unsupported(
+                "codec",
+                format!("{} on variable-length blocks", ids::codec_name(other)),
+            ))
+        }
+    };
+    let harmless = p
+        .filters
+        .iter()
+        .zip(&p.filters_meta)
+        .all(|(&f, &m)| f == 0 || (f == ids::SHUFFLE && (m == 0 || m == 1)));
+    if !harmless {
+        return Err(ChunkError::Unsupported(
+            "filter",
+            format!("{:?} on variable-length blocks", p.filters),
+        ));
+    }
+    let too_big = || ChunkError::Corrupt("variable-length blocks over 2 GiB".into());
+    let nbytes: usize = blocks.iter().map(Vec::len).sum();
+    let fits = |n: usize| i32::try_from(n).map_err(|_| too_big());
+    let mut c = vec![0u8; EXTENDED_HEADER_LEN + 4 * blocks.len()];
+    c[0] = 6; // chunk format version: variable-length blocks
+    c[1] = 1; // codec format version
+    c[2] = 0x05 | 0x10 | (format << 5); // extended header, blocks not split, codec format
+    c[3] = 1; // typesize
+    c[4..8].copy_from_slice(&fits(nbytes)?.to_le_bytes());
+    c[8..12].copy_from_slice(&fits(blocks.len())?.to_le_bytes());
+    c[16..22].copy_from_slice(&p.filters);
+    c[22] = p.compcode;
+    c[23] = p.compcode_meta;
+    c[24..30].copy_from_slice(&p.filters_meta);
+    c[30] = 0x01; // variable-length blocks
+    for (i, b) in blocks.iter().enumerate() {
+        if b.is_empty() {
+            return Err(ChunkError::Corrupt(format!("block {i} is empty")));
+        }
+        let at = fits(c.len())?;
+        c[EXTENDED_HEADER_LEN + 4 * i..EXTENDED_HEADER_LEN + 4 * i + 4]
+            .copy_from_slice(&at.to_le_bytes());
+        c.extend_from_slice(&fits(b.len())?.to_le_bytes());
+        let packed = if p.clevel == 0 {
+            None
+        } else {
+            match format {
+                1 => {
+                    let mut out = Vec::new();
+                    crate::ffi::lz4_compress_append(b, &mut out, b.len() - 1, 1).map(|_| out)
+                }
+                3 => super::RustCodec::Zlib.encode_stream(b, p.clevel, &[], 1)?,
+                4 => crate::ffi::zstd_compress(b, i32::from(p.clevel)),
+                _ => None,
+            }
+        };
+        match packed.filter(|s| s.len() < b.len()) {
+            Some(s) => c.extend_from_slice(&s),
+            None => c.extend_from_slice(b),
+        }
+    }
+    let cbytes = fits(c.len())?;
+    c[12..16].copy_from_slice(&cbytes.to_le_bytes());
+    Ok(c)
 }
 
 /// The header of a variable-length-block chunk of `chunk_len` bytes is one this decoder
@@ -202,6 +281,42 @@ mod tests {
         let len = c.len() as i32;
         c[12..16].copy_from_slice(&len.to_le_bytes());
         c
+    }
+
+    #[test]
+    fn encoded_blocks_decode_with_every_codec() {
+        use crate::model::ids;
+        let text: Vec<u8> = (0..3000u32)
+            .flat_map(|i| format!("v{}", i % 17).into_bytes())
+            .collect();
+        let blocks = vec![text.clone(), b"\x91\xa1x".to_vec(), text[..100].to_vec()];
+        for compcode in [ids::BLOSCLZ, ids::LZ4, ids::LZ4HC, ids::ZLIB, ids::ZSTD] {
+            for clevel in [0, 5] {
+                let p = FrameCodec {
+                    compcode,
+                    compcode_meta: 0,
+                    clevel,
+                    filters: [0, 0, 0, 0, 0, ids::SHUFFLE],
+                    filters_meta: [0; 6],
+                };
+                let c = encode_blocks(&blocks, &p).unwrap();
+                assert_eq!(
+                    decode_blocks(&c, 1 << 20).unwrap(),
+                    blocks,
+                    "{compcode} {clevel}"
+                );
+                let squeezed = compcode != ids::BLOSCLZ && clevel > 0;
+                assert_eq!(c.len() < text.len(), squeezed, "{compcode} {clevel}");
+            }
+        }
+        let p = FrameCodec {
+            compcode: ids::ZSTD,
+            compcode_meta: 0,
+            clevel: 5,
+            filters: [0, 0, 0, 0, 0, ids::BITSHUFFLE],
+            filters_meta: [0; 6],
+        };
+        assert!(encode_blocks(&blocks, &p).is_err());
     }
 
     #[test]

@@ -27,7 +27,7 @@ mod schunk;
 
 pub(crate) use buffer::{advise_huge_pages, try_zeroed, ChunkBytes};
 pub(crate) use cctx::{special_chunk, BlockFilter, Cctx, CompressParams};
-pub(crate) use codecs::{blosclz_decompress_into, zstd_decompress};
+pub(crate) use codecs::{blosclz_decompress_into, zstd_compress, zstd_decompress};
 pub(crate) use dctx::{BlockHook, Dctx, HookedDctx};
 pub(crate) use error::CError;
 pub(crate) use lz4::{lz4_compress_append, lz4_decompress_with_dict};

@@ -298,7 +298,15 @@ pub(crate) struct OnDisk {
 impl OnDisk {
     /// The chunk index's entries, decoded.
     pub(crate) fn offsets(&self) -> Result<Vec<i64>> {
-        decode_index(&self.index, self.nchunks).map_err(|why| Error::Frame {
+        // A frame of chunks of different sizes records chunk size 0, from which the header
+        // implies no chunk: its index's own size counts them (8 bytes each).
+        let nchunks = match self.index.get(4..8) {
+            Some(b) if self.nchunks == 0 => {
+                i64::from(i32::from_le_bytes(b.try_into().expect("4 bytes"))).max(0) / 8
+            }
+            _ => self.nchunks,
+        };
+        decode_index(&self.index, nchunks).map_err(|why| Error::Frame {
             source_name: self.source.clone(),
             reason: format!("chunk index: {why}"),
         })

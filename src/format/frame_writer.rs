@@ -52,14 +52,31 @@ pub(crate) struct Reshape<'a> {
     pub(crate) chunk_bytes: u64,
 }
 
+/// What the header records of the new contents' sizes.
+pub(crate) enum Sizes<'a> {
+    /// Same shape, same chunks: the metalayers, sizes per chunk and data size stay as they
+    /// are (whatever layout wrote them).
+    Keep,
+    /// An array's new shape.
+    Reshape(Reshape<'a>),
+    /// Chunks of their own sizes appended to a super-chunk: its new data size and chunk
+    /// size (0: chunks of different sizes), and optionally a metalayer's new content (of
+    /// the same length).
+    Grown {
+        nbytes: i64,
+        chunksize: i32,
+        meta: Option<(&'a str, Vec<u8>)>,
+    },
+}
+
 /// The new contents of a frame.
 pub(crate) struct Contents<'a> {
     /// Every chunk, in order.
     pub(crate) chunks: Vec<ChunkRef>,
     /// The attributes (name, stored value) the trailer holds.
     pub(crate) vlmeta: &'a [(String, Vec<u8>)],
-    /// The new shape's metalayer; `None`: the header's sizes per chunk stay.
-    pub(crate) reshape: Option<Reshape<'a>>,
+    /// The sizes the header records.
+    pub(crate) sizes: Sizes<'a>,
 }
 
 /// How new contents were published.
@@ -173,10 +190,8 @@ impl FrameEdit<'_> {
     ) -> Result<Vec<u8>> {
         let parts = &self.disk.parts;
         let has_vlmeta = !contents.vlmeta.is_empty();
-        let header = match &contents.reshape {
-            // Same shape, same chunks: the metalayer, sizes per chunk and data size stay as
-            // they are (whatever layout wrote them).
-            None => parts.new_header(
+        let header = match &contents.sizes {
+            Sizes::Keep => parts.new_header(
                 frame_len,
                 parts.nbytes(),
                 cbytes as i64,
@@ -184,7 +199,19 @@ impl FrameEdit<'_> {
                 has_vlmeta,
                 None,
             ),
-            Some(r) => {
+            Sizes::Grown {
+                nbytes,
+                chunksize,
+                meta,
+            } => parts.new_header(
+                frame_len,
+                *nbytes,
+                cbytes as i64,
+                meta.as_ref().map(|(n, c)| (*n, c.as_slice())),
+                has_vlmeta,
+                Some(*chunksize),
+            ),
+            Sizes::Reshape(r) => {
                 let nchunks = offsets.len() as u64;
                 parts.new_header(
                     frame_len,

@@ -13,7 +13,11 @@ const FRAME_LEN: usize = 16;
 const FRAME_NBYTES: usize = 30;
 const FRAME_CBYTES: usize = 39;
 const FRAME_CHUNKSIZE: usize = 58;
+const FRAME_CODECS: usize = 27;
 const FRAME_HAS_VLMETALAYERS: usize = 68;
+/// The filter pipeline: a fixext16 whose first byte is the number of filters (6), then the
+/// filters, the codec id (`udcodec`), the codec meta and the filters' meta.
+const FRAME_FILTER_PIPELINE: usize = 70;
 /// Where the metalayers section of the header starts (FRAME_HEADER_MINLEN).
 const FRAME_METALAYERS: usize = 87;
 /// The trailer format version c-blosc2 writes (FRAME_TRAILER_VERSION).
@@ -190,7 +194,7 @@ impl FrameParts {
         })
     }
 
-    /// The header's uncompressed-size field.
+    /// The decoded bytes of all chunks the header records.
     pub(crate) fn nbytes(&self) -> i64 {
         let mut b = [0u8; 8];
         b.copy_from_slice(&self.header[FRAME_NBYTES..FRAME_NBYTES + 8]);
@@ -257,6 +261,42 @@ impl FrameParts {
             h[at..at + len].copy_from_slice(content);
         }
         Ok(h)
+    }
+}
+
+/// The compression settings a frame's header records for its chunks (c-blosc2 `frame.h`:
+/// the codecs byte and the filter pipeline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FrameCodec {
+    pub(crate) compcode: u8,
+    pub(crate) compcode_meta: u8,
+    pub(crate) clevel: u8,
+    pub(crate) filters: [u8; 6],
+    pub(crate) filters_meta: [u8; 6],
+}
+
+impl FrameParts {
+    /// The compression settings the header records.
+    pub(crate) fn codec(&self) -> Result<FrameCodec, Malformed> {
+        let h = &self.header;
+        let p = FRAME_FILTER_PIPELINE;
+        if h.len() < FRAME_METALAYERS || h[p - 1] != 0xd8 || h[p] != 6 {
+            return Err("frame header: malformed filter pipeline".into());
+        }
+        let codecs = h[FRAME_CODECS];
+        // A codec id past the nibble's range is recorded in the pipeline's `udcodec`.
+        let compcode = match codecs & 0x0f {
+            n if n < 6 => n,
+            _ => h[p + 7],
+        };
+        let six = |at: usize| -> [u8; 6] { h[at..at + 6].try_into().unwrap_or([0; 6]) };
+        Ok(FrameCodec {
+            compcode,
+            compcode_meta: h[p + 8],
+            clevel: codecs >> 4,
+            filters: six(p + 1),
+            filters_meta: six(p + 9),
+        })
     }
 }
 

@@ -9,8 +9,9 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{Error, Result};
-use crate::format::frame::{not_regular, read_on_disk, Frame};
-use crate::format::frame_writer::{attr_chunk, ChunkRef, Contents, FrameEdit};
+use crate::format::chunk::ChunkHeader;
+use crate::format::frame::{not_regular, read_on_disk, Frame, OnDisk};
+use crate::format::frame_writer::{attr_chunk, ChunkRef, Contents, FrameEdit, Sizes};
 use crate::format::journal;
 use crate::format::lock::{writer_lock, FrameLock};
 use crate::model::attrs::Value;
@@ -112,6 +113,83 @@ fn edit_vlmeta(
     durability: Durability,
     edit: impl FnOnce(&mut Vec<(String, Vec<u8>)>, &str) -> Result<()>,
 ) -> Result<()> {
+    edit_frame(path, durability, |_, vlmeta, source| {
+        edit(vlmeta, source).map(|()| None)
+    })
+}
+
+/// New last chunks of a super-chunk frame: the first `keep` chunks stay, `chunks` follow
+/// them; and a metalayer's new content (of the same length) published with them.
+pub(crate) struct Tail {
+    pub(crate) keep: usize,
+    pub(crate) chunks: Vec<Vec<u8>>,
+    pub(crate) meta: Option<(&'static str, Vec<u8>)>,
+}
+
+/// A frame as an edit sees it: where it is and what it holds.
+pub(crate) struct FrameAt<'a> {
+    path: &'a Path,
+    sparse: bool,
+    pub(crate) disk: &'a OnDisk,
+}
+
+impl FrameAt<'_> {
+    /// The bytes of chunk `n` (an error for a special chunk, which has none).
+    pub(crate) fn chunk(&self, n: usize) -> Result<Vec<u8>> {
+        self.read(n, None)
+    }
+
+    /// The decoded bytes chunk `n` holds (its header's).
+    fn chunk_nbytes(&self, n: usize) -> Result<i64> {
+        let head = self.read(n, Some(16))?;
+        Ok(i64::from(i32::from_le_bytes([
+            head[4], head[5], head[6], head[7],
+        ])))
+    }
+
+    /// Chunk `n`'s first `len` bytes, or all of them.
+    fn read(&self, n: usize, len: Option<usize>) -> Result<Vec<u8>> {
+        let bad = |reason: String| Error::Chunk {
+            source_name: self.path.display().to_string(),
+            chunk: n as i64,
+            reason,
+        };
+        let offsets = self.disk.offsets()?;
+        let off = *offsets.get(n).ok_or_else(|| bad("no such chunk".into()))?;
+        let off = u64::try_from(off).map_err(|_| bad("a special chunk".into()))?;
+        let (file, at) = if self.sparse {
+            (
+                self.path.join(crate::format::frame::chunk_file_name(off)),
+                0,
+            )
+        } else {
+            (self.path.to_path_buf(), self.disk.header_len + off)
+        };
+        let io = |source| Error::Io {
+            path: file.clone(),
+            source,
+        };
+        let f = std::fs::File::open(&file).map_err(io)?;
+        let mut head = [0u8; 16];
+        crate::storage::read_at(&f, &mut head, at).ok_or_else(|| bad("truncated".into()))?;
+        let cbytes = usize::try_from(i32::from_le_bytes([head[12], head[13], head[14], head[15]]))
+            .ok()
+            .filter(|&c| c >= 16 && at + c as u64 <= self.disk.frame_len.max(at + 16))
+            .ok_or_else(|| bad("bad compressed size".into()))?;
+        let mut out = vec![0u8; len.unwrap_or(cbytes).min(cbytes)];
+        crate::storage::read_at(&f, &mut out, at).ok_or_else(|| bad("truncated".into()))?;
+        Ok(out)
+    }
+}
+
+/// The frame at `path` changed by `edit` (given the frame as read, its attributes to edit
+/// and its name; returning new last chunks, if any), published in place as one change
+/// under the writer's lock and python-blosc2's lock sidecar.
+pub(crate) fn edit_frame(
+    path: &Path,
+    durability: Durability,
+    edit: impl FnOnce(&FrameAt<'_>, &mut Vec<(String, Vec<u8>)>, &str) -> Result<Option<Tail>>,
+) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -140,8 +218,40 @@ fn edit_vlmeta(
     };
     let disk = read_on_disk(&file, sparse)?;
     let mut vlmeta = disk.parts.vlmeta.clone();
-    edit(&mut vlmeta, &path.display().to_string())?;
-    let chunks = disk.offsets()?.into_iter().map(ChunkRef::Old).collect();
+    let source = path.display().to_string();
+    let at = FrameAt {
+        path,
+        sparse,
+        disk: &disk,
+    };
+    let tail = edit(&at, &mut vlmeta, &source)?;
+    let mut chunks: Vec<ChunkRef> = disk.offsets()?.into_iter().map(ChunkRef::Old).collect();
+    let sizes = match tail {
+        None => Sizes::Keep,
+        Some(Tail {
+            keep,
+            chunks: new,
+            meta,
+        }) => {
+            chunks.truncate(keep);
+            let mut sizes = (0..chunks.len())
+                .map(|n| at.chunk_nbytes(n))
+                .collect::<Result<Vec<i64>>>()?;
+            for c in new {
+                let h = ChunkHeader::parse(&c).map_err(|e| Error::Frame {
+                    source_name: source.clone(),
+                    reason: format!("a new chunk: {}", e.0),
+                })?;
+                sizes.push(h.nbytes as i64);
+                chunks.push(ChunkRef::Bytes(c));
+            }
+            Sizes::Grown {
+                nbytes: sizes.iter().sum(),
+                chunksize: chunksize_of(&sizes),
+                meta,
+            }
+        }
+    };
     FrameEdit {
         path,
         sparse,
@@ -151,7 +261,25 @@ fn edit_vlmeta(
     .publish(Contents {
         chunks,
         vlmeta: &vlmeta,
-        reshape: None,
+        sizes,
     })?;
     Ok(())
+}
+
+/// The chunk size a frame of chunks of `sizes` decoded bytes records, as c-blosc2 records
+/// it: the first chunk's size while every chunk but the last has it and the last is no
+/// larger, else 0 (none: 0).
+fn chunksize_of(sizes: &[i64]) -> i32 {
+    let Some((&first, rest)) = sizes.split_first() else {
+        return 0;
+    };
+    let regular = match rest.split_last() {
+        None => true,
+        Some((&last, middle)) => middle.iter().all(|&s| s == first) && last <= first,
+    };
+    if regular {
+        i32::try_from(first).unwrap_or(0)
+    } else {
+        0
+    }
 }

@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod appender;
+mod batch;
 mod builder;
 mod derived;
 mod edit;

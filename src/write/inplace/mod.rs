@@ -20,7 +20,9 @@ use super::edit;
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::format::frame::{read_on_disk, OnDisk};
-use crate::format::frame_writer::{attr_chunk, ChunkRef, Contents, FrameEdit, Published, Reshape};
+use crate::format::frame_writer::{
+    attr_chunk, ChunkRef, Contents, FrameEdit, Published, Reshape, Sizes,
+};
 use crate::format::journal;
 use crate::format::lock::{writer_lock, FrameLock};
 use crate::format::meta;
@@ -424,7 +426,7 @@ impl ArrayMut {
         edit.rewrite(Contents {
             chunks,
             vlmeta: &disk.parts.vlmeta,
-            reshape: None,
+            sizes: Sizes::Keep,
         })?;
         self.reopen(true)
     }
@@ -562,7 +564,7 @@ impl ArrayMut {
         .publish(Contents {
             chunks,
             vlmeta: &vlmeta,
-            reshape,
+            sizes: reshape.map_or(Sizes::Keep, Sizes::Reshape),
         })?;
         self.reopen(published == Published::Replaced)?;
         if data_changed {

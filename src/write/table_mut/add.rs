@@ -268,12 +268,12 @@ impl TableMut {
             Some(Cells::Strings(v)) => {
                 return Err(self.refuse(name, format!("{} values given for {n} live rows", v.len())))
             }
-            Some(Cells::Fixed { dtype, .. }) => {
+            Some(other) => {
                 return Err(self.refuse(
                     name,
                     format!(
-                        "values of dtype {} given for a utf8 column (it takes text)",
-                        dtype.to_numpy_str()
+                        "{} given for a utf8 column (it takes text)",
+                        other.describe()
                     ),
                 ))
             }
@@ -451,6 +451,13 @@ impl TableMut {
                 let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
                 Ok((bytes, Some(valid)))
             }
+            Some(Cells::Values(_)) => Err(self.refuse(
+                name,
+                format!(
+                    "msgpack values given for a column of dtype {}",
+                    dtype.to_numpy_str()
+                ),
+            )),
             None => match &column.default {
                 None if n > 0 => Err(self.refuse(
                     name,

@@ -46,13 +46,16 @@ use crate::model::durability::Durability;
 use crate::model::element::Element;
 use crate::model::region::Region;
 use crate::table::{Column, ColumnKind, Table};
+use crate::write::batch::{write_items, At};
 
 mod add;
 mod attrs;
 mod columns;
 mod compact;
+mod dictionary;
 mod generated;
 mod utf8;
+mod varlen;
 mod zipped;
 
 pub use add::NewColumn;
@@ -100,6 +103,19 @@ enum Cells {
     },
     /// Text (`None`: a null).
     Strings(Vec<Option<String>>),
+    /// Any msgpack values (`Value::Nil`: a null).
+    Values(Vec<Value>),
+}
+
+impl Cells {
+    /// What was given, for messages.
+    fn describe(&self) -> String {
+        match self {
+            Cells::Fixed { dtype, .. } => format!("values of dtype {}", dtype.to_numpy_str()),
+            Cells::Strings(_) => "text".into(),
+            Cells::Values(_) => "msgpack values".into(),
+        }
+    }
 }
 
 impl Rows {
@@ -162,10 +178,19 @@ impl Rows {
         self.add(name, values.len(), cells)
     }
 
-    /// Values of a `string` column (fixed width: at most its `max_length` characters each);
-    /// `None` is a null.
+    /// Values of a text column: `string` (fixed width: at most its `max_length` characters
+    /// each), `utf8` or `dictionary`; `None` is a null.
     pub fn strings(self, name: &str, values: &[Option<&str>]) -> Result<Rows> {
         let cells = Cells::Strings(values.iter().map(|v| v.map(str::to_string)).collect());
+        self.add(name, values.len(), cells)
+    }
+
+    /// Values of a column that holds one msgpack value per row: `list` (`Value::Array`),
+    /// `struct` (`Value::Map` of its fields), `vlstring` (`Value::Str`), `vlbytes`
+    /// (`Value::Bytes`) or `object` (any value); `Value::Nil` is a null. They are checked
+    /// and coerced as python-blosc2 coerces them (a list's items to its item kind).
+    pub fn values(self, name: &str, values: &[Value]) -> Result<Rows> {
+        let cells = Cells::Values(values.to_vec());
         self.add(name, values.len(), cells)
     }
 
@@ -186,8 +211,8 @@ impl Rows {
     }
 
     /// The rows of an Arrow record batch, one column per field (feature `arrow`): integers,
-    /// floats and booleans, strings (`Utf8`, `LargeUtf8`, `Utf8View`) for `string` columns,
-    /// and timestamps; Arrow nulls are nulls. Other Arrow types are refused by name.
+    /// floats and booleans, strings (`Utf8`, `LargeUtf8`, `Utf8View`, and dictionaries of
+    /// them) for `string`, `utf8` and `dictionary` columns, and timestamps; Arrow nulls are nulls. Other Arrow types are refused by name.
     #[cfg(feature = "arrow")]
     pub fn from_record_batch(batch: &arrow_array::RecordBatch) -> Result<Rows> {
         use arrow_array::cast::AsArray;
@@ -233,6 +258,41 @@ impl Rows {
                     let v: Vec<Option<&str>> = a.as_string_view().iter().collect();
                     rows.strings(name, &v)?
                 }
+                DataType::Dictionary(_, values)
+                    if matches!(
+                        values.as_ref(),
+                        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+                    ) =>
+                {
+                    let d = a.as_any_dictionary();
+                    let texts: Vec<Option<&str>> = match values.as_ref() {
+                        DataType::Utf8 => d.values().as_string::<i32>().iter().collect(),
+                        DataType::LargeUtf8 => d.values().as_string::<i64>().iter().collect(),
+                        _ => d.values().as_string_view().iter().collect(),
+                    };
+                    let nulls = a.logical_nulls();
+                    let v: Vec<Option<&str>> = d
+                        .normalized_keys()
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, k)| {
+                            let valid = nulls.as_ref().is_none_or(|n| n.is_valid(i));
+                            valid.then(|| texts.get(k).copied().flatten()).flatten()
+                        })
+                        .collect();
+                    rows.strings(name, &v)?
+                }
+                DataType::List(_)
+                | DataType::LargeList(_)
+                | DataType::Struct(_)
+                | DataType::Binary
+                | DataType::LargeBinary => {
+                    let v = (0..a.len())
+                        .map(|i| arrow_value(a, i))
+                        .collect::<std::result::Result<Vec<Value>, String>>()
+                        .map_err(|why| Error::InvalidArgument(format!("column {name:?}: {why}")))?;
+                    rows.values(name, &v)?
+                }
                 DataType::Timestamp(unit, _) => {
                     let (u, v) = match unit {
                         TimeUnit::Second => ("s", opt::<TimestampSecondType>(a)),
@@ -245,7 +305,8 @@ impl Rows {
                 other => {
                     return Err(Error::InvalidArgument(format!(
                         "column {name:?}: Arrow type {other} is not one a table's rows take \
-                         (integers, floats, booleans, strings, timestamps)"
+                         (integers, floats, booleans, strings, timestamps, binary, lists, \
+                         structs)"
                     )))
                 }
             };
@@ -265,8 +326,9 @@ impl Rows {
 /// stays locked (`flock`) for the life of the `TableMut`. Tables in `.b2z` zips, tables
 /// inside larger stores, and members embedded in `embed.b2e` are refused by name.
 /// Appends and updates take columns of fixed-width kinds (numbers, bools, `timestamp`,
-/// `string`) and `utf8` strings; tables with `dictionary`, `list`, `ndarray` or other
-/// variable-length columns are refused by name (updates of their other columns are not).
+/// `string`), `utf8` and `dictionary` strings, and msgpack values for `list`, `vlstring`,
+/// `vlbytes`, `object` and `struct` columns; tables with `ndarray` columns are refused by
+/// name (updates of their other columns are not).
 #[derive(Debug)]
 pub struct TableMut {
     path: PathBuf,
@@ -290,6 +352,59 @@ fn null_fill(dtype: &Dtype, timestamp: bool) -> Vec<u8> {
         Dtype::Int { size: 8, .. } if timestamp => i64::MIN.to_le_bytes().to_vec(),
         _ => vec![0; size],
     }
+}
+
+/// Row `i` of Arrow array `a` as a msgpack value (a list, a struct as a map of its fields,
+/// numbers, text, bytes; `Nil` for a null), for the columns of one value per row.
+#[cfg(feature = "arrow")]
+fn arrow_value(a: &dyn arrow_array::Array, i: usize) -> std::result::Result<Value, String> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
+    use arrow_schema::DataType;
+
+    if a.is_null(i) {
+        return Ok(Value::Nil);
+    }
+    let list = |items: arrow_array::ArrayRef| {
+        (0..items.len())
+            .map(|j| arrow_value(items.as_ref(), j))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map(Value::Array)
+    };
+    Ok(match a.data_type() {
+        DataType::Boolean => Value::Bool(a.as_boolean().value(i)),
+        DataType::Int8 => Value::Int(a.as_primitive::<Int8Type>().value(i).into()),
+        DataType::Int16 => Value::Int(a.as_primitive::<Int16Type>().value(i).into()),
+        DataType::Int32 => Value::Int(a.as_primitive::<Int32Type>().value(i).into()),
+        DataType::Int64 => Value::Int(a.as_primitive::<Int64Type>().value(i)),
+        DataType::UInt8 => Value::Int(a.as_primitive::<UInt8Type>().value(i).into()),
+        DataType::UInt16 => Value::Int(a.as_primitive::<UInt16Type>().value(i).into()),
+        DataType::UInt32 => Value::Int(a.as_primitive::<UInt32Type>().value(i).into()),
+        DataType::UInt64 => {
+            let v = a.as_primitive::<UInt64Type>().value(i);
+            i64::try_from(v).map_or(Value::UInt(v), Value::Int)
+        }
+        DataType::Float32 => Value::Float(a.as_primitive::<Float32Type>().value(i).into()),
+        DataType::Float64 => Value::Float(a.as_primitive::<Float64Type>().value(i)),
+        DataType::Utf8 => Value::Str(a.as_string::<i32>().value(i).into()),
+        DataType::LargeUtf8 => Value::Str(a.as_string::<i64>().value(i).into()),
+        DataType::Utf8View => Value::Str(a.as_string_view().value(i).into()),
+        DataType::Binary => Value::Bytes(a.as_binary::<i32>().value(i).to_vec()),
+        DataType::LargeBinary => Value::Bytes(a.as_binary::<i64>().value(i).to_vec()),
+        DataType::List(_) => list(a.as_list::<i32>().value(i))?,
+        DataType::LargeList(_) => list(a.as_list::<i64>().value(i))?,
+        DataType::Struct(fields) => {
+            let s = a.as_struct();
+            Value::Map(
+                fields
+                    .iter()
+                    .zip(s.columns())
+                    .map(|(f, c)| Ok((Value::Str(f.name().clone()), arrow_value(c.as_ref(), i)?)))
+                    .collect::<std::result::Result<_, String>>()?,
+            )
+        }
+        other => return Err(format!("Arrow type {other} has no msgpack form here")),
+    })
 }
 
 /// `value` as one item of `dtype` (little-endian numbers, bools, UCS-4 text), if it is one.
@@ -349,6 +464,11 @@ enum Items {
     /// A `utf8` column's rows: their UTF-8 bytes one after another, and each row's length
     /// in bytes (its offsets array gets their running sums).
     Utf8 { data: Vec<u8>, lengths: Vec<u64> },
+    /// A `dictionary` column's rows: their `int32` codes (native order), and the values
+    /// the dictionary gains, in code order (`dictionary`).
+    Dictionary { codes: Vec<u8>, added: Vec<String> },
+    /// The rows of a column of one msgpack item per row (`varlen`).
+    Cells(Vec<Value>),
 }
 
 impl TableMut {
@@ -524,6 +644,15 @@ impl TableMut {
         let new_live = live.live() + n;
 
         // Every file found before the first change.
+        let dictionaries = encoded
+            .iter()
+            .map(|e| match &e.items {
+                Items::Dictionary { added, .. } if !added.is_empty() => {
+                    self.dictionary_file(&e.name).map(Some)
+                }
+                _ => Ok(None),
+            })
+            .collect::<Result<Vec<_>>>()?;
         let files = encoded
             .iter()
             .map(|e| {
@@ -544,10 +673,17 @@ impl TableMut {
             true,
             self.durability,
         )?;
-        for (e, file) in encoded.iter().zip(files) {
+        for ((e, file), dict) in encoded.iter().zip(files).zip(dictionaries) {
             match &e.items {
                 Items::Fixed(bytes) => write_rows(&mut self.member(file)?, start, bytes, capacity)?,
                 Items::Utf8 { data, lengths } => self.write_utf8(&e.name, start, data, lengths)?,
+                Items::Dictionary { codes, added } => {
+                    if let Some(dict) = dict {
+                        dictionary::add_values(&dict, added, self.durability)?;
+                    }
+                    write_rows(&mut self.member(file)?, start, codes, capacity)?
+                }
+                Items::Cells(cells) => write_items(&file, At::Item(start), cells, self.durability)?,
             }
         }
         for e in &encoded {
@@ -695,8 +831,12 @@ impl TableMut {
         let mut files = Vec::new();
         for (c, e) in &changes {
             files.push(member_file(t, &t.key(c.name(), ""))?);
-            if let Items::Utf8 { .. } = e.items {
-                files.push(member_file(t, &t.key(c.name(), ".utf8"))?);
+            match &e.items {
+                Items::Utf8 { .. } => files.push(member_file(t, &t.key(c.name(), ".utf8"))?),
+                Items::Dictionary { added, .. } if !added.is_empty() => {
+                    files.push(self.dictionary_file(c.name())?)
+                }
+                _ => {}
             }
             let mask = t.key(c.name(), ".notnull");
             if t.store().contains(&mask) {
@@ -744,6 +884,29 @@ impl TableMut {
             let file = in_stage(&member_file(t, &t.key(c.name(), ""))?);
             match &e.items {
                 Items::Fixed(bytes) => scatter(&mut self.member(&file)?, &physical, &order, bytes)?,
+                Items::Dictionary { codes, added } => {
+                    if !added.is_empty() {
+                        let dict = in_stage(&self.dictionary_file(c.name())?);
+                        dictionary::add_values(&dict, added, self.durability)?;
+                    }
+                    scatter(&mut self.member(&file)?, &physical, &order, codes)?
+                }
+                Items::Cells(cells) => {
+                    // The items from the first row changed on, rewritten with the new ones.
+                    let first = physical.first().copied().unwrap_or(0);
+                    let mut tail = crate::SChunk::open(&file)?.read_objects()?;
+                    if tail.len() < physical.last().map_or(0, |&p| p + 1) {
+                        return Err(self.refuse(
+                            c.name(),
+                            format!("it holds {} items, fewer than the rows", tail.len()),
+                        ));
+                    }
+                    tail.drain(..first);
+                    for (&p, &(_, i)) in physical.iter().zip(&order) {
+                        tail[p - first] = cells[i].clone();
+                    }
+                    write_items(&file, At::Item(first as u64), &tail, self.durability)?
+                }
                 Items::Utf8 { data, lengths } => {
                     let strings = in_stage(&member_file(t, &t.key(c.name(), ".utf8"))?);
                     utf8::rewrite(
@@ -832,6 +995,7 @@ impl TableMut {
             }
         }
         self.cut_utf8(end)?;
+        self.cut_cells(end)?;
         edit_meta(&self.table, meta, Some(live), "", false, self.durability)
     }
 
@@ -917,8 +1081,11 @@ impl TableMut {
     /// column keeps them (its mask, or its sentinel in the items).
     fn encode_one(&self, c: &Column, given: Option<&Cells>, n: usize) -> Result<Encoded> {
         let t = &self.table;
-        if *c.kind() == ColumnKind::Utf8 {
-            return self.encode_utf8(c, given, n);
+        match c.kind() {
+            ColumnKind::Utf8 => return self.encode_utf8(c, given, n),
+            ColumnKind::Dictionary => return self.encode_dictionary(c, given, n),
+            k if varlen::is_batch_kind(k) => return self.encode_varlen(c, given, n),
+            _ => {}
         }
         {
             if !c.is_fixed_width() || *c.kind() == ColumnKind::NdArray {
@@ -978,6 +1145,42 @@ impl TableMut {
         }
     }
 
+    /// The text given for string column `c` (of `kind`, for messages), or its default for
+    /// `n` rows; `None` stands for a null.
+    fn given_strings(
+        &self,
+        c: &Column,
+        given: Option<&Cells>,
+        n: usize,
+        kind: &str,
+    ) -> Result<Vec<Option<String>>> {
+        Ok(match given {
+            Some(Cells::Strings(v)) => v.clone(),
+            Some(other) => {
+                return Err(self.refuse(
+                    c.name(),
+                    format!(
+                        "{} given for {kind} column (it takes text)",
+                        other.describe()
+                    ),
+                ))
+            }
+            None => match c.default_value() {
+                None => {
+                    return Err(self.refuse(
+                        c.name(),
+                        "no values given, and the column declares no default".into(),
+                    ))
+                }
+                Some(Value::Nil) => vec![None; n],
+                Some(Value::Str(s)) => vec![Some(s.clone()); n],
+                Some(v) => {
+                    return Err(self.refuse(c.name(), format!("its default {v:?} is not a string")))
+                }
+            },
+        })
+    }
+
     /// Given values of column `c` (array dtype `dtype`) as its items and validity.
     fn encode_cells(
         &self,
@@ -1011,6 +1214,10 @@ impl TableMut {
                 }
                 Ok((bytes.clone(), valid.clone()))
             }
+            Cells::Values(_) => Err(self.refuse(
+                c.name(),
+                format!("msgpack values given for a {} column", c.kind()),
+            )),
             Cells::Strings(values) => {
                 let Dtype::Unicode { chars, .. } = dtype else {
                     return Err(
@@ -1049,7 +1256,7 @@ impl TableMut {
             )),
             Some(Value::Nil) => Ok((vec![0; n * dtype.itemsize()], Some(vec![false; n]))),
             Some(v) => {
-                let item = scalar_item(dtype, v).ok_or_else(|| {
+                let item = scalar_item(dtype, &v).ok_or_else(|| {
                     self.refuse(
                         c.name(),
                         format!("its default {v:?} is not a {} item", dtype.to_numpy_str()),

@@ -27,31 +27,7 @@ impl TableMut {
         given: Option<&Cells>,
         n: usize,
     ) -> Result<Encoded> {
-        let values: Vec<Option<String>> = match given {
-            Some(Cells::Strings(v)) => v.clone(),
-            Some(Cells::Fixed { dtype, .. }) => {
-                return Err(self.refuse(
-                    c.name(),
-                    format!(
-                        "values of dtype {} given for a utf8 column (it takes text)",
-                        dtype.to_numpy_str()
-                    ),
-                ))
-            }
-            None => match c.default_value() {
-                None => {
-                    return Err(self.refuse(
-                        c.name(),
-                        "no values given, and the column declares no default".into(),
-                    ))
-                }
-                Some(Value::Nil) => vec![None; n],
-                Some(Value::Str(s)) => vec![Some(s.clone()); n],
-                Some(v) => {
-                    return Err(self.refuse(c.name(), format!("its default {v:?} is not a string")))
-                }
-            },
-        };
+        let values = self.given_strings(c, given, n, "a utf8")?;
         let sentinel = match c.null_value() {
             Some(Value::Str(s)) => Some(s.as_str()),
             Some(v) if !c.mask_nulls() => {
