@@ -20,6 +20,7 @@ import zipfile
 
 import blosc2 as b2
 import numpy as np
+from dead_rows import cut_dead_cells, cut_dead_utf8
 
 assert b2.__version__ == "4.14.1", b2.__version__
 
@@ -46,57 +47,6 @@ def python_values(t, name, values):
         # itself, which is what b2nd stores for a null there.
         values = [spec["null_value"] if v is None else v for v in values]
     return values
-
-
-def cut_dead_utf8(t):
-    """Cut the strings of deleted rows past the table's next row off its utf8 columns, as
-    b2nd's append and delete do: python-blosc2 4.14.1's extend appends after them, pairing its
-    new rows with the deleted rows' strings (docs/meaning-audit.md). Its own UTF8Array
-    method."""
-    from blosc2._utf8_array import UTF8Array
-
-    pos = t._resolve_last_pos()
-    for col in t._cols.values():
-        if isinstance(col, UTF8Array) and len(col) > pos:
-            col._rewrite_from(pos, [])
-
-
-def cut_dead_cells(t):
-    """Cut the items of deleted rows past the table's next row off its columns of one item per
-    row (list, vlstring, vlbytes, object, struct), as b2nd's append and delete do:
-    python-blosc2 4.14.1's extend appends after them (docs/meaning-audit.md). The batches
-    before the one holding that row are kept and the rows before it in that batch appended
-    as one batch, through python's own BatchArray."""
-    from blosc2.list_array import ListArray
-    from blosc2.scalar_array import _ScalarVarLenArray
-
-    pos = t._resolve_last_pos()
-    for col in t._cols.values():
-        if not isinstance(col, (ListArray, _ScalarVarLenArray)) or len(col) <= pos:
-            continue
-        col.flush()
-        keep = col[:pos]
-        b = col._backend
-        lengths = b._load_or_compute_batch_lengths()
-        start, k = 0, 0
-        while k < len(lengths) and start + lengths[k] <= pos:
-            start += lengths[k]
-            k += 1
-        # Rebuilt from its kept batches: c-blosc2 refuses a short batch after a `delete`
-        # left one short batch in a frame that records a larger chunk size.
-        kept = [b[i][:] for i in range(k)]
-        b.clear()
-        for items in kept:
-            b.append(items)
-        if pos > start:
-            b.append(keep[start:pos])
-        if isinstance(col, ListArray):
-            col._persisted_row_count = col._persisted_rows_count()
-            col._invalidate_batch_caches()
-        else:
-            col._persisted_row_count = col._compute_persisted_rows()
-            col._invalidate_prefix_cache()
-        assert len(col) == pos, (len(col), pos)
 
 
 def replay(path, ops):

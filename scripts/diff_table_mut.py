@@ -8,7 +8,10 @@ nullable in a mask, `k` int32 nullable by the sentinel -1, `f` bool (default Fal
 of at most 5 characters (default ""), `ts` timestamp in ms, `u` utf8 nullable in a mask
 (python's extend is preceded by the cut of deleted rows' strings b2nd makes, which
 python-blosc2 4.14.1 omits: meaning-audit.md), `d` dictionary nullable (a vocabulary that
-grows: new values join the dictionary from both writers); python's `add_column` adds int32
+grows: new values join the dictionary from both writers), `l` list of int32 nullable (SQL
+INSERT ... VALUES writes NULL there, as DataFusion 55 here has no list literal; INSERT ...
+SELECT copies lists; python writes lists; python's extend and delete are followed by the
+cut of the deleted rows' items b2nd makes); python's `add_column` adds int32
 columns `e0`, `e1` with a default, which b2nd's INSERTs (naming the other columns) fill. A model (a list of live rows, in
 live order) follows every step; after each step python-blosc2 (a fresh process, as any user
 of the file) must read the model: `nrows`, every column's values and nulls, and `where()` on
@@ -29,6 +32,7 @@ import sys
 
 import blosc2 as b2
 import numpy as np
+from dead_rows import cut_dead_cells, cut_dead_utf8
 
 assert b2.__version__ == "4.14.1", b2.__version__
 
@@ -53,6 +57,12 @@ class Row:
     d: str = b2.field(b2.dictionary(nullable=True), default=None)
 
 
+@dataclasses.dataclass
+class RowWithList(Row):
+    l: list[int] = b2.field(b2.list(b2.int32(), nullable=True), default=None)
+
+
+# The columns of the table at hand (half the tables have `l`).
 COLS = ["id", "ts", "x", "k", "f", "s", "u", "d"]
 WORDS = ["red", "blue", "green", "é", "it's"]
 TEXT = ["", "a", "b", "abc", "héllo", "it's", "日本語", "x" * 40]
@@ -70,6 +80,7 @@ def new_row():
         "s": rng.choice(["", "a", "abc", "héllo", "zz"]),
         "u": None if rng.random() < 0.15 else rng.choice(TEXT) + rng.choice(TEXT),
         "d": word(),
+        "l": None if rng.random() < 0.2 else [rng.randrange(-(2**31), 2**31) for _ in range(rng.randrange(0, 5))],
     }
 
 
@@ -83,21 +94,10 @@ def word():
     return rng.choice(WORDS)
 
 
-def cut_dead_utf8(t):
-    """Cut the strings of deleted rows past the table's next row off its utf8 columns, as
-    b2nd's append and delete do: python-blosc2 4.14.1's extend appends after them, pairing
-    its new rows with the deleted rows' strings (docs/meaning-audit.md)."""
-    from blosc2._utf8_array import UTF8Array
-
-    pos = t._resolve_last_pos()
-    for col in t._cols.values():
-        if isinstance(col, UTF8Array) and len(col) > pos:
-            col._rewrite_from(pos, [])
-
-
 def python_extend(path, rows):
     t = b2.open(path, mode="a")
     cut_dead_utf8(t)
+    cut_dead_cells(t)
     t.extend({
         "id": np.array([r["id"] for r in rows], dtype=np.int64),
         "ts": np.array([r["ts"] for r in rows], dtype="datetime64[ms]"),
@@ -109,12 +109,13 @@ def python_extend(path, rows):
         "s": [r["s"] for r in rows],
         "u": [r["u"] for r in rows],
         "d": [r["d"] for r in rows],
+        **({"l": [r["l"] for r in rows]} if "l" in COLS else {}),
     })
     t.close()
 
 
 def sql_literal(v, col):
-    if v is None:
+    if v is None or col == "l":
         return "NULL"
     if col == "ts":
         return str(v)  # INSERT casts it to the column's Timestamp(ms): a count of ms
@@ -207,6 +208,8 @@ def assignment(col):
             ("u", "u || 'ü'", lambda r: None if r["u"] is None else r["u"] + "ü"),
             ("u", sql_literal(v, "u"), lambda r: v),
         ])
+    if col == "l":
+        return ("l", "NULL", lambda r: None)
     if col == "d":
         v = word()
         return rng.choice([
@@ -237,6 +240,8 @@ def python_reads(path, model, where_id):
             vals = np.asarray(vals).astype("datetime64[ms]").astype(np.int64).tolist()
         elif isinstance(vals, np.ma.MaskedArray):
             vals = vals.data.tolist()
+        elif isinstance(vals, list):
+            pass
         else:
             vals = np.asarray(vals).tolist()
         got[c] = [None if n else v for v, n in zip(vals, nulls)]
@@ -248,7 +253,7 @@ def python_reads(path, model, where_id):
 
 def b2nd_reads(path, model):
     cols = COLS + [e for e, _ in extras]
-    rows = b2nd(path, "SELECT id, CAST(ts AS BIGINT) AS ts, x, k, f, s, u, d"
+    rows = b2nd(path, "SELECT id, CAST(ts AS BIGINT) AS ts, " + ", ".join(COLS[2:])
                 + "".join(f", {e}" for e, _ in extras) + " FROM t ORDER BY id")
     got = [{c: r.get(c) for c in cols} for r in rows]
     want = sorted(({c: r[c] for c in cols} for r in model), key=lambda r: r["id"])
@@ -267,8 +272,10 @@ ran = {}
 for ti in range(TABLES):
     path = os.path.join(DIR, f"t{ti}.b2d")
     extras = []
+    with_list = rng.random() < 0.5
+    COLS = ["id", "ts", "x", "k", "f", "s", "u", "d"] + (["l"] if with_list else [])
     model = [new_row() for _ in range(rng.randrange(0, 3000))]
-    t = b2.CTable(Row, urlpath=path, mode="w")
+    t = b2.CTable(RowWithList if with_list else Row, urlpath=path, mode="w")
     t.close()
     if model:
         python_extend(path, model)
@@ -282,7 +289,9 @@ for ti in range(TABLES):
         op = rng.choices(
             ["insert", "insert_select", "delete", "update", "py_extend", "py_delete",
              "py_update", "truncate", "py_add_column", "py_compact"],
-            [5, 1, 4, 4, 3, 3, 2, 0.3, 0.4, 0.7],
+            # python-blosc2 4.14.1's compact leaves a list column as it was (its rows then
+            # pair with the wrong ones: meaning-audit.md): not drawn for tables with `l`.
+            [5, 1, 4, 4, 3, 3, 2, 0.3, 0.4, 0 if with_list else 0.7],
         )[0]
         what = op
         try:
@@ -292,13 +301,15 @@ for ti in range(TABLES):
                     "(" + ", ".join(sql_literal(r[c], c) for c in COLS) + ")" for r in rows
                 )
                 what = f"INSERT INTO t ({', '.join(COLS)}) VALUES {values}"
+                for r in rows:
+                    r["l"] = None  # no list literal: VALUES writes NULL
                 out = b2nd(path, what, write=True)
                 assert out == [{"count": len(rows)}], out
                 model += with_defaults(rows)
             elif op == "insert_select":
                 cut = rng.randrange(0, next_id[0] + 1)
                 shift = 10**9 * (step + 1) + ti * 10**7
-                what = (f"INSERT INTO t ({', '.join(COLS)}) SELECT id + {shift}, ts, x, k, f, s, u, d "
+                what = (f"INSERT INTO t ({', '.join(COLS)}) SELECT id + {shift}, {', '.join(COLS[1:])} "
                         f"FROM t WHERE id < {cut}")
                 copies = with_defaults([dict(r, id=r["id"] + shift) for r in model if r["id"] < cut])
                 out = b2nd(path, what, write=True)
@@ -312,7 +323,7 @@ for ti in range(TABLES):
                 assert out == [{"count": len(model) - len(keep)}], out
                 model = keep
             elif op == "update":
-                sets = [assignment(c) for c in rng.sample(["x", "k", "f", "s", "u", "d"], rng.randrange(1, 4))]
+                sets = [assignment(c) for c in rng.sample(COLS[2:], rng.randrange(1, 4))]
                 text, fn = predicate() if rng.random() < 0.9 else ("true", lambda r: True)
                 what = f"UPDATE t SET {', '.join(f'{c} = {v}' for c, v, _ in sets)} WHERE {text}"
                 hit = [r for r in model if fn(r) is True]
@@ -324,7 +335,7 @@ for ti in range(TABLES):
             elif op == "py_update" and model:
                 positions = sorted(set(rng.randrange(len(model)) for _ in range(rng.randrange(1, 8))))
                 rng.shuffle(positions)
-                col, _, _ = assignment(rng.choice(["x", "k", "f", "s", "u", "d"]))
+                col, _, _ = assignment(rng.choice(COLS[2:]))
                 values = [new_row()[col] for _ in positions]
                 what = f"python {col}[{positions}] = {values}"
                 python_update(path, positions, col, values)
@@ -385,7 +396,7 @@ for ti in range(TABLES):
         except Exception as e:
             failures.append(f"table {ti} step {step} ({what[:200]}): {type(e).__name__}: {e}")
             break
-    print(f"table {ti}: {len(model)} live rows after {step + 1} steps")
+    print(f"table {ti}{' (with l)' if with_list else ''}: {len(model)} live rows after {step + 1} steps")
 
 print(f"{steps} steps, {len(failures)} failed (SEED={SEED}); by kind: "
       + ", ".join(f"{k} {v}" for k, v in sorted(ran.items())))

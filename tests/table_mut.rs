@@ -2161,3 +2161,53 @@ fn items_that_do_not_fit_their_column_are_refused() {
     drop(t);
     assert_eq!(snapshot(&path), before);
 }
+
+/// Arrow batches DataFusion hands over: an untyped NULL column, a dictionary array without
+/// values (every key a null).
+#[cfg(feature = "arrow")]
+#[test]
+fn arrow_nulls_and_empty_dictionaries_are_nulls() {
+    use arrow_array::{
+        Array, ArrayRef, DictionaryArray, Int32Array, Int64Array, NullArray, RecordBatch,
+        StringArray,
+    };
+    use std::sync::Arc;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("dictionary.b2d");
+    copy_tree(&dir().join("dictionary.b2d"), &path);
+    let mut t = TableMut::open(&path).unwrap();
+    let empty: DictionaryArray<arrow_array::types::Int32Type> = DictionaryArray::new(
+        Int32Array::from(vec![None, None]),
+        Arc::new(StringArray::from(Vec::<&str>::new())),
+    );
+    assert_eq!(empty.null_count(), 2);
+    let batch = |tag: ArrayRef| {
+        RecordBatch::try_from_iter([
+            ("id", Arc::new(Int64Array::from(vec![7, 8])) as ArrayRef),
+            ("cat", Arc::new(empty.clone()) as ArrayRef),
+            ("tag", tag),
+        ])
+        .unwrap()
+    };
+    let nulls = Rows::from_record_batch(&batch(Arc::new(NullArray::new(2)))).unwrap();
+    let e = t.append(&nulls).unwrap_err().to_string();
+    assert!(
+        e.contains("\"tag\": row 0 is null and the column is not nullable"),
+        "{e}"
+    );
+    let tags = Arc::new(StringArray::from(vec!["a", "new"]));
+    assert_eq!(
+        t.append(&Rows::from_record_batch(&batch(tags)).unwrap())
+            .unwrap(),
+        2
+    );
+    let now = Table::open(&path).unwrap();
+    assert_eq!(
+        now.read_values("cat").unwrap()[4..],
+        [Value::Nil, Value::Nil]
+    );
+    assert_eq!(
+        now.read_values("tag").unwrap()[4..],
+        strs(&[Some("a"), Some("new")])
+    );
+}

@@ -271,8 +271,14 @@ impl Rows {
                         _ => d.values().as_string_view().iter().collect(),
                     };
                     let nulls = a.logical_nulls();
-                    let v: Vec<Option<&str>> = d
-                        .normalized_keys()
+                    // Without values every key is a null (and Arrow's key normalization
+                    // would panic).
+                    let keys = if texts.is_empty() {
+                        vec![0; a.len()]
+                    } else {
+                        d.normalized_keys()
+                    };
+                    let v: Vec<Option<&str>> = keys
                         .into_iter()
                         .enumerate()
                         .map(|(i, k)| {
@@ -281,6 +287,10 @@ impl Rows {
                         })
                         .collect();
                     rows.strings(name, &v)?
+                }
+                // Untyped NULLs (DataFusion's INSERT of a NULL literal into some columns).
+                DataType::Null => {
+                    rows.add(name, a.len(), Cells::Values(vec![Value::Nil; a.len()]))?
                 }
                 DataType::List(_)
                 | DataType::LargeList(_)
@@ -1081,6 +1091,29 @@ impl TableMut {
     /// column keeps them (its mask, or its sentinel in the items).
     fn encode_one(&self, c: &Column, given: Option<&Cells>, n: usize) -> Result<Encoded> {
         let t = &self.table;
+        // Nulls given untyped (every value nil) for a column of another kind: its nulls.
+        let nulls;
+        let given = match given {
+            Some(Cells::Values(v))
+                if !varlen::is_batch_kind(c.kind()) && v.iter().all(Value::is_nil) =>
+            {
+                nulls = match c.kind() {
+                    ColumnKind::Utf8 | ColumnKind::Dictionary | ColumnKind::String => {
+                        Cells::Strings(vec![None; n])
+                    }
+                    _ => {
+                        let dtype = t.column_array(c.name())?.dtype().clone();
+                        Cells::Fixed {
+                            bytes: vec![0; n * dtype.itemsize()],
+                            dtype,
+                            valid: Some(vec![false; n]),
+                        }
+                    }
+                };
+                Some(&nulls)
+            }
+            other => other,
+        };
         match c.kind() {
             ColumnKind::Utf8 => return self.encode_utf8(c, given, n),
             ColumnKind::Dictionary => return self.encode_dictionary(c, given, n),
