@@ -451,10 +451,11 @@ impl TableMut {
                 let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
                 Ok((bytes, Some(valid)))
             }
-            Some(Cells::Values(_)) => Err(self.refuse(
+            Some(other @ (Cells::Values(_) | Cells::Items { .. })) => Err(self.refuse(
                 name,
                 format!(
-                    "msgpack values given for a column of dtype {}",
+                    "{} given for a column of dtype {}",
+                    other.describe(),
                     dtype.to_numpy_str()
                 ),
             )),

@@ -92,8 +92,9 @@ impl TableMut {
         }
         match cells {
             Cells::Strings(v) => Ok(Operand::Str(v.iter().flatten().cloned().collect())),
-            Cells::Values(_) => Err(refuse(format!(
-                "{dep}: msgpack values are not an expression's operand"
+            Cells::Values(_) | Cells::Items { .. } => Err(refuse(format!(
+                "{dep}: {} are not an expression's operand",
+                cells.describe()
             ))),
             Cells::Fixed { dtype, bytes, .. } => {
                 // Timestamps are their int64 counts.
@@ -113,5 +114,6 @@ fn valid_has_null(cells: &Cells) -> bool {
         Cells::Fixed { valid, .. } => valid.as_ref().is_some_and(|v| v.contains(&false)),
         Cells::Strings(v) => v.iter().any(Option::is_none),
         Cells::Values(v) => v.iter().any(Value::is_nil),
+        Cells::Items { .. } => false,
     }
 }

@@ -54,6 +54,7 @@ mod columns;
 mod compact;
 mod dictionary;
 mod generated;
+mod ndarray;
 mod utf8;
 mod varlen;
 mod zipped;
@@ -105,6 +106,12 @@ enum Cells {
     Strings(Vec<Option<String>>),
     /// Any msgpack values (`Value::Nil`: a null).
     Values(Vec<Value>),
+    /// Sub-arrays of `shape` (C order, native-order items of `dtype`), one per row.
+    Items {
+        dtype: Dtype,
+        shape: Vec<u64>,
+        bytes: Vec<u8>,
+    },
 }
 
 impl Cells {
@@ -114,6 +121,12 @@ impl Cells {
             Cells::Fixed { dtype, .. } => format!("values of dtype {}", dtype.to_numpy_str()),
             Cells::Strings(_) => "text".into(),
             Cells::Values(_) => "msgpack values".into(),
+            Cells::Items { dtype, shape, .. } => {
+                format!(
+                    "items of dtype {} and shape {shape:?}",
+                    dtype.to_numpy_str()
+                )
+            }
         }
     }
 }
@@ -192,6 +205,29 @@ impl Rows {
     pub fn values(self, name: &str, values: &[Value]) -> Result<Rows> {
         let cells = Cells::Values(values.to_vec());
         self.add(name, values.len(), cells)
+    }
+
+    /// Values of an `ndarray` column: one sub-array of `item_shape` per row, all rows'
+    /// items one after another in C order (`values.len()` a multiple of the item's size).
+    pub fn ndarray<T: Element>(
+        self,
+        name: &str,
+        item_shape: &[usize],
+        values: &[T],
+    ) -> Result<Rows> {
+        let per_row: usize = item_shape.iter().product();
+        if per_row == 0 || !values.len().is_multiple_of(per_row) {
+            return Err(Error::InvalidArgument(format!(
+                "column {name:?}: {} items are not whole sub-arrays of shape {item_shape:?}",
+                values.len()
+            )));
+        }
+        let cells = Cells::Items {
+            dtype: T::dtype(),
+            shape: item_shape.iter().map(|&d| d as u64).collect(),
+            bytes: T::as_bytes(values).into_owned(),
+        };
+        self.add(name, values.len() / per_row, cells)
     }
 
     /// Values of a `timestamp` column: counts of `unit` (`s`, `ms`, `us`, `ns`) since the
@@ -336,9 +372,9 @@ impl Rows {
 /// stays locked (`flock`) for the life of the `TableMut`. Tables in `.b2z` zips, tables
 /// inside larger stores, and members embedded in `embed.b2e` are refused by name.
 /// Appends and updates take columns of fixed-width kinds (numbers, bools, `timestamp`,
-/// `string`), `utf8` and `dictionary` strings, and msgpack values for `list`, `vlstring`,
-/// `vlbytes`, `object` and `struct` columns; tables with `ndarray` columns are refused by
-/// name (updates of their other columns are not).
+/// `string`), sub-arrays for `ndarray` columns, `utf8` and `dictionary` strings, and
+/// msgpack values for `list`, `vlstring`, `vlbytes`, `object` and `struct` columns; other
+/// kinds (`complex64`, `complex128`) are refused by name.
 #[derive(Debug)]
 pub struct TableMut {
     path: PathBuf,
@@ -1117,11 +1153,12 @@ impl TableMut {
         match c.kind() {
             ColumnKind::Utf8 => return self.encode_utf8(c, given, n),
             ColumnKind::Dictionary => return self.encode_dictionary(c, given, n),
+            ColumnKind::NdArray => return self.encode_ndarray(c, given, n),
             k if varlen::is_batch_kind(k) => return self.encode_varlen(c, given, n),
             _ => {}
         }
         {
-            if !c.is_fixed_width() || *c.kind() == ColumnKind::NdArray {
+            if !c.is_fixed_width() {
                 return Err(self.refuse(
                     c.name(),
                     format!(
@@ -1247,9 +1284,9 @@ impl TableMut {
                 }
                 Ok((bytes.clone(), valid.clone()))
             }
-            Cells::Values(_) => Err(self.refuse(
+            Cells::Values(_) | Cells::Items { .. } => Err(self.refuse(
                 c.name(),
-                format!("msgpack values given for a {} column", c.kind()),
+                format!("{} given for a {} column", cells.describe(), c.kind()),
             )),
             Cells::Strings(values) => {
                 let Dtype::Unicode { chars, .. } = dtype else {
@@ -1460,8 +1497,8 @@ fn scatter(
     let (Some(&first), Some(&last)) = (physical.first(), physical.last()) else {
         return Ok(());
     };
-    let isz = a.array().dtype().itemsize().max(1);
-    let region = Region::new([first as u64], [(last - first + 1) as u64]);
+    let isz = row_bytes(a);
+    let region = rows_region(a, first as u64, (last - first + 1) as u64);
     let mut span = vec![0u8; (last - first + 1) * isz];
     a.array().read_region_into(&region, &mut span)?;
     for (&p, &(_, i)) in physical.iter().zip(order) {
@@ -1512,15 +1549,37 @@ fn clear_dead_masks(end: u64, masks: &[PathBuf], durability: Durability) -> Resu
 /// append), else a resize and a region write.
 fn write_rows(a: &mut ArrayMut, start: u64, bytes: &[u8], capacity: u64) -> Result<()> {
     let len = a.array().shape().first().copied().unwrap_or(0);
-    let isz = a.array().dtype().itemsize().max(1);
-    let n = (bytes.len() / isz) as u64;
+    let n = (bytes.len() / row_bytes(a)) as u64;
     if len == start && start + n == capacity {
         return a.append_bytes(0, bytes);
     }
     if capacity > len {
-        a.resize(&[capacity])?;
+        let mut shape = a.array().shape().to_vec();
+        shape[0] = capacity;
+        a.resize(&shape)?;
     }
-    a.write_region_bytes(&Region::new([start], [n]), bytes)
+    a.write_region_bytes(&rows_region(a, start, n), bytes)
+}
+
+/// The bytes of one row of a column's array: an item, or a sub-array (`ndarray` columns).
+fn row_bytes(a: &ArrayMut) -> usize {
+    let shape = a.array().shape();
+    let items: u64 = shape.iter().skip(1).product();
+    (a.array().dtype().itemsize() * items as usize).max(1)
+}
+
+/// Rows `start..start + n` of a column's array, whole rows.
+fn rows_region(a: &ArrayMut, start: u64, n: u64) -> Region {
+    let shape = a.array().shape();
+    let mut at = vec![0; shape.len().max(1)];
+    let mut len = shape.to_vec();
+    at[0] = start;
+    if len.is_empty() {
+        len.push(n);
+    } else {
+        len[0] = n;
+    }
+    Region::new(at, len)
 }
 
 /// Remove the staging directories and files (`PREFIX*.tmp`) in `dir`, as far as possible.

@@ -47,13 +47,10 @@ impl TableMut {
                 .iter()
                 .map(|s| s.clone().map_or(Value::Nil, Value::Str))
                 .collect(),
-            Some(Cells::Fixed { dtype, .. }) => {
+            Some(other) => {
                 return Err(self.refuse(
                     c.name(),
-                    format!(
-                        "values of dtype {} given for a {kind} column",
-                        dtype.to_numpy_str()
-                    ),
+                    format!("{} given for a {kind} column", other.describe()),
                 ))
             }
             None => match c.default_value() {
