@@ -20,7 +20,7 @@ import zipfile
 
 import blosc2 as b2
 import numpy as np
-from dead_rows import cut_dead_cells, cut_dead_utf8
+from dead_rows import compact_cells, cut_dead_cells, cut_dead_utf8
 
 assert b2.__version__ == "4.14.1", b2.__version__
 
@@ -96,7 +96,8 @@ def replay(path, ops):
             # every index stale (see docs/meaning-audit.md): not replayed.
             pass
         elif op["op"] == "compact":
-            t.compact()
+            compact_cells(t, path)
+            t = b2.open(path, mode="a")
         elif op["op"] == "update":
             for name, values in op["columns"].items():
                 t[name][op["rows"]] = python_values(t, name, values)

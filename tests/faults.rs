@@ -458,6 +458,17 @@ fn cases() -> Vec<Case> {
             run: |p| b2nd::TableMut::open(p)?.compact().map(drop),
         },
         Case {
+            name: "table .b2d with list, vlstring, vlbytes, struct columns: compact (TableMut)",
+            prepare: |d| {
+                // Every third row deleted: each column's items rewritten to the live ones.
+                let p = table_varlen(d, OLD / 32);
+                let rows: Vec<u64> = (0..(OLD / 32) as u64).step_by(3).collect();
+                b2nd::TableMut::open(&p).unwrap().delete(&rows).unwrap();
+                p
+            },
+            run: |p| b2nd::TableMut::open(p)?.compact().map(drop),
+        },
+        Case {
             name: "set_attrs (journaled in place), file",
             prepare: old_file,
             run: |p| b2nd::write::set_attrs(p, &[("big", Value::Bytes(noise(NEW)))]),

@@ -1,16 +1,18 @@
 //! Items written to a BatchArray python-blosc2 wrote (its `msgpack` serializer): one item per
 //! row of a table's variable-length column (`list`, `vlstring`, `vlbytes`, `object`,
-//! `struct`) or per value of a dictionary column's values store. Appended items become one
-//! batch, as `BatchArray.append` writes one: the items cut into blocks of the array's
-//! `items_per_block`, each block a msgpack list, the blocks one variable-length-block chunk
-//! appended to the frame, and the batch's length added to the `_batch_array_metadata`
-//! attribute's `batch_lengths`. Items that replace others from a row on (rows past a
-//! table's end cut off, rows updated) are written the same way: the batches before that row
-//! stay, the batch holding it is cut there, and the new items join what is left of it in one
-//! new last batch. An array that holds no batch yet takes its `items_per_block` from the
-//! first as python-blosc2 chooses it (`_guess_blocksize`), up to 127 (the metalayer keeps
-//! its size when it changes in place; python may choose more, which changes how items group
-//! into blocks, not what is read). One atomic change of the frame.
+//! `struct`) or per value of a dictionary column's values store. Appended items become
+//! batches of the array's `batch_rows` (python's pending rows flushed: full batches, then
+//! the rest at close), each written as `BatchArray.append` writes one: the items cut into
+//! blocks of the array's `items_per_block`, each block a msgpack list, the blocks one
+//! variable-length-block chunk appended to the frame, and the batch's length added to the
+//! `_batch_array_metadata` attribute's `batch_lengths`. Items that replace others from a row
+//! on (rows past a table's end cut off, rows updated, a compaction) are written the same
+//! way: the batches before that row stay, the batch holding it is cut there, and the new
+//! items join what is left of it. An array that holds no batch yet takes its
+//! `items_per_block` from the first batch as python-blosc2 chooses it (`_guess_blocksize`),
+//! up to 127 (the metalayer keeps its size when it changes in place; python may choose more,
+//! which changes how items group into blocks, not what is read). One atomic change of the
+//! frame.
 
 #![forbid(unsafe_code)]
 
@@ -30,6 +32,8 @@ const LENGTHS: &str = "_batch_array_metadata";
 const META: &str = "batcharray";
 /// The largest `items_per_block` b2nd records in place of a nil one (a msgpack fixint).
 const MAX_INPLACE_ITEMS_PER_BLOCK: usize = 127;
+/// Items per batch when the array's metalayers name none (python-blosc2's `batch_rows`).
+const BATCH_ROWS: usize = 2048;
 /// The most decoded bytes of one batch read back to be cut.
 const MAX_BATCH_BYTES: usize = 1 << 31;
 
@@ -109,7 +113,18 @@ pub(crate) fn write_items(
         };
         lengths.truncate(keep);
         batch.extend_from_slice(items);
-        let payloads: Vec<Vec<u8>> = batch.iter().map(Value::encode).collect();
+        // Batches of the array's `batch_rows` items, the last one shorter (python's
+        // `_flush_full_batches`, then `flush` at close).
+        let batch_rows = disk
+            .parts
+            .metalayers()
+            .iter()
+            .filter_map(|(_, raw)| Value::decode(raw).ok())
+            .find_map(|m| m.get("batch_rows").and_then(Value::as_u64))
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(BATCH_ROWS);
+        let payloads: Vec<Vec<u8>> = batch.iter().take(batch_rows).map(Value::encode).collect();
         let (per_block, meta) = match field("items_per_block") {
             Some(v) if !v.is_nil() => (
                 v.as_u64()
@@ -143,13 +158,13 @@ pub(crate) fn write_items(
             }
         };
         let mut chunks = Vec::new();
-        if !batch.is_empty() {
-            let blocks: Vec<Vec<u8>> = batch
+        for part in batch.chunks(batch_rows) {
+            let blocks: Vec<Vec<u8>> = part
                 .chunks(per_block)
                 .map(|block| Value::Array(block.to_vec()).encode())
                 .collect();
             chunks.push(encode_blocks(&blocks, &codec).map_err(|e| bad(e.to_string()))?);
-            lengths.push(batch.len() as u64);
+            lengths.push(part.len() as u64);
         }
         if let Some(lengths) = lengths.recorded {
             store_lengths(vlmeta, lengths, source)?;

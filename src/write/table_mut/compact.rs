@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 
 use super::{member_file, ArrayMut, TableMut};
 use crate::error::Result;
+use crate::model::attrs::Value;
 use crate::model::region::Region;
 use crate::table::{ColumnKind, Table};
+use crate::write::batch::{write_items, At};
 
 impl TableMut {
     /// Close the gaps deleted rows left, as python-blosc2's `CTable.compact` and `close`
@@ -25,8 +27,11 @@ impl TableMut {
     /// Returns the deleted rows dropped (0, with nothing changed, when there is no gap).
     ///
     /// `utf8` columns are rewritten with the strings of the live rows only (python's
-    /// `set_all`). Refused, with nothing changed, for a table with another variable-length
-    /// column (lists, variable-length scalars), whose storage b2nd does not rewrite.
+    /// `set_all`), and the columns of one msgpack item per row (`list`, `vlstring`,
+    /// `vlbytes`, `object`, `struct`) with the live rows' items (python-blosc2 4.14.1's
+    /// compact leaves those as they were, pairing rows with the wrong items:
+    /// docs/meaning-audit.md). Refused, with nothing changed, for a msgpack column
+    /// serialized as Arrow.
     ///
     /// ```
     /// use b2nd::{Table, TableBuilder, TableMut};
@@ -51,14 +56,17 @@ impl TableMut {
         }
         if let Some(c) = t.columns().iter().find(|c| {
             c.computed().is_none()
-                && !c.is_fixed_width()
-                && !matches!(c.kind(), ColumnKind::Dictionary | ColumnKind::Utf8)
+                && super::varlen::is_batch_kind(c.kind())
+                && c.spec()
+                    .get("serializer")
+                    .and_then(crate::model::attrs::Value::as_str)
+                    .is_some_and(|s| s != "msgpack")
         }) {
             return Err(self.refuse(
                 c.name(),
                 format!(
-                    "a {} column is stored with variable-length items, which b2nd does not \
-                     rewrite: compact this table with python-blosc2",
+                    "a {} column serialized as Arrow, which b2nd does not rewrite: compact \
+                     this table with python-blosc2",
                     c.kind()
                 ),
             ));
@@ -68,10 +76,14 @@ impl TableMut {
         let mut files: Vec<PathBuf> = Vec::new();
         // `utf8` columns: their offsets and bytes files, rewritten together.
         let mut utf8: Vec<(PathBuf, PathBuf)> = Vec::new();
+        // Columns of one msgpack item per row: their BatchArray files, and the live items.
+        let mut cells: Vec<(PathBuf, Vec<Value>)> = Vec::new();
         for c in t.columns().iter().filter(|c| c.computed().is_none()) {
             let file = member_file(t, &t.key(c.name(), ""))?;
             if *c.kind() == ColumnKind::Utf8 {
                 utf8.push((file, member_file(t, &t.key(c.name(), ".utf8"))?));
+            } else if super::varlen::is_batch_kind(c.kind()) {
+                cells.push((file, t.read_values(c.name())?));
             } else {
                 files.push(file);
             }
@@ -87,7 +99,14 @@ impl TableMut {
             .map(|f| self.relative(f))
             .collect::<Result<_>>()?;
         let (valid_rel, meta_rel) = (self.relative(&valid)?, self.relative(&self.meta_file()?)?);
+        let cells_rel: Vec<(PathBuf, Vec<Value>)> = cells
+            .into_iter()
+            .map(|(f, v)| Ok((self.relative(&f)?, v)))
+            .collect::<Result<_>>()?;
         let mut copies = files.clone();
+        for (f, _) in &cells_rel {
+            copies.push(self.path.join(f));
+        }
         copies.extend(utf8.iter().flat_map(|(o, s)| [o.clone(), s.clone()]));
         copies.push(valid);
         let durability = self.durability;
@@ -106,6 +125,10 @@ impl TableMut {
                     &rows,
                     original,
                 )?;
+            }
+            // No live row: python's compact writes nothing (the next append cuts them).
+            for (f, items) in cells_rel.iter().filter(|(_, items)| !items.is_empty()) {
+                write_items(&stage.join(f), At::Item(0), items, durability)?;
             }
             // python's close leaves every row live and no capacity after the last one (a
             // live row is left: `n == end` when none is).
