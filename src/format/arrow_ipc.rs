@@ -69,8 +69,9 @@ fn one_batch(bytes: &[u8]) -> Result<RecordBatch, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Item `i` of `a` as python's `.as_py()` gives it.
-fn value(a: &ArrayRef, i: usize) -> Result<Value, String> {
+/// Item `i` of `a` as python's `.as_py()` gives it (also what Arrow rows given to a table
+/// become).
+pub(crate) fn value(a: &ArrayRef, i: usize) -> Result<Value, String> {
     if a.is_null(i) {
         return Ok(Value::Nil);
     }
@@ -118,6 +119,11 @@ fn value(a: &ArrayRef, i: usize) -> Result<Value, String> {
         }
         DataType::Dictionary(_, _) => {
             let d = a.as_any_dictionary();
+            if d.values().is_empty() {
+                // Arrow's key normalization panics without values (a valid array has none
+                // but null keys, answered above).
+                return Err("a dictionary key into no values".into());
+            }
             let key = d.normalized_keys()[i];
             value(d.values(), key)?
         }
@@ -131,4 +137,23 @@ fn items(a: &ArrayRef) -> Result<Value, String> {
             .map(|i| value(a, i))
             .collect::<Result<_, _>>()?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_dictionary_without_values_holds_nulls() {
+        // Arrow's key normalization panics on a dictionary without values; every key of a
+        // valid one is a null.
+        let d: arrow_array::DictionaryArray<Int32Type> = arrow_array::DictionaryArray::new(
+            arrow_array::Int32Array::from(vec![None, None]),
+            Arc::new(arrow_array::StringArray::from(Vec::<&str>::new())),
+        );
+        let a: ArrayRef = Arc::new(d);
+        assert_eq!(value(&a, 0), Ok(Value::Nil));
+        assert_eq!(value(&a, 1), Ok(Value::Nil));
+    }
 }

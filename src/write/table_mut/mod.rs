@@ -264,9 +264,9 @@ impl Rows {
         if batch.num_columns() == 0 {
             return Ok(rows);
         }
-        for (field, a) in batch.schema().fields().iter().zip(batch.columns()) {
+        for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
             let name = field.name();
-            let a = a.as_ref();
+            let a = column.as_ref();
             rows = match a.data_type() {
                 DataType::Boolean => {
                     let v: Vec<Option<bool>> = a.as_boolean().iter().collect();
@@ -334,7 +334,7 @@ impl Rows {
                 | DataType::Binary
                 | DataType::LargeBinary => {
                     let v = (0..a.len())
-                        .map(|i| arrow_value(a, i))
+                        .map(|i| crate::format::arrow_ipc::value(column, i))
                         .collect::<std::result::Result<Vec<Value>, String>>()
                         .map_err(|why| Error::InvalidArgument(format!("column {name:?}: {why}")))?;
                     rows.values(name, &v)?
@@ -398,59 +398,6 @@ fn null_fill(dtype: &Dtype, timestamp: bool) -> Vec<u8> {
         Dtype::Int { size: 8, .. } if timestamp => i64::MIN.to_le_bytes().to_vec(),
         _ => vec![0; size],
     }
-}
-
-/// Row `i` of Arrow array `a` as a msgpack value (a list, a struct as a map of its fields,
-/// numbers, text, bytes; `Nil` for a null), for the columns of one value per row.
-#[cfg(feature = "arrow")]
-fn arrow_value(a: &dyn arrow_array::Array, i: usize) -> std::result::Result<Value, String> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::*;
-    use arrow_schema::DataType;
-
-    if a.is_null(i) {
-        return Ok(Value::Nil);
-    }
-    let list = |items: arrow_array::ArrayRef| {
-        (0..items.len())
-            .map(|j| arrow_value(items.as_ref(), j))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map(Value::Array)
-    };
-    Ok(match a.data_type() {
-        DataType::Boolean => Value::Bool(a.as_boolean().value(i)),
-        DataType::Int8 => Value::Int(a.as_primitive::<Int8Type>().value(i).into()),
-        DataType::Int16 => Value::Int(a.as_primitive::<Int16Type>().value(i).into()),
-        DataType::Int32 => Value::Int(a.as_primitive::<Int32Type>().value(i).into()),
-        DataType::Int64 => Value::Int(a.as_primitive::<Int64Type>().value(i)),
-        DataType::UInt8 => Value::Int(a.as_primitive::<UInt8Type>().value(i).into()),
-        DataType::UInt16 => Value::Int(a.as_primitive::<UInt16Type>().value(i).into()),
-        DataType::UInt32 => Value::Int(a.as_primitive::<UInt32Type>().value(i).into()),
-        DataType::UInt64 => {
-            let v = a.as_primitive::<UInt64Type>().value(i);
-            i64::try_from(v).map_or(Value::UInt(v), Value::Int)
-        }
-        DataType::Float32 => Value::Float(a.as_primitive::<Float32Type>().value(i).into()),
-        DataType::Float64 => Value::Float(a.as_primitive::<Float64Type>().value(i)),
-        DataType::Utf8 => Value::Str(a.as_string::<i32>().value(i).into()),
-        DataType::LargeUtf8 => Value::Str(a.as_string::<i64>().value(i).into()),
-        DataType::Utf8View => Value::Str(a.as_string_view().value(i).into()),
-        DataType::Binary => Value::Bytes(a.as_binary::<i32>().value(i).to_vec()),
-        DataType::LargeBinary => Value::Bytes(a.as_binary::<i64>().value(i).to_vec()),
-        DataType::List(_) => list(a.as_list::<i32>().value(i))?,
-        DataType::LargeList(_) => list(a.as_list::<i64>().value(i))?,
-        DataType::Struct(fields) => {
-            let s = a.as_struct();
-            Value::Map(
-                fields
-                    .iter()
-                    .zip(s.columns())
-                    .map(|(f, c)| Ok((Value::Str(f.name().clone()), arrow_value(c.as_ref(), i)?)))
-                    .collect::<std::result::Result<_, String>>()?,
-            )
-        }
-        other => return Err(format!("Arrow type {other} has no msgpack form here")),
-    })
 }
 
 /// `value` as one item of `dtype` (little-endian numbers, bools, UCS-4 text), if it is one.
