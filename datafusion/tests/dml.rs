@@ -15,6 +15,14 @@ use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::UInt64Type;
 use datafusion::prelude::SessionContext;
 
+/// What `sql` answers, as a text table.
+async fn table_text(ctx: &SessionContext, sql: &str) -> String {
+    let b = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    datafusion::arrow::util::pretty::pretty_format_batches(&b)
+        .unwrap()
+        .to_string()
+}
+
 fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let to = tmp.path().join(name);
@@ -431,16 +439,7 @@ async fn inserts_go_to_utf8_columns() {
     );
     let e = fails(&ctx, "INSERT INTO t (id, note) VALUES (9, NULL)").await;
     assert!(e.contains("not nullable"), "{e}");
-    let b = ctx
-        .sql("SELECT id, txt, tag, note FROM t ORDER BY id")
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    let got = datafusion::arrow::util::pretty::pretty_format_batches(&b)
-        .unwrap()
-        .to_string();
+    let got = table_text(&ctx, "SELECT id, txt, tag, note FROM t ORDER BY id").await;
     let want = "\
 +----+------+-----+------+
 | id | txt  | tag | note |
@@ -533,16 +532,7 @@ async fn inserts_and_updates_go_to_dictionary_columns() {
         .await,
         1
     );
-    let b = ctx
-        .sql("SELECT id, cat, tag FROM t ORDER BY id")
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    let got = datafusion::arrow::util::pretty::pretty_format_batches(&b)
-        .unwrap()
-        .to_string();
+    let got = table_text(&ctx, "SELECT id, cat, tag FROM t ORDER BY id").await;
     let want = "\
 +----+--------+-----+
 | id | cat    | tag |
