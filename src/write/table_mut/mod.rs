@@ -887,7 +887,7 @@ impl TableMut {
                 Items::Cells(cells) => {
                     // The items from the first row changed on, rewritten with the new ones.
                     let first = physical.first().copied().unwrap_or(0);
-                    let mut tail = crate::SChunk::open(&file)?.read_objects()?;
+                    let mut tail = crate::schunk::SChunk::open(&file)?.read_objects()?;
                     if tail.len() < physical.last().map_or(0, |&p| p + 1) {
                         return Err(self.refuse(
                             c.name(),
