@@ -20,9 +20,10 @@ import zipfile
 
 import blosc2 as b2
 import numpy as np
-from dead_rows import compact_cells, cut_dead_cells, cut_dead_utf8
+from dead_rows import compact_cells, cut_dead_cells, cut_dead_utf8, type_arrow_batches
 
 assert b2.__version__ == "4.14.1", b2.__version__
+type_arrow_batches()
 
 OUT, FIXTURES = sys.argv[1], sys.argv[2]
 

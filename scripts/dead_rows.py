@@ -65,9 +65,10 @@ def compact_cells(t, path):
             continue
         a = b2.open(os.path.join(path, "_cols", name + ".b2b"), mode="a")
         b = getattr(a, "_backend", a)
+        typed = getattr(a, "_typed_batch", lambda x: x)
         b.clear()
         for i in range(0, len(items), rows):
-            b.append(items[i:i + rows])
+            b.append(typed(items[i:i + rows]))
 
 
 def rebuild(col, batches):
@@ -77,12 +78,34 @@ def rebuild(col, batches):
     from blosc2.list_array import ListArray
 
     b = col._backend
+    # An Arrow-serialized list column takes batches of its declared Arrow type.
+    typed = getattr(col, "_typed_batch", lambda x: x)
     b.clear()
     for items in batches:
-        b.append(items)
+        b.append(typed(items))
     if isinstance(col, ListArray):
         col._persisted_row_count = col._persisted_rows_count()
         col._invalidate_batch_caches()
     else:
         col._persisted_row_count = col._compute_persisted_rows()
         col._invalidate_prefix_cache()
+
+
+def type_arrow_batches():
+    """Make python-blosc2 4.14.1's assignment to a row of an Arrow-serialized list column work:
+    `ListArray.__setitem__` hands its batch to the BatchArray as Python lists, whose inferred
+    Arrow type (list<int64> for ints) differs from the column's (list<int32>), and the
+    BatchArray raises "All Arrow batches in a BatchArray must share the same schema"
+    (docs/meaning-audit.md). Python lists given to an Arrow BatchArray that has a schema are
+    built in its type, as `ListArray._typed_batch` builds them for `extend`."""
+    import pyarrow as pa
+    from blosc2.batch_array import BatchArray
+
+    untyped = BatchArray._normalize_arrow_batch
+
+    def normalize(self, value):
+        if isinstance(value, list) and self._arrow_schema is not None:
+            value = pa.array(value, type=self._get_arrow_schema().field(0).type)
+        return untyped(self, value)
+
+    BatchArray._normalize_arrow_batch = normalize

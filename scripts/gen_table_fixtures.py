@@ -327,7 +327,8 @@ print("computed-column fixture written")
 
 # Arrow-serialized list columns (`from_arrow(..., list_serializer="arrow")`, as `from_parquet`
 # wrote them from 4.3 to 4.13): BatchArray blocks that are Arrow IPC streams; and a copy whose
-# blocks are bare record-batch messages (the older form), the schema only in the metalayer.
+# blocks are bare record-batch messages (the older form), the schema only in the metalayer;
+# and a `.b2d` copy (for changes python replays through its own files).
 # A deleted row. `<name>.json`: python's rows of every list column (`t[name][:]`) and the
 # Arrow type each was written with.
 ARROW_LISTS = pa.table(
@@ -363,7 +364,8 @@ def arrow_list_table(path, bare):
         ba.BatchArray._serialize_arrow_block = orig
 
 
-for name, bare in [("arrow_lists.b2z", False), ("arrow_lists_bare.b2z", True)]:
+for name, bare in [("arrow_lists.b2z", False), ("arrow_lists_bare.b2z", True),
+                   ("arrow_lists.b2d", False)]:
     arrow_list_table(p(name), bare)
     t = b2.open(p(name))
     rows = {c: [x for x in t[c][:]] for c in ["li", "ls", "lf", "lst"]}

@@ -2321,3 +2321,108 @@ fn columns_of_one_item_per_row_are_compacted_to_their_live_items() {
         &json!([{"op": "delete", "rows": [1]}, {"op": "compact"}]),
     );
 }
+
+fn floats(v: &[Option<f64>]) -> Value {
+    Value::Array(v.iter().map(|x| x.map_or(Value::Nil, Value::Float)).collect())
+}
+
+/// arrow_lists.b2d: list columns python-blosc2 serialized as Arrow IPC streams (`li`
+/// list<int32>, `ls` list<string>, `lf` list<double>, `lst` list<struct<x, y>>); row 2 deleted.
+#[cfg(feature = "arrow")]
+#[test]
+fn arrow_serialized_list_columns_take_rows_updates_and_compaction() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("arrow_lists.b2d");
+    copy_tree(&dir().join("arrow_lists.b2d"), &path);
+    let before = snapshot(&path);
+    let mut t = TableMut::open(&path).unwrap();
+    // An item the column's Arrow type cannot hold changes nothing.
+    let rows = Rows::new()
+        .column("id", &[9i64])
+        .unwrap()
+        .values("li", &[list(&[1 << 40])])
+        .unwrap();
+    let e = t.append(&rows).unwrap_err().to_string();
+    assert!(e.contains("out of the range of int32"), "{e}");
+    assert_eq!(snapshot(&path), before);
+    let rows = Rows::new()
+        .column("id", &[6i64, 7])
+        .unwrap()
+        .values("li", &[list(&[9, -1]), Value::Nil])
+        .unwrap()
+        .values(
+            "ls",
+            &[
+                Value::Array(vec![Value::Str("x".into())]),
+                Value::Array(vec![]),
+            ],
+        )
+        .unwrap()
+        .values("lf", &[floats(&[Some(2.5), None]), Value::Nil])
+        .unwrap()
+        .values("lst", &[Value::Array(vec![point(5, "s")]), Value::Nil])
+        .unwrap();
+    assert_eq!(t.append(&rows).unwrap(), 2);
+    let read = |c: &str| Table::open(&path).unwrap().read_values(c).unwrap();
+    let li = |v: &[Option<i64>]| {
+        Value::Array(v.iter().map(|x| x.map_or(Value::Nil, Value::Int)).collect())
+    };
+    assert_eq!(
+        read("li"),
+        [
+            li(&[Some(1), Some(2)]),
+            Value::Nil,
+            li(&[Some(3), None]),
+            li(&[Some(7)]),
+            li(&[Some(9), Some(-1)]),
+            Value::Nil
+        ]
+    );
+    assert_eq!(read("lf")[4], floats(&[Some(2.5), None]));
+    assert_eq!(read("lst")[4], Value::Array(vec![point(5, "s")]));
+    // The new blocks are IPC streams of the column's own schema: Arrow reads them as it
+    // reads python's (a block of another schema is an error python-blosc2 raises too).
+    let values = Rows::new()
+        .values("li", &[li(&[Some(42)])])
+        .unwrap()
+        .values("lst", &[Value::Array(vec![point(-1, "z"), point(2, "yy")])])
+        .unwrap();
+    assert_eq!(t.update(&[0], &values).unwrap(), 1);
+    assert_eq!(read("li")[0], li(&[Some(42)]));
+    assert_eq!(read("li")[4], li(&[Some(9), Some(-1)]));
+    assert_eq!(t.delete(&[5]).unwrap(), 1);
+    assert_eq!(read("li").len(), 5);
+    drop(t);
+    leave_for_python(
+        &path,
+        "arrow_lists_append.b2d",
+        "arrow_lists.b2d",
+        &json!([
+            {"op": "append", "columns": {"id": [6, 7], "li": [[9, -1], null], "ls": [["x"], []],
+                                         "lf": [[2.5, null], null],
+                                         "lst": [[{"x": 5, "y": "s"}], null]}},
+            {"op": "update", "rows": [0], "columns": {"li": [[42]],
+                                                       "lst": [[{"x": -1, "y": "z"}, {"x": 2, "y": "yy"}]]}},
+            {"op": "delete", "rows": [5]},
+        ]),
+    );
+    // Compacted: the live items rewritten as Arrow blocks.
+    let path2 = tmp.path().join("compact.b2d");
+    copy_tree(&dir().join("arrow_lists.b2d"), &path2);
+    let mut t = TableMut::open(&path2).unwrap();
+    assert_eq!(t.delete(&[0]).unwrap(), 1);
+    let read = |c: &str| Table::open(&path2).unwrap().read_values(c).unwrap();
+    let cols = ["li", "ls", "lf", "lst"];
+    let before: Vec<Vec<Value>> = cols.iter().map(|c| read(c)).collect();
+    assert_eq!(t.compact().unwrap(), 2);
+    let after: Vec<Vec<Value>> = cols.iter().map(|c| read(c)).collect();
+    assert_eq!(after, before);
+    assert_eq!(read("li"), [Value::Nil, li(&[Some(3), None]), li(&[Some(7)])]);
+    drop(t);
+    leave_for_python(
+        &path2,
+        "arrow_lists_compact.b2d",
+        "arrow_lists.b2d",
+        &json!([{"op": "delete", "rows": [0]}, {"op": "compact"}]),
+    );
+}

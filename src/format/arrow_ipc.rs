@@ -4,17 +4,26 @@
 //! is the `arrow_schema` of the `batcharray` metalayer. Items come out as [`Value`]s, as
 //! python-blosc2's `.as_py()` gives them: lists as lists, structs as dicts, nulls as `Nil`.
 //! Arrow extension types are refused, as python-blosc2 refuses them in its safe mode, and so
-//! are types with no [`Value`] (timestamps, decimals, ...), by name.
+//! are types with no [`Value`] (timestamps, decimals, ...), by name. [`encode_block`] writes
+//! items back as python-blosc2 4.14.1 writes a block: an IPC stream of one batch of the
+//! metalayer's schema.
 
 #![forbid(unsafe_code)]
 
 use std::io::Cursor;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{
+    Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, GenericListArray,
+    LargeBinaryArray, LargeStringArray, OffsetSizeTrait, PrimitiveArray, RecordBatch, StringArray,
+    StringViewArray, StructArray,
+};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_ipc::reader::StreamReader;
-use arrow_schema::DataType;
+use arrow_ipc::writer::StreamWriter;
+use arrow_schema::{DataType, FieldRef, Schema};
 
 use crate::model::attrs::Value;
 
@@ -139,6 +148,182 @@ fn items(a: &ArrayRef) -> Result<Value, String> {
     ))
 }
 
+/// The schema of a BatchArray's blocks: its metalayer's `arrow_schema`, an IPC schema
+/// message of one field.
+pub(crate) fn block_schema(schema: &[u8]) -> Result<Schema, String> {
+    let s = arrow_ipc::convert::try_schema_from_ipc_buffer(schema)
+        .map_err(|e| format!("its arrow_schema: {e}"))?;
+    if s.fields().len() != 1 {
+        return Err(format!(
+            "its arrow_schema has {} fields, not one",
+            s.fields().len()
+        ));
+    }
+    Ok(s)
+}
+
+/// One block of `items` as python-blosc2 4.14.1 writes it (`_serialize_arrow_block`): an
+/// Arrow IPC stream of one record batch of `schema` (see [`block_schema`]) whose column holds
+/// the items. An item the column's type cannot hold is refused.
+pub(crate) fn encode_block(items: &[Value], schema: &Schema) -> Result<Vec<u8>, String> {
+    let field = &schema.fields()[0];
+    let refs: Vec<&Value> = items.iter().collect();
+    let column = array(field.data_type(), &refs)?;
+    let batch =
+        RecordBatch::try_new(Arc::new(schema.clone()), vec![column]).map_err(|e| e.to_string())?;
+    let mut w = StreamWriter::try_new(Vec::new(), schema).map_err(|e| e.to_string())?;
+    w.write(&batch).map_err(|e| e.to_string())?;
+    w.finish().map_err(|e| e.to_string())?;
+    w.into_inner().map_err(|e| e.to_string())
+}
+
+/// The nulls of `vals` (none when no value is a null).
+fn nulls(vals: &[&Value]) -> Option<NullBuffer> {
+    vals.iter()
+        .any(|v| v.is_nil())
+        .then(|| NullBuffer::from(vals.iter().map(|v| !v.is_nil()).collect::<Vec<bool>>()))
+}
+
+/// An Arrow array of type `dt` holding `vals` (nulls where they are `Nil`).
+fn array(dt: &DataType, vals: &[&Value]) -> Result<ArrayRef, String> {
+    fn prim<T: ArrowPrimitiveType>(
+        vals: &[&Value],
+        dt: &DataType,
+        conv: impl Fn(&Value) -> Option<T::Native>,
+    ) -> Result<ArrayRef, String> {
+        let v = vals
+            .iter()
+            .map(|v| match v {
+                Value::Nil => Ok(None),
+                v => conv(v)
+                    .map(Some)
+                    .ok_or_else(|| format!("{v:?} does not fit an Arrow {dt}")),
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Arc::new(
+            v.into_iter().collect::<PrimitiveArray<T>>().with_data_type(dt.clone()),
+        ))
+    }
+    fn int<N: TryFrom<i64> + TryFrom<u64>>(v: &Value) -> Option<N> {
+        match v {
+            Value::Int(i) => N::try_from(*i).ok(),
+            Value::UInt(u) => N::try_from(*u).ok(),
+            _ => None,
+        }
+    }
+    fn float(v: &Value) -> Option<f64> {
+        match v {
+            Value::Float(f) => Some(*f),
+            Value::Int(i) => Some(*i as f64),
+            Value::UInt(u) => Some(*u as f64),
+            _ => None,
+        }
+    }
+    fn strs<'a>(vals: &[&'a Value], dt: &DataType) -> Result<Vec<Option<&'a str>>, String> {
+        vals.iter()
+            .map(|v| match v {
+                Value::Nil => Ok(None),
+                Value::Str(s) => Ok(Some(s.as_str())),
+                v => Err(format!("{v:?} does not fit an Arrow {dt}")),
+            })
+            .collect()
+    }
+    fn bytes<'a>(vals: &[&'a Value], dt: &DataType) -> Result<Vec<Option<&'a [u8]>>, String> {
+        vals.iter()
+            .map(|v| match v {
+                Value::Nil => Ok(None),
+                Value::Bytes(b) => Ok(Some(b.as_slice())),
+                v => Err(format!("{v:?} does not fit an Arrow {dt}")),
+            })
+            .collect()
+    }
+    Ok(match dt {
+        DataType::Boolean => {
+            let v = vals
+                .iter()
+                .map(|v| match v {
+                    Value::Nil => Ok(None),
+                    Value::Bool(b) => Ok(Some(*b)),
+                    v => Err(format!("{v:?} does not fit an Arrow {dt}")),
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            Arc::new(BooleanArray::from(v))
+        }
+        DataType::Int8 => prim::<Int8Type>(vals, dt, int)?,
+        DataType::Int16 => prim::<Int16Type>(vals, dt, int)?,
+        DataType::Int32 => prim::<Int32Type>(vals, dt, int)?,
+        DataType::Int64 => prim::<Int64Type>(vals, dt, int)?,
+        DataType::UInt8 => prim::<UInt8Type>(vals, dt, int)?,
+        DataType::UInt16 => prim::<UInt16Type>(vals, dt, int)?,
+        DataType::UInt32 => prim::<UInt32Type>(vals, dt, int)?,
+        DataType::UInt64 => prim::<UInt64Type>(vals, dt, int)?,
+        DataType::Float16 => prim::<Float16Type>(vals, dt, |v| float(v).map(half::f16::from_f64))?,
+        DataType::Float32 => prim::<Float32Type>(vals, dt, |v| float(v).map(|f| f as f32))?,
+        DataType::Float64 => prim::<Float64Type>(vals, dt, float)?,
+        DataType::Utf8 => Arc::new(StringArray::from(strs(vals, dt)?)),
+        DataType::LargeUtf8 => Arc::new(LargeStringArray::from(strs(vals, dt)?)),
+        DataType::Utf8View => Arc::new(StringViewArray::from(strs(vals, dt)?)),
+        DataType::Binary => Arc::new(BinaryArray::from_opt_vec(bytes(vals, dt)?)),
+        DataType::LargeBinary => Arc::new(LargeBinaryArray::from_opt_vec(bytes(vals, dt)?)),
+        DataType::List(f) => list::<i32>(f, vals, dt)?,
+        DataType::LargeList(f) => list::<i64>(f, vals, dt)?,
+        DataType::Struct(fields) => {
+            let columns = fields
+                .iter()
+                .map(|f| {
+                    let items: Vec<&Value> = vals
+                        .iter()
+                        .map(|v| match v {
+                            Value::Map(m) => Ok(m
+                                .iter()
+                                .find(|(k, _)| k.as_str() == Some(f.name()))
+                                .map_or(&Value::Nil, |(_, x)| x)),
+                            Value::Nil => Ok(&Value::Nil),
+                            v => Err(format!("{v:?} does not fit an Arrow {dt}")),
+                        })
+                        .collect::<Result<_, String>>()?;
+                    array(f.data_type(), &items).map_err(|e| format!("field {:?}: {e}", f.name()))
+                })
+                .collect::<Result<Vec<ArrayRef>, String>>()?;
+            Arc::new(
+                StructArray::try_new(fields.clone(), columns, nulls(vals))
+                    .map_err(|e| e.to_string())?,
+            )
+        }
+        other => return Err(format!("Arrow {other} items, which b2nd does not write")),
+    })
+}
+
+/// A list array of `field` items holding `vals` (lists or nulls).
+fn list<O: OffsetSizeTrait>(
+    field: &FieldRef,
+    vals: &[&Value],
+    dt: &DataType,
+) -> Result<ArrayRef, String> {
+    let mut offsets = vec![O::usize_as(0)];
+    let mut children: Vec<&Value> = Vec::new();
+    for v in vals {
+        match v {
+            Value::Nil => {}
+            Value::Array(items) | Value::Tuple(items) => children.extend(items.iter()),
+            v => return Err(format!("{v:?} does not fit an Arrow {dt}")),
+        }
+        let end = O::from_usize(children.len())
+            .ok_or_else(|| format!("{} items overflow an Arrow {dt}", children.len()))?;
+        offsets.push(end);
+    }
+    let child = array(field.data_type(), &children)?;
+    Ok(Arc::new(
+        GenericListArray::<O>::try_new(
+            field.clone(),
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            child,
+            nulls(vals),
+        )
+        .map_err(|e| e.to_string())?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +340,35 @@ mod tests {
         let a: ArrayRef = Arc::new(d);
         assert_eq!(value(&a, 0), Ok(Value::Nil));
         assert_eq!(value(&a, 1), Ok(Value::Nil));
+    }
+
+    #[test]
+    fn blocks_written_read_back() {
+        use arrow_schema::{Field, Fields};
+        let point = DataType::Struct(Fields::from(vec![
+            Field::new("x", DataType::Int64, true),
+            Field::new("y", DataType::Utf8, true),
+        ]));
+        let ty = DataType::List(Arc::new(Field::new("item", point, true)));
+        let schema = Schema::new(vec![Field::new("values", ty, true)]);
+        let p = |x: Value, y: &str| {
+            Value::Map(vec![
+                (Value::Str("x".into()), x),
+                (Value::Str("y".into()), Value::Str(y.into())),
+            ])
+        };
+        let items = vec![
+            Value::Array(vec![p(Value::Int(1), "a"), p(Value::Nil, "é")]),
+            Value::Nil,
+            Value::Array(vec![]),
+        ];
+        let block = encode_block(&items, &schema).unwrap();
+        assert_eq!(block_items(&block, None).unwrap(), items);
+        let wrong = [Value::Array(vec![Value::Int(3)])];
+        let e = encode_block(&wrong, &schema).unwrap_err();
+        assert!(e.contains("does not fit an Arrow Struct"), "{e}");
+        let big = [Value::Array(vec![p(Value::UInt(u64::MAX), "z")])];
+        let e = encode_block(&big, &schema).unwrap_err();
+        assert!(e.contains("field \"x\""), "{e}");
     }
 }

@@ -1,4 +1,5 @@
-//! Items written to a BatchArray python-blosc2 wrote (its `msgpack` serializer): one item per
+//! Items written to a BatchArray python-blosc2 wrote (its `msgpack` serializer, or `arrow` with
+//! feature `arrow`, in the array's `arrow_schema`): one item per
 //! row of a table's variable-length column (`list`, `vlstring`, `vlbytes`, `object`,
 //! `struct`) or per value of a dictionary column's values store. Appended items become
 //! batches of the array's `batch_rows` (python's pending rows flushed: full batches, then
@@ -77,17 +78,10 @@ pub(crate) fn write_items(
                 .find(|(key, _)| key.as_str() == Some(k))
                 .map(|(_, v)| v)
         };
-        match field("serializer").and_then(Value::as_str) {
-            None | Some("msgpack") => {}
-            Some(other) => {
-                return Err(bad(format!(
-                    "batches serialized as {other:?} are not written (msgpack ones are)"
-                )))
-            }
-        }
+        let blocks = Blocks::of(field).map_err(bad)?;
         let codec = disk.parts.codec().map_err(|e| bad(e.0))?;
         let nchunks = disk.offsets()?.len();
-        let mut lengths = batch_lengths(frame, vlmeta, nchunks, source)?;
+        let mut lengths = batch_lengths(frame, &blocks, vlmeta, nchunks, source)?;
         // The batches kept, and the items of the one cut that stay before the new ones.
         let (keep, mut batch) = match at {
             At::End => (nchunks, Vec::new()),
@@ -102,7 +96,7 @@ pub(crate) fn write_items(
                     return Err(bad(format!("item {n} is past its {start} items")));
                 }
                 let head = if start < n {
-                    let mut items = read_batch(frame, k, source)?;
+                    let mut items = read_batch(frame, &blocks, k, source)?;
                     items.truncate((n - start) as usize);
                     items
                 } else {
@@ -159,11 +153,12 @@ pub(crate) fn write_items(
         };
         let mut chunks = Vec::new();
         for part in batch.chunks(batch_rows) {
-            let blocks: Vec<Vec<u8>> = part
+            let encoded = part
                 .chunks(per_block)
-                .map(|block| Value::Array(block.to_vec()).encode())
-                .collect();
-            chunks.push(encode_blocks(&blocks, &codec).map_err(|e| bad(e.to_string()))?);
+                .map(|block| blocks.encode(block))
+                .collect::<std::result::Result<Vec<Vec<u8>>, String>>()
+                .map_err(bad)?;
+            chunks.push(encode_blocks(&encoded, &codec).map_err(|e| bad(e.to_string()))?);
             lengths.push(part.len() as u64);
         }
         if let Some(lengths) = lengths.recorded {
@@ -173,8 +168,70 @@ pub(crate) fn write_items(
     })
 }
 
+/// How a BatchArray's blocks hold their items (its metalayer's `serializer`).
+enum Blocks {
+    /// A msgpack list per block.
+    Msgpack,
+    /// An Arrow IPC stream per block, of the metalayer's `arrow_schema` (kept as stored, for
+    /// blocks of the older bare form).
+    #[cfg(feature = "arrow")]
+    Arrow {
+        raw: Vec<u8>,
+        schema: arrow_schema::Schema,
+    },
+}
+
+impl Blocks {
+    /// The blocks of the layout whose fields `field` looks up.
+    fn of<'a>(field: impl Fn(&str) -> Option<&'a Value>) -> std::result::Result<Self, String> {
+        match field("serializer").and_then(Value::as_str) {
+            None | Some("msgpack") => Ok(Blocks::Msgpack),
+            #[cfg(feature = "arrow")]
+            Some("arrow") => match field("arrow_schema") {
+                Some(Value::Bytes(raw)) => Ok(Blocks::Arrow {
+                    schema: crate::format::arrow_ipc::block_schema(raw)?,
+                    raw: raw.clone(),
+                }),
+                _ => Err(
+                    "serialized as Arrow with no arrow_schema yet: b2nd writes the \
+                          items of an Arrow BatchArray python-blosc2 gave its first batch"
+                        .into(),
+                ),
+            },
+            #[cfg(not(feature = "arrow"))]
+            Some("arrow") => {
+                Err("serialized as Arrow: b2nd writes those with feature `arrow`".into())
+            }
+            Some(other) => Err(format!(
+                "batches serialized as {other:?} are not written (msgpack and Arrow ones are)"
+            )),
+        }
+    }
+
+    fn encode(&self, items: &[Value]) -> std::result::Result<Vec<u8>, String> {
+        match self {
+            Blocks::Msgpack => Ok(Value::Array(items.to_vec()).encode()),
+            #[cfg(feature = "arrow")]
+            Blocks::Arrow { schema, .. } => crate::format::arrow_ipc::encode_block(items, schema),
+        }
+    }
+
+    fn decode(&self, block: &[u8]) -> std::result::Result<Vec<Value>, String> {
+        match self {
+            Blocks::Msgpack => {
+                match Value::decode(block).map_err(|e| format!("not msgpack: {}", e.reason))? {
+                    Value::Array(v) => Ok(v),
+                    other => Err(format!("a block holds {other:?}, not a list")),
+                }
+            }
+            #[cfg(feature = "arrow")]
+            Blocks::Arrow { raw, .. } => crate::format::arrow_ipc::block_items(block, Some(raw)),
+        }
+    }
+}
+
 /// The items of batch `k` of a BatchArray.
-fn read_batch(frame: &FrameAt<'_>, k: usize, source: &str) -> Result<Vec<Value>> {
+fn read_batch(frame: &FrameAt<'_>, blocks: &Blocks, k: usize, source: &str) -> Result<Vec<Value>> {
     let bad = |reason: String| Error::Chunk {
         source_name: source.to_string(),
         chunk: k as i64,
@@ -183,10 +240,7 @@ fn read_batch(frame: &FrameAt<'_>, k: usize, source: &str) -> Result<Vec<Value>>
     let chunk = frame.chunk(k)?;
     let mut items = Vec::new();
     for block in decode_blocks(&chunk, MAX_BATCH_BYTES).map_err(|e| bad(e.to_string()))? {
-        match Value::decode(&block).map_err(|e| bad(format!("not msgpack: {}", e.reason)))? {
-            Value::Array(v) => items.extend(v),
-            other => return Err(bad(format!("a block holds {other:?}, not a list"))),
-        }
+        items.extend(blocks.decode(&block).map_err(bad)?);
     }
     Ok(items)
 }
@@ -224,6 +278,7 @@ impl Lengths {
 
 fn batch_lengths(
     frame: &FrameAt<'_>,
+    blocks: &Blocks,
     vlmeta: &[(String, Vec<u8>)],
     nchunks: usize,
     source: &str,
@@ -261,7 +316,7 @@ fn batch_lengths(
         }
         None => {
             let all = (0..nchunks)
-                .map(|k| read_batch(frame, k, source).map(|v| v.len() as u64))
+                .map(|k| read_batch(frame, blocks, k, source).map(|v| v.len() as u64))
                 .collect::<Result<Vec<u64>>>()?;
             Ok(Lengths {
                 // An array that held no batch starts the attribute, as python's first append.

@@ -60,14 +60,18 @@ impl TableMut {
                 && c.spec()
                     .get("serializer")
                     .and_then(crate::model::attrs::Value::as_str)
-                    .is_some_and(|s| s != "msgpack")
+                    .is_some_and(|s| !super::varlen::writes_serializer(s))
         }) {
             return Err(self.refuse(
                 c.name(),
                 format!(
-                    "a {} column serialized as Arrow, which b2nd does not rewrite: compact \
-                     this table with python-blosc2",
-                    c.kind()
+                    "a {} column serialized as {:?}, {}",
+                    c.kind(),
+                    c.spec()
+                        .get("serializer")
+                        .and_then(crate::model::attrs::Value::as_str)
+                        .unwrap_or_default(),
+                    super::varlen::WRITTEN
                 ),
             ));
         }

@@ -10,7 +10,8 @@
 //! - a delete that trims the table cuts the items past its last live row, so python's next
 //!   `extend` is right too.
 //!
-//! Arrow-serialized columns are refused by name.
+//! Arrow-serialized `list` columns (`serializer="arrow"`) are written with feature `arrow`
+//! (blocks of the column's `arrow_schema`) and refused by name without it.
 
 #![forbid(unsafe_code)]
 
@@ -19,6 +20,17 @@ use crate::error::Result;
 use crate::model::attrs::Value;
 use crate::table::{Column, ColumnKind};
 use crate::write::batch::{write_items, At};
+
+/// What b2nd writes, said when a column's serializer is not one of them.
+#[cfg(feature = "arrow")]
+pub(super) const WRITTEN: &str = "b2nd writes msgpack and arrow ones";
+#[cfg(not(feature = "arrow"))]
+pub(super) const WRITTEN: &str = "b2nd writes msgpack ones (arrow ones with feature `arrow`)";
+
+/// Whether b2nd writes the items of a column of serializer `s`.
+pub(super) fn writes_serializer(s: &str) -> bool {
+    s == "msgpack" || (cfg!(feature = "arrow") && s == "arrow")
+}
 
 impl TableMut {
     /// Column `c`'s `n` rows (given, or its default) checked and coerced as python-blosc2
@@ -34,11 +46,11 @@ impl TableMut {
             .spec()
             .get("serializer")
             .and_then(Value::as_str)
-            .filter(|s| *s != "msgpack")
+            .filter(|s| !writes_serializer(s))
         {
             return Err(self.refuse(
                 c.name(),
-                format!("a {kind} column serialized as {ser:?}: b2nd writes msgpack ones"),
+                format!("a {kind} column serialized as {ser:?}, {WRITTEN}"),
             ));
         }
         let values: Vec<Value> = match given {
