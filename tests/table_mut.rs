@@ -2322,6 +2322,7 @@ fn columns_of_one_item_per_row_are_compacted_to_their_live_items() {
     );
 }
 
+#[cfg(feature = "arrow")]
 fn floats(v: &[Option<f64>]) -> Value {
     Value::Array(v.iter().map(|x| x.map_or(Value::Nil, Value::Float)).collect())
 }
