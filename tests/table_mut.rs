@@ -428,6 +428,24 @@ fn arrays_are_refused_and_every_default_kind_takes_rows() {
     let values = Rows::new().ndarray("vec", &[2], &[42u8, 43]).unwrap();
     assert_eq!(t.update(&[0], &values).unwrap(), 1);
     assert_eq!(t.table().read_column_bytes("vec").unwrap().2[..2], [42, 43]);
+    // Nested lists (SQL's fixed-size lists) of the item shape; ragged or of another shape,
+    // refused.
+    let nested = |v: Vec<Value>| Rows::new().values("vec", &[Value::Array(v)]).unwrap();
+    let ints = |v: &[i64]| Value::Array(v.iter().map(|&x| Value::Int(x)).collect());
+    assert_eq!(
+        t.update(&[1], &nested(vec![Value::Int(44), Value::Int(45)]))
+            .unwrap(),
+        1
+    );
+    assert_eq!(t.table().read_column_bytes("vec").unwrap().2[2..4], [44, 45]);
+    for (v, want) in [
+        (vec![ints(&[1]), Value::Int(2)], "is not a nested list of shape [2]"),
+        (vec![Value::Int(1)], "is not a nested list of shape [2]"),
+        (vec![Value::Int(1), Value::Int(256)], "row 0: Int(256) is not a |u1 item"),
+    ] {
+        let e = t.update(&[1], &nested(v)).unwrap_err().to_string();
+        assert!(e.contains(want), "{e}");
+    }
     drop(t);
     leave_for_python(
         &path,
@@ -441,6 +459,7 @@ fn arrays_are_refused_and_every_default_kind_takes_rows() {
                                          "sent": [null, null], "fsent": [null, 0.5],
                                          "txt": ["t1", null]}},
             {"op": "update", "rows": [0], "columns": {"vec": [[42, 43]]}},
+            {"op": "update", "rows": [1], "columns": {"vec": [[44, 45]]}},
         ]),
     );
 }

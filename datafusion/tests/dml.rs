@@ -651,3 +651,53 @@ async fn inserts_fill_generated_columns() {
         [0, 10, 15, 20, 21, 277, -1, 33]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inserts_and_updates_go_to_ndarray_and_arrow_list_columns() {
+    use b2nd::Value;
+    // basic.b2d: `vec`, an ndarray column of two uint8 per row, read as a fixed-size list.
+    let (_tmp, path) = fixture("basic.b2d");
+    let ctx = ctx_with(&path, true);
+    assert_eq!(
+        run(&ctx, "UPDATE t SET vec = [7, 8] WHERE id = 0").await,
+        1
+    );
+    let n = Table::open(&path).unwrap().n_rows();
+    assert_eq!(
+        run(&ctx, "INSERT INTO t SELECT * FROM t WHERE id = 0").await,
+        1
+    );
+    let e = fails(&ctx, "UPDATE t SET vec = [7, 300] WHERE id = 0").await;
+    assert!(e.contains("not a |u1 item") || e.contains("300"), "{e}");
+    let t = Table::open(&path).unwrap();
+    assert_eq!(t.n_rows(), n + 1);
+    let (_, shape, vec) = t.read_column_bytes("vec").unwrap();
+    assert_eq!(shape, [n as u64 + 1, 2]);
+    assert_eq!(vec[..2], [7, 8]);
+    assert_eq!(vec[vec.len() - 2..], [7, 8]);
+    // arrow_lists.b2d: list columns python serialized as Arrow.
+    let (_tmp2, path) = fixture("arrow_lists.b2d");
+    let ctx = ctx_with(&path, true);
+    assert_eq!(
+        run(
+            &ctx,
+            "INSERT INTO t (id, li, ls, lf, lst) VALUES \
+             (6, [9, -1], ['x'], [2.5, NULL], [named_struct('x', 5, 'y', 's')])"
+        )
+        .await,
+        1
+    );
+    assert_eq!(run(&ctx, "UPDATE t SET li = [42] WHERE id = 1").await, 1);
+    let t = Table::open(&path).unwrap();
+    let li = t.read_values("li").unwrap();
+    assert_eq!(li[0], Value::Array(vec![Value::Int(42)]));
+    assert_eq!(li[4], Value::Array(vec![Value::Int(9), Value::Int(-1)]));
+    assert_eq!(
+        t.read_values("lf").unwrap()[4],
+        Value::Array(vec![Value::Float(2.5), Value::Nil])
+    );
+    assert_eq!(
+        table_text(&ctx, "SELECT id, li FROM t WHERE id > 3 ORDER BY id").await,
+        "+----+---------+\n| id | li      |\n+----+---------+\n| 4  | [3, ]   |\n| 5  | [7]     |\n| 6  | [9, -1] |\n+----+---------+"
+    );
+}

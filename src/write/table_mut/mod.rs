@@ -330,6 +330,7 @@ impl Rows {
                 }
                 DataType::List(_)
                 | DataType::LargeList(_)
+                | DataType::FixedSizeList(_, _)
                 | DataType::Struct(_)
                 | DataType::Binary
                 | DataType::LargeBinary => {

@@ -3,7 +3,8 @@
 //! dimension and the item shape after it; rows are written whole, as python's `extend`
 //! writes its `(nrows, *item_shape)` batch. A column left out takes its declared default
 //! (a nested list of the item shape), or its `null_value` filling the item when it declares
-//! none, as python's `_coerce_ndarray_batch`; without either it is refused.
+//! none, as python's `_coerce_ndarray_batch`; without either it is refused. Rows given as
+//! nested lists (`Rows::values`; SQL's fixed-size lists) are checked for the item shape.
 
 #![forbid(unsafe_code)]
 
@@ -41,10 +42,43 @@ impl TableMut {
                 }
                 bytes.clone()
             }
+            // Nested lists (SQL's fixed-size lists), as python's `_coerce_ndarray_value`
+            // takes them: each of the item shape, a null filled with the `null_value`.
+            Some(Cells::Values(rows)) => {
+                let mut out = Vec::with_capacity(rows.len() * per_row * dtype.itemsize());
+                for (row, v) in rows.iter().enumerate() {
+                    let items = if v.is_nil() {
+                        match c.spec().get("null_value") {
+                            Some(nv) if !nv.is_nil() => vec![nv.clone(); per_row],
+                            _ => {
+                                return Err(refuse(format!(
+                                    "row {row} is null and the column declares no null_value"
+                                )))
+                            }
+                        }
+                    } else {
+                        if shape_of(v).as_deref() != Some(&item_shape[..]) {
+                            return Err(refuse(format!(
+                                "row {row} is not a nested list of shape {item_shape:?}: {v:?}"
+                            )));
+                        }
+                        flat(v)
+                    };
+                    for x in &items {
+                        out.extend(scalar_item(&dtype, x).ok_or_else(|| {
+                            refuse(format!(
+                                "row {row}: {x:?} is not a {} item",
+                                dtype.to_numpy_str()
+                            ))
+                        })?);
+                    }
+                }
+                out
+            }
             Some(other) => {
                 return Err(refuse(format!(
                     "{} given for an ndarray column of {} items of shape {item_shape:?} \
-                     (it takes sub-arrays: Rows::ndarray)",
+                     (it takes sub-arrays, Rows::ndarray, or nested lists)",
                     other.describe(),
                     dtype.to_numpy_str()
                 )))
@@ -85,6 +119,25 @@ impl TableMut {
             items: Items::Fixed(bytes),
             mask: None,
         })
+    }
+}
+
+/// The shape of a regular nested list (`[]` for a scalar); `None` when ragged.
+fn shape_of(v: &Value) -> Option<Vec<u64>> {
+    match v {
+        Value::Array(items) | Value::Tuple(items) => {
+            let inner = match items.first() {
+                Some(first) => shape_of(first)?,
+                None => Vec::new(),
+            };
+            if items.iter().skip(1).any(|x| shape_of(x).as_ref() != Some(&inner)) {
+                return None;
+            }
+            let mut shape = vec![items.len() as u64];
+            shape.extend(inner);
+            Some(shape)
+        }
+        _ => Some(Vec::new()),
     }
 }
 
