@@ -437,11 +437,20 @@ fn arrays_are_refused_and_every_default_kind_takes_rows() {
             .unwrap(),
         1
     );
-    assert_eq!(t.table().read_column_bytes("vec").unwrap().2[2..4], [44, 45]);
+    assert_eq!(
+        t.table().read_column_bytes("vec").unwrap().2[2..4],
+        [44, 45]
+    );
     for (v, want) in [
-        (vec![ints(&[1]), Value::Int(2)], "is not a nested list of shape [2]"),
+        (
+            vec![ints(&[1]), Value::Int(2)],
+            "is not a nested list of shape [2]",
+        ),
         (vec![Value::Int(1)], "is not a nested list of shape [2]"),
-        (vec![Value::Int(1), Value::Int(256)], "row 0: Int(256) is not a |u1 item"),
+        (
+            vec![Value::Int(1), Value::Int(256)],
+            "row 0: Int(256) is not a |u1 item",
+        ),
     ] {
         let e = t.update(&[1], &nested(v)).unwrap_err().to_string();
         assert!(e.contains(want), "{e}");
@@ -2343,7 +2352,11 @@ fn columns_of_one_item_per_row_are_compacted_to_their_live_items() {
 
 #[cfg(feature = "arrow")]
 fn floats(v: &[Option<f64>]) -> Value {
-    Value::Array(v.iter().map(|x| x.map_or(Value::Nil, Value::Float)).collect())
+    Value::Array(
+        v.iter()
+            .map(|x| x.map_or(Value::Nil, Value::Float))
+            .collect(),
+    )
 }
 
 /// arrow_lists.b2d: list columns python-blosc2 serialized as Arrow IPC streams (`li`
@@ -2437,7 +2450,10 @@ fn arrow_serialized_list_columns_take_rows_updates_and_compaction() {
     assert_eq!(t.compact().unwrap(), 2);
     let after: Vec<Vec<Value>> = cols.iter().map(|c| read(c)).collect();
     assert_eq!(after, before);
-    assert_eq!(read("li"), [Value::Nil, li(&[Some(3), None]), li(&[Some(7)])]);
+    assert_eq!(
+        read("li"),
+        [Value::Nil, li(&[Some(3), None]), li(&[Some(7)])]
+    );
     drop(t);
     leave_for_python(
         &path2,

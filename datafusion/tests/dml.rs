@@ -658,10 +658,7 @@ async fn inserts_and_updates_go_to_ndarray_and_arrow_list_columns() {
     // basic.b2d: `vec`, an ndarray column of two uint8 per row, read as a fixed-size list.
     let (_tmp, path) = fixture("basic.b2d");
     let ctx = ctx_with(&path, true);
-    assert_eq!(
-        run(&ctx, "UPDATE t SET vec = [7, 8] WHERE id = 0").await,
-        1
-    );
+    assert_eq!(run(&ctx, "UPDATE t SET vec = [7, 8] WHERE id = 0").await, 1);
     let n = Table::open(&path).unwrap().n_rows();
     assert_eq!(
         run(&ctx, "INSERT INTO t SELECT * FROM t WHERE id = 0").await,

@@ -201,7 +201,9 @@ fn array(dt: &DataType, vals: &[&Value]) -> Result<ArrayRef, String> {
             })
             .collect::<Result<Vec<_>, String>>()?;
         Ok(Arc::new(
-            v.into_iter().collect::<PrimitiveArray<T>>().with_data_type(dt.clone()),
+            v.into_iter()
+                .collect::<PrimitiveArray<T>>()
+                .with_data_type(dt.clone()),
         ))
     }
     fn int<N: TryFrom<i64> + TryFrom<u64>>(v: &Value) -> Option<N> {

@@ -130,7 +130,11 @@ fn shape_of(v: &Value) -> Option<Vec<u64>> {
                 Some(first) => shape_of(first)?,
                 None => Vec::new(),
             };
-            if items.iter().skip(1).any(|x| shape_of(x).as_ref() != Some(&inner)) {
+            if items
+                .iter()
+                .skip(1)
+                .any(|x| shape_of(x).as_ref() != Some(&inner))
+            {
                 return None;
             }
             let mut shape = vec![items.len() as u64];
