@@ -99,29 +99,36 @@ pub(crate) fn workers_for<'w>(
 
 /// Workers an array keeps between reads, so that reading part by part, or many small
 /// slices, does not rebuild decoders and re-fault chunk buffers each time. Concurrent reads
-/// each take the kept workers or start with new ones.
+/// (the partitions of a scan) each take a set of their own: up to [`KEPT_SETS`] sets are
+/// kept.
 #[derive(Default)]
-pub(crate) struct KeptWorkers(std::sync::Mutex<Vec<Worker>>);
+pub(crate) struct KeptWorkers(std::sync::Mutex<Vec<Vec<Worker>>>);
+
+/// The most sets of workers an array keeps.
+const KEPT_SETS: usize = 8;
 
 impl KeptWorkers {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Worker>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<Worker>>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Take the kept workers (possibly none).
+    /// Take a kept set of workers (possibly none).
     pub(crate) fn take(&self) -> Vec<Worker> {
-        std::mem::take(&mut *self.lock())
+        self.lock().pop().unwrap_or_default()
     }
 
-    /// Keep `workers` for the next read, unless more are kept already; chunk buffers over
-    /// 64 MiB are dropped first (`chunk_bytes` is the decoded chunk size).
+    /// Keep `workers` for a next read, unless [`KEPT_SETS`] sets are kept already; chunk
+    /// buffers over 64 MiB are dropped first (`chunk_bytes` is the decoded chunk size).
     pub(crate) fn give_back(&self, mut workers: Vec<Worker>, chunk_bytes: usize) {
+        if workers.is_empty() {
+            return;
+        }
         if chunk_bytes > KEPT_CHUNK_BUFFER_MAX {
             workers.iter_mut().for_each(Worker::drop_buffers);
         }
         let mut kept = self.lock();
-        if kept.len() < workers.len() {
-            *kept = workers;
+        if kept.len() < KEPT_SETS {
+            kept.push(workers);
         }
     }
 

@@ -9,8 +9,10 @@ use std::ptr::NonNull;
 pub(crate) struct ChunkBytes {
     /// A buffer C allocated and handed over: pointer and length.
     pub(super) c: Option<(NonNull<u8>, usize)>,
-    /// The bytes, when copied.
+    /// The bytes, when copied: the first `len` of `copy` (kept longer, so that a smaller
+    /// read then a larger one never clears memory again).
     pub(super) copy: Vec<u8>,
+    len: usize,
 }
 
 // SAFETY: the C buffer is exclusively owned by this value (malloc'ed by C and handed over);
@@ -25,11 +27,13 @@ impl ChunkBytes {
         self.release();
         if self.copy.capacity() < len {
             // A fresh zeroed allocation: its pages are only touched where they get written.
+            self.copy = Vec::new();
             self.copy = vec![0; len];
-        } else {
+        } else if self.copy.len() < len {
             self.copy.resize(len, 0);
         }
-        &mut self.copy
+        self.len = len;
+        &mut self.copy[..len]
     }
 
     /// Free the C buffer, if any.
@@ -47,7 +51,7 @@ impl std::ops::Deref for ChunkBytes {
         match self.c {
             // SAFETY: `p` points to `len` initialised bytes owned by this value until release.
             Some((p, len)) => unsafe { std::slice::from_raw_parts(p.as_ptr(), len) },
-            None => &self.copy,
+            None => &self.copy[..self.len],
         }
     }
 }
@@ -58,7 +62,7 @@ impl std::ops::DerefMut for ChunkBytes {
             // SAFETY: `p` points to `len` initialised bytes exclusively owned by this value
             // (malloc'ed by C and handed over), borrowed mutably through `self`.
             Some((p, len)) => unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), len) },
-            None => &mut self.copy,
+            None => &mut self.copy[..self.len],
         }
     }
 }

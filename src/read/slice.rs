@@ -220,16 +220,17 @@ impl Array {
                 .map(|i| sel.start[i] + b.region.start()[i])
                 .collect();
             let region = Region::new(start, len.to_vec());
-            if b.out.len() >= g.chunk_bytes() {
-                // A region of the array at least a chunk large: most of every chunk it
-                // touches is wanted, so block masks would save little; the region reader
-                // decodes chunks straight into the output where their layout allows.
-                return self.fill_region(&region, b.out, workers);
+            if b.out.len() < g.chunk_bytes() {
+                // A region smaller than a chunk: over a URL, when it covers half its chunks
+                // or more (a scan's part of a chunk), they and the next ones are fetched
+                // ahead whole and kept, so the scan's next part finds its chunk here.
+                self.fetch_ahead(&region);
             }
-            // A smaller region: over a URL, when it covers half its chunks or more (a
-            // scan's part of a chunk), they and the next ones are fetched ahead whole and
-            // kept, so the scan's next part finds its chunk here.
-            self.fetch_ahead(&region);
+            // The region reader decodes chunks straight into the output where their layout
+            // allows, else block by block (only the blocks the region touches), each
+            // block's runs copied out while it is in cache: a chunk-size buffer is never
+            // written, so a scan by small regions faults no page of it.
+            return self.fill_region(&region, b.out, workers);
         }
         let d = len.iter().position(|&s| s > 1).unwrap_or(0);
         let row_bytes = len[d + 1..].iter().product::<u64>() as usize * isz;
