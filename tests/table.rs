@@ -255,6 +255,7 @@ fn tables_as_arrow_record_batches() {
             let got: J = match col.data_type() {
                 arrow_schema::DataType::Int64 => col.as_primitive::<Int64Type>().value(r).into(),
                 arrow_schema::DataType::Utf8 => col.as_string::<i32>().value(r).into(),
+                arrow_schema::DataType::Utf8View => col.as_string_view().value(r).into(),
                 arrow_schema::DataType::Boolean => col.as_boolean().value(r).into(),
                 arrow_schema::DataType::Dictionary(..) => {
                     let d = col.as_dictionary::<Int32Type>();

@@ -245,9 +245,12 @@ impl TableProvider for B2ndTable {
             self.block
         };
         let parts = split_ranges(&ranges, part_unit, state.config().target_partitions());
-        // Batches of whole chunks, about the session's batch size or more.
+        // Batches of whole blocks (of whole chunks for a URL, one request each), about the
+        // session's batch size or more: a local read decodes only the blocks it needs, and
+        // batches of a whole chunk (python-blosc2 makes one chunk of millions of rows) are
+        // too large for DataFusion's operators and the caches.
         let want = state.config().batch_size() as u64;
-        let batch_rows = want.div_ceil(unit).max(1) * unit;
+        let batch_rows = want.div_ceil(part_unit).max(1) * part_unit;
         Ok(Arc::new(
             B2ndScanExec::new(
                 self.source.clone(),

@@ -2,9 +2,9 @@
 //! [`RecordBatch`] of some of its columns.
 //!
 //! Tables: b2nd's Arrow form of each column ([`b2nd::Table::rows_to_arrow`]): numbers,
-//! bools, timestamps, fixed-size bytes and `ndarray` columns read only the chunks holding the
-//! rows; strings, `utf8`, `dictionary`, `list`, `vlstring` and `vlbytes` columns are converted
-//! once per opened table and sliced.
+//! bools, timestamps, fixed-width strings and bytes and `ndarray` columns read only the chunks
+//! holding the rows; `utf8`, `dictionary`, `list`, `vlstring` and `vlbytes` columns are
+//! converted once per opened table and sliced.
 //!
 //! Arrays: one row per element in C order; `i0`, `i1`, … (`UInt64`) are its indices and
 //! `value` its number or bool. Only the value column reads data; the indices are computed.
@@ -44,7 +44,7 @@ impl WholeColumns {
 
 /// Whether a column's rows are read by range (else converted whole and sliced).
 fn by_range(c: &b2nd::Column) -> bool {
-    c.is_fixed_width() && *c.kind() != ColumnKind::String
+    c.is_fixed_width()
 }
 
 /// The SQL schema of a table: one nullable field per column, its b2nd Arrow type.
@@ -56,7 +56,8 @@ pub(crate) fn table_schema(t: &Table, whole: &WholeColumns) -> Result<SchemaRef>
             // A computed column b2nd cannot evaluate keeps its place and type; only a query
             // that reads it fails, naming it.
             k if unevaluated => kind_type(k).unwrap_or(DataType::Null),
-            ColumnKind::String | ColumnKind::Utf8 | ColumnKind::VlString => DataType::Utf8,
+            ColumnKind::String => DataType::Utf8View,
+            ColumnKind::Utf8 | ColumnKind::VlString => DataType::Utf8,
             ColumnKind::VlBytes => DataType::Binary,
             ColumnKind::Dictionary => {
                 DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))

@@ -17,33 +17,66 @@ fn trim_nuls(b: &[u8], unit: usize) -> &[u8] {
     &b[..end]
 }
 
+/// Items of a `U{chars}` dtype (UCS-4 code points of byte order `order`) decoded into one
+/// UTF-8 buffer: item `i` is `bytes[offsets[i]..offsets[i + 1]]`, trailing NULs dropped as
+/// NumPy drops them. A code unit that is no Unicode scalar value is an error naming its item.
+pub(crate) fn ucs4_to_utf8(
+    chars: usize,
+    order: ByteOrder,
+    raw: &[u8],
+) -> Result<(Vec<u8>, Vec<usize>)> {
+    let isz = 4 * chars;
+    if isz == 0 {
+        let n = usize::from(!raw.is_empty());
+        return Ok((Vec::new(), vec![0; n + 1]));
+    }
+    let n = raw.len() / isz;
+    let mut bytes = Vec::with_capacity(n * chars);
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0);
+    let big = matches!(order, ByteOrder::Big);
+    let unit = |c: &[u8]| {
+        let c = [c[0], c[1], c[2], c[3]];
+        if big {
+            u32::from_be_bytes(c)
+        } else {
+            u32::from_le_bytes(c)
+        }
+    };
+    let mut utf8 = [0u8; 4];
+    for (index, item) in raw.chunks_exact(isz).enumerate() {
+        let units = trim_nuls(item, 4);
+        // ASCII (every code point below 0x80): one byte per code unit, a loop the compiler
+        // vectorizes.
+        if units.chunks_exact(4).fold(0, |acc, c| acc | unit(c)) < 0x80 {
+            bytes.extend(units.chunks_exact(4).map(|c| unit(c) as u8));
+        } else {
+            for c in units.chunks_exact(4) {
+                let v = unit(c);
+                let ch = char::from_u32(v).ok_or_else(|| Error::InvalidString {
+                    index,
+                    reason: format!("{v:#x} is not a Unicode scalar value"),
+                })?;
+                bytes.extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
+            }
+        }
+        offsets.push(bytes.len());
+    }
+    Ok((bytes, offsets))
+}
+
 /// Decode items of a `U` or `S` dtype (`S` must be UTF-8) from their raw bytes.
 pub(crate) fn strings(dtype: &Dtype, raw: &[u8], requested: &'static str) -> Result<Vec<String>> {
     match dtype {
         Dtype::Unicode { chars, order } => {
-            let isz = 4 * chars;
-            if isz == 0 {
-                return Ok(vec![String::new(); if raw.is_empty() { 0 } else { 1 }]);
-            }
-            raw.chunks_exact(isz)
-                .enumerate()
-                .map(|(index, item)| {
-                    trim_nuls(item, 4)
-                        .chunks_exact(4)
-                        .map(|c| {
-                            let c = [c[0], c[1], c[2], c[3]];
-                            let v = match order {
-                                ByteOrder::Big => u32::from_be_bytes(c),
-                                _ => u32::from_le_bytes(c),
-                            };
-                            char::from_u32(v).ok_or_else(|| Error::InvalidString {
-                                index,
-                                reason: format!("{v:#x} is not a Unicode scalar value"),
-                            })
-                        })
-                        .collect()
+            let (bytes, offsets) = ucs4_to_utf8(*chars, *order, raw)?;
+            Ok(offsets
+                .windows(2)
+                .map(|w| {
+                    // Whole characters were written between two offsets.
+                    String::from_utf8_lossy(&bytes[w[0]..w[1]]).into_owned()
                 })
-                .collect()
+                .collect())
         }
         Dtype::Bytes { len } => byte_strings(*len, raw)
             .into_iter()
@@ -183,5 +216,51 @@ impl Array {
                 fields: format!("none: the dtype {} is not structured", other.to_numpy_str()),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ucs4(items: &[&str], chars: usize, big: bool) -> Vec<u8> {
+        let mut raw = Vec::new();
+        for s in items {
+            let mut cps: Vec<u32> = s.chars().map(u32::from).collect();
+            cps.resize(chars, 0);
+            for c in cps {
+                raw.extend(if big {
+                    c.to_be_bytes()
+                } else {
+                    c.to_le_bytes()
+                });
+            }
+        }
+        raw
+    }
+
+    #[test]
+    fn code_points_become_one_utf8_buffer() {
+        let items = ["abc", "", "héllo", "日本", "a\0b"];
+        for big in [false, true] {
+            let order = if big {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            };
+            let (bytes, offsets) = ucs4_to_utf8(5, order, &ucs4(&items, 5, big)).unwrap();
+            let got: Vec<&str> = offsets
+                .windows(2)
+                .map(|w| std::str::from_utf8(&bytes[w[0]..w[1]]).unwrap())
+                .collect();
+            // An inner NUL stays; trailing ones are padding.
+            assert_eq!(got, items);
+        }
+        let mut bad = ucs4(&["ab"], 2, false);
+        bad[4..8].copy_from_slice(&0xD800u32.to_le_bytes());
+        let e = ucs4_to_utf8(2, ByteOrder::Little, &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("0xd800 is not a Unicode scalar value"), "{e}");
     }
 }

@@ -4,7 +4,8 @@
 //! | column kind | Arrow type |
 //! |---|---|
 //! | `int8` ... `uint64`, `float16`, `float32`, `float64`, `bool` | the same primitive / `Boolean` |
-//! | `string`, `utf8`, `vlstring` | `Utf8` |
+//! | `string` (fixed width) | `Utf8View` |
+//! | `utf8`, `vlstring` | `Utf8` |
 //! | `bytes`, `vlbytes` | `Binary` |
 //! | `timestamp` | `Timestamp` of the column's unit |
 //! | `dictionary` | `Dictionary(Int32, Utf8)` |
@@ -20,7 +21,7 @@ use std::sync::Arc;
 
 use arrow_array::builder::{
     BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
-    StringDictionaryBuilder,
+    StringDictionaryBuilder, StringViewBuilder,
 };
 use arrow_array::types::*;
 use arrow_array::{
@@ -80,9 +81,9 @@ impl Table {
     }
 
     /// Live rows `rows` of column `name` as an Arrow array (see the module table for the
-    /// types). Numbers, bools, timestamps, fixed-size bytes and `ndarray` columns read only
-    /// the chunks holding those rows (values and nulls); the other kinds are converted whole
-    /// and sliced.
+    /// types). Numbers, bools, timestamps, fixed-width strings and bytes and `ndarray`
+    /// columns read only the chunks holding those rows (values and nulls); the other kinds
+    /// are converted whole and sliced.
     ///
     /// ```
     /// let t = b2nd::Table::open("tests/data/tables/basic.b2z")?;
@@ -93,7 +94,7 @@ impl Table {
     /// ```
     pub fn rows_to_arrow(&self, name: &str, rows: std::ops::Range<u64>) -> Result<ArrayRef> {
         let c = self.column(name)?.clone();
-        if !c.is_fixed_width() || matches!(c.kind(), ColumnKind::String) {
+        if !c.is_fixed_width() {
             if rows.start > rows.end || rows.end > self.n_rows() {
                 return Err(Error::InvalidArgument(format!(
                     "rows {}..{} of a table of {} rows",
@@ -175,6 +176,7 @@ impl Table {
                 Arc::new(BinaryArray::from_iter(rows))
             }
             ColumnKind::NdArray => self.ndarrays_to_arrow(name, r, valid)?,
+            ColumnKind::String => self.strings_to_arrow(name, r, valid)?,
             other => return Err(unsupported(other.as_str())),
         })
     }
@@ -301,6 +303,37 @@ impl Table {
     }
 
     /// An ndarray column's live rows `rows` as nested fixed-size lists (nulls on the rows only).
+    /// Rows of a fixed-width `string` column (NumPy `U`) as Arrow string views: its code
+    /// points decoded into one UTF-8 buffer, each row a view (short strings, up to 12 bytes,
+    /// held in the view itself), nulls as a bitmap.
+    fn strings_to_arrow(
+        &self,
+        name: &str,
+        rows: std::ops::Range<u64>,
+        valid: Option<Vec<bool>>,
+    ) -> Result<ArrayRef> {
+        let (dtype, _, bytes) = self.read_rows_bytes(name, rows)?;
+        let crate::model::dtype::Dtype::Unicode { chars, order } = dtype else {
+            return Err(self.bad(
+                name,
+                format!("a string column of dtype {}", dtype.to_numpy_str()),
+            ));
+        };
+        let (utf8, offsets) = crate::read::typed::ucs4_to_utf8(chars, order, &bytes)?;
+        let mut b = StringViewBuilder::with_capacity(offsets.len().saturating_sub(1));
+        for (i, w) in offsets.windows(2).enumerate() {
+            if valid.as_ref().is_some_and(|v| !v[i]) {
+                b.append_null();
+                continue;
+            }
+            // Whole characters were written between two offsets.
+            let s = std::str::from_utf8(&utf8[w[0]..w[1]])
+                .map_err(|e| self.bad(name, format!("row {i}: {e}")))?;
+            b.append_value(s);
+        }
+        Ok(Arc::new(b.finish()))
+    }
+
     fn ndarrays_to_arrow(
         &self,
         name: &str,
