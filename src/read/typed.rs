@@ -46,8 +46,7 @@ pub(crate) fn ucs4_to_utf8(
     let mut utf8 = [0u8; 4];
     for (index, item) in raw.chunks_exact(isz).enumerate() {
         let units = trim_nuls(item, 4);
-        // ASCII (every code point below 0x80): one byte per code unit, a loop the compiler
-        // vectorizes.
+        // ASCII (every code point below 0x80): one byte per code unit.
         if units.chunks_exact(4).fold(0, |acc, c| acc | unit(c)) < 0x80 {
             bytes.extend(units.chunks_exact(4).map(|c| unit(c) as u8));
         } else {

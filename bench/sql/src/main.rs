@@ -3,9 +3,13 @@
 //! to the end and keeps the best wall time. Prints one JSON line: the times, the first row of
 //! the answer (to check that every source gives the same answer) and the plan's scan line.
 //!
-//! usage: b2nd-bench-sql (b2nd|parquet) PATH_OR_URL QUERY [RUNS] [PARTITIONS]
+//! usage: b2nd-bench-sql (b2nd|parquet) SOURCES QUERY [RUNS] [PARTITIONS]
+//!
+//! SOURCES: `PATH_OR_URL` (the table `t`) or `NAME=PATH_OR_URL,NAME=...` (several tables).
+//! Prints the best and the median time.
 
 use std::sync::Arc;
+
 use std::time::Instant;
 
 use datafusion::arrow::util::display::array_value_to_string;
@@ -15,10 +19,19 @@ use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
-        eprintln!("usage: b2nd-bench-sql (b2nd|parquet) PATH_OR_URL QUERY [RUNS] [PARTITIONS]");
+        eprintln!("usage: b2nd-bench-sql (b2nd|parquet) SOURCES QUERY [RUNS] [PARTITIONS]");
         std::process::exit(2);
     }
-    let (kind, loc, query) = (&args[1], &args[2], &args[3]);
+    let (kind, sources, query) = (&args[1], &args[2], &args[3]);
+    let sources: Vec<(String, String)> = sources
+        .split(',')
+        .map(|s| match s.split_once('=') {
+            Some((name, loc)) if !name.contains('/') && !name.contains(':') => {
+                (name.to_string(), loc.to_string())
+            }
+            _ => ("t".to_string(), s.to_string()),
+        })
+        .collect();
     let runs: usize = args.get(4).map_or(Ok(3), |s| s.parse())?;
     let parts: usize = args.get(5).map_or(Ok(2), |s| s.parse())?;
     let mut best = f64::INFINITY;
@@ -29,30 +42,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t0 = Instant::now();
         let ctx =
             SessionContext::new_with_config(SessionConfig::new().with_target_partitions(parts));
-        match kind.as_str() {
-            "b2nd" => {
-                let loc = loc.clone();
-                let t =
-                    tokio::task::spawn_blocking(move || b2nd_datafusion::B2ndTable::table(&loc))
-                        .await??;
-                ctx.register_table("t", Arc::new(t))?;
-            }
-            "parquet" => {
-                if let Some(rest) = loc.strip_prefix("http://") {
-                    let host = rest.split('/').next().unwrap_or_default();
-                    let base = url::Url::parse(&format!("http://{host}"))?;
-                    let store = object_store::http::HttpBuilder::new()
-                        .with_url(base.as_str())
-                        .with_client_options(
-                            object_store::ClientOptions::new().with_allow_http(true),
-                        )
-                        .build()?;
-                    ctx.register_object_store(&base, Arc::new(store));
+        for (name, loc) in &sources {
+            match kind.as_str() {
+                "b2nd" => {
+                    let loc = loc.clone();
+                    let t = tokio::task::spawn_blocking(move || {
+                        b2nd_datafusion::B2ndTable::table(&loc)
+                    })
+                    .await??;
+                    ctx.register_table(name.as_str(), Arc::new(t))?;
                 }
-                ctx.register_parquet("t", loc, ParquetReadOptions::default())
-                    .await?;
+                "parquet" => {
+                    if let Some(rest) = loc.strip_prefix("http://") {
+                        let host = rest.split('/').next().unwrap_or_default();
+                        let base = url::Url::parse(&format!("http://{host}"))?;
+                        let store = object_store::http::HttpBuilder::new()
+                            .with_url(base.as_str())
+                            .with_client_options(
+                                object_store::ClientOptions::new().with_allow_http(true),
+                            )
+                            .build()?;
+                        ctx.register_object_store(&base, Arc::new(store));
+                    }
+                    ctx.register_parquet(name.as_str(), loc, ParquetReadOptions::default())
+                        .await?;
+                }
+                other => return Err(format!("unknown source kind {other}").into()),
             }
-            other => return Err(format!("unknown source kind {other}").into()),
         }
         let df = ctx.sql(query).await?;
         let plan = df.clone().create_physical_plan().await?;
@@ -78,9 +94,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .take(300)
             .collect();
     }
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
     let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
     println!(
-        "{{\"best\": {best:.6}, \"times\": [{}], \"row\": [{}], \"scan\": {}}}",
+        "{{\"best\": {best:.6}, \"median\": {median:.6}, \"times\": [{}], \"row\": [{}], \"scan\": {}}}",
         times
             .iter()
             .map(|t| format!("{t:.6}"))
