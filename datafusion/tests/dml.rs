@@ -669,7 +669,7 @@ async fn inserts_and_updates_go_to_ndarray_and_arrow_list_columns() {
     let t = Table::open(&path).unwrap();
     assert_eq!(t.n_rows(), n + 1);
     let (_, shape, vec) = t.read_column_bytes("vec").unwrap();
-    assert_eq!(shape, [n as u64 + 1, 2]);
+    assert_eq!(shape, [n + 1, 2]);
     assert_eq!(vec[..2], [7, 8]);
     assert_eq!(vec[vec.len() - 2..], [7, 8]);
     // arrow_lists.b2d: list columns python serialized as Arrow.
