@@ -186,22 +186,29 @@ fn nulls(vals: &[&Value]) -> Option<NullBuffer> {
 
 /// An Arrow array of type `dt` holding `vals` (nulls where they are `Nil`).
 fn array(dt: &DataType, vals: &[&Value]) -> Result<ArrayRef, String> {
-    fn prim<T: ArrowPrimitiveType>(
-        vals: &[&Value],
+    /// Each value converted by `conv` (`None` for a null); one `conv` refuses is an error.
+    fn each<'a, T>(
+        vals: &[&'a Value],
         dt: &DataType,
-        conv: impl Fn(&Value) -> Option<T::Native>,
-    ) -> Result<ArrayRef, String> {
-        let v = vals
-            .iter()
-            .map(|v| match v {
+        conv: impl Fn(&'a Value) -> Option<T>,
+    ) -> Result<Vec<Option<T>>, String> {
+        vals.iter()
+            .map(|&v| match v {
                 Value::Nil => Ok(None),
                 v => conv(v)
                     .map(Some)
                     .ok_or_else(|| format!("{v:?} does not fit an Arrow {dt}")),
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect()
+    }
+    fn prim<T: ArrowPrimitiveType>(
+        vals: &[&Value],
+        dt: &DataType,
+        conv: impl Fn(&Value) -> Option<T::Native>,
+    ) -> Result<ArrayRef, String> {
         Ok(Arc::new(
-            v.into_iter()
+            each(vals, dt, conv)?
+                .into_iter()
                 .collect::<PrimitiveArray<T>>()
                 .with_data_type(dt.clone()),
         ))
@@ -222,35 +229,22 @@ fn array(dt: &DataType, vals: &[&Value]) -> Result<ArrayRef, String> {
         }
     }
     fn strs<'a>(vals: &[&'a Value], dt: &DataType) -> Result<Vec<Option<&'a str>>, String> {
-        vals.iter()
-            .map(|v| match v {
-                Value::Nil => Ok(None),
-                Value::Str(s) => Ok(Some(s.as_str())),
-                v => Err(format!("{v:?} does not fit an Arrow {dt}")),
-            })
-            .collect()
+        each(vals, dt, |v| match v {
+            Value::Str(s) => Some(s.as_str()),
+            _ => None,
+        })
     }
     fn bytes<'a>(vals: &[&'a Value], dt: &DataType) -> Result<Vec<Option<&'a [u8]>>, String> {
-        vals.iter()
-            .map(|v| match v {
-                Value::Nil => Ok(None),
-                Value::Bytes(b) => Ok(Some(b.as_slice())),
-                v => Err(format!("{v:?} does not fit an Arrow {dt}")),
-            })
-            .collect()
+        each(vals, dt, |v| match v {
+            Value::Bytes(b) => Some(b.as_slice()),
+            _ => None,
+        })
     }
     Ok(match dt {
-        DataType::Boolean => {
-            let v = vals
-                .iter()
-                .map(|v| match v {
-                    Value::Nil => Ok(None),
-                    Value::Bool(b) => Ok(Some(*b)),
-                    v => Err(format!("{v:?} does not fit an Arrow {dt}")),
-                })
-                .collect::<Result<Vec<_>, String>>()?;
-            Arc::new(BooleanArray::from(v))
-        }
+        DataType::Boolean => Arc::new(BooleanArray::from(each(vals, dt, |v| match v {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        })?)),
         DataType::Int8 => prim::<Int8Type>(vals, dt, int)?,
         DataType::Int16 => prim::<Int16Type>(vals, dt, int)?,
         DataType::Int32 => prim::<Int32Type>(vals, dt, int)?,

@@ -64,14 +64,10 @@ impl TableMut {
                         }
                         flat(v)
                     };
-                    for x in &items {
-                        out.extend(scalar_item(&dtype, x).ok_or_else(|| {
-                            refuse(format!(
-                                "row {row}: {x:?} is not a {} item",
-                                dtype.to_numpy_str()
-                            ))
-                        })?);
-                    }
+                    out.extend(
+                        item_bytes(&dtype, &items, |x| format!("row {row}: {x:?}"))
+                            .map_err(refuse)?,
+                    );
                 }
                 out
             }
@@ -102,16 +98,9 @@ impl TableMut {
                         fill.len()
                     )));
                 }
-                let mut item = Vec::with_capacity(per_row * dtype.itemsize());
-                for v in &fill {
-                    item.extend(scalar_item(&dtype, v).ok_or_else(|| {
-                        refuse(format!(
-                            "its default item {v:?} is not a {} item",
-                            dtype.to_numpy_str()
-                        ))
-                    })?);
-                }
-                item.repeat(n)
+                item_bytes(&dtype, &fill, |v| format!("its default item {v:?}"))
+                    .map_err(refuse)?
+                    .repeat(n)
             }
         };
         Ok(Encoded {
@@ -120,6 +109,22 @@ impl TableMut {
             mask: None,
         })
     }
+}
+
+/// `items` as bytes of `dtype`; one that is not an item of it is refused, named by `what`.
+fn item_bytes(
+    dtype: &crate::model::dtype::Dtype,
+    items: &[Value],
+    what: impl Fn(&Value) -> String,
+) -> std::result::Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(items.len() * dtype.itemsize());
+    for v in items {
+        out.extend(
+            scalar_item(dtype, v)
+                .ok_or_else(|| format!("{} is not a {} item", what(v), dtype.to_numpy_str()))?,
+        );
+    }
+    Ok(out)
 }
 
 /// The shape of a regular nested list (`[]` for a scalar); `None` when ragged.
