@@ -13,7 +13,7 @@ use crate::codec::filters;
 use crate::codec::kernels;
 use crate::codec::RustCodec;
 use crate::ffi::{BlockHook, Dctx, HookedDctx, EXTENDED_HEADER_LEN};
-use crate::format::chunk::{ChunkHeader, FiltersCleared, Special, MAX_DICT_SIZE, MIN_HEADER_LEN};
+use crate::format::chunk::{ChunkHeader, FiltersCleared, Special, MAX_DICT_SIZE};
 use crate::model::geometry::Geometry;
 use crate::model::ids::codec_label;
 
@@ -33,6 +33,9 @@ enum Path {
     /// A repeated-value special chunk: the item after the header, repeated (done in Rust, since
     /// c-blosc2 2.15 repeats the first byte of items over 255 bytes).
     Repeat,
+    /// Stored as is (memcpyed): the bytes after the header are the data, whatever the
+    /// filter and dictionary flags say (c-blosc2 copies them from there too).
+    Copy,
     /// c-blosc2 decodes everything.
     C,
     /// c-blosc2 decodes the codec with the filter bytes cleared; Rust undoes the filters.
@@ -51,21 +54,15 @@ fn plan(
     let path = plan_path(h, expected_nbytes, typesize, len)?;
     // No chunk flagged with a dictionary reaches C: c-blosc2 2.15 frees the dictionary its
     // context keeps on every such chunk and, when the chunk's dictionary is then refused,
-    // leaves the pointer dangling, freed again when the context is dropped (a double free:
-    // stored-as-is chunks flagged with a dictionary, which python-blosc2 4.14.1 writes for
-    // incompressible LZ4 dictionary arrays and cannot read itself; scripts/diff_test.py
-    // SEED=5 case 974). Dictionary chunks C could decode are routed to Rust above.
+    // leaves the pointer dangling, freed again when the context is dropped (a double free).
+    // Dictionary chunks C could decode are routed to Rust above, and stored-as-is ones
+    // (python-blosc2 4.14.1 writes them for incompressible LZ4 dictionary arrays, keeping the
+    // flag) are copied in Rust.
     if matches!(path, Path::C) && h.has_dict() {
         return Err(ChunkError::Unsupported(
             "chunk format",
-            format!(
-                "a {} chunk flagged with a dictionary (python-blosc2 cannot read it either)",
-                if h.memcpyed() {
-                    "stored-as-is"
-                } else {
-                    "special"
-                }
-            ),
+            "a special chunk flagged with a dictionary (python-blosc2 cannot read it either)"
+                .into(),
         ));
     }
     Ok(path)
@@ -97,17 +94,14 @@ fn plan_path(
         ));
     }
     if h.memcpyed() {
-        if len
-            < h.nbytes
-                + if h.extended {
-                    EXTENDED_HEADER_LEN
-                } else {
-                    MIN_HEADER_LEN
-                }
-        {
-            return corrupt("uncompressed chunk shorter than its data".into());
+        // c-blosc2 refuses one whose compressed size is not its data's plus the header's.
+        if len != h.nbytes + h.header_len() {
+            return corrupt(format!(
+                "a stored-as-is chunk of {len} bytes holding {} bytes of data",
+                h.nbytes
+            ));
         }
-        return Ok(Path::C);
+        return Ok(Path::Copy);
     }
     let rust = rust_codec(h)?;
     if let Some(codec) = rust {
@@ -663,6 +657,14 @@ impl Decoder {
         let masked = !matches!(p.path, Path::Zeros) && mask.is_some_and(|m| self.set_maskout(h, m));
         let decoded = match p.path {
             Path::Zeros => return Ok(Decoded::Zeros),
+            Path::Copy => {
+                let at = h.header_len();
+                let data = src.get(at..at + dst.len()).ok_or_else(|| {
+                    ChunkError::Corrupt("stored-as-is chunk shorter than its data".into())
+                })?;
+                dst.copy_from_slice(data);
+                return Ok(Decoded::Data);
+            }
             Path::Repeat => {
                 fill_repeated(src, dst, typesize);
                 return Ok(Decoded::Data);
@@ -1128,12 +1130,13 @@ mod tests {
     }
 
     #[test]
-    fn dictionary_flags_never_reach_c() {
+    fn stored_as_is_chunks_with_a_dictionary_flag_are_copied() {
         // Stored-as-is LZ4 chunks flagged with a dictionary, as python-blosc2 4.14.1 writes
-        // them: the first holds a valid-looking dictionary size where C looks for one, the
-        // second does not. Before they were refused, C built a dictionary from the first,
-        // freed it on the second and failed, and freed it again when the decoder was
-        // dropped: "double free or corruption" (scripts/diff_test.py SEED=5 case 974).
+        // them: the first data bytes hold a valid-looking dictionary size where C looks for
+        // one, or not. C 2.15 built a dictionary from the first, freed it on the second and
+        // failed, and freed it again when the decoder was dropped ("double free or
+        // corruption"); c-blosc2 3.x reads the first and refuses the second. The data of both
+        // is the bytes after the header, copied in Rust.
         let chunk = |dict_size: i32| {
             let mut c = header(0x05 | 0x02 | (1 << 5), 400, 100, 432);
             c[31] = 0x01;
@@ -1142,20 +1145,31 @@ mod tests {
             c
         };
         let p = ChunkHeader::parse(&chunk(100)).unwrap();
-        match plan(&p, 400, 4, 432) {
+        assert!(matches!(plan(&p, 400, 4, 432), Ok(Path::Copy)));
+        let mut d = Decoder::new(1);
+        let mut out = vec![0u8; 400];
+        for size in [100, 100, 0, -1, 100] {
+            let mut c = chunk(size);
+            d.decode(&mut c, &mut out, 4).unwrap();
+            assert_eq!(out, c[32..]);
+        }
+        drop(d);
+        // One whose compressed size is not its data's plus the header's is refused, as C does.
+        let mut short = chunk(100);
+        short.truncate(431);
+        short[12..16].copy_from_slice(&431u32.to_le_bytes());
+        let p = ChunkHeader::parse(&short).unwrap();
+        assert!(matches!(plan(&p, 400, 4, 431), Err(ChunkError::Corrupt(_))));
+        // A special chunk flagged with a dictionary still never reaches C.
+        let mut nan = header(0x05 | (1 << 5), 400, 100, 32);
+        nan[31] = 0x01 | (2 << 4);
+        let p = ChunkHeader::parse(&nan).unwrap();
+        match plan(&p, 400, 4, 32) {
             Err(ChunkError::Unsupported("chunk format", why)) => {
                 assert!(why.contains("dictionary"), "{why}")
             }
             other => panic!("planned: {:?}", other.err()),
         }
-        let mut d = Decoder::new(1);
-        let mut out = vec![0u8; 400];
-        let refused: Vec<bool> = [100, 100, 0, 100]
-            .into_iter()
-            .map(|size| d.decode(&mut chunk(size), &mut out, 4).is_err())
-            .collect();
-        drop(d); // (where C kept a dictionary, the process aborted here)
-        assert_eq!(refused, [true; 4]);
     }
 
     #[test]

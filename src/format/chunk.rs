@@ -160,6 +160,15 @@ impl ChunkHeader {
         self.flags & 0x02 != 0
     }
 
+    /// The header's length: 32 bytes when extended, else 16.
+    pub(crate) fn header_len(&self) -> usize {
+        if self.extended {
+            EXTENDED_HEADER_LEN
+        } else {
+            MIN_HEADER_LEN
+        }
+    }
+
     /// Whether a block mask over `nblocks` blocks of `block_bytes` bytes applies to this chunk
     /// (an ordinary data chunk with exactly those blocks): the decoder's
     /// [`Target::Blocks`](crate::codec::chunk::Target::Blocks) then decodes only the wanted blocks, plus block 0 when [`ChunkHeader::has_delta`].
