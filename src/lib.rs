@@ -205,4 +205,17 @@ pub mod __fuzz {
             .map(drop)
             .map_err(|e| e.to_string())
     }
+
+    /// Parse `bytes` as an Arrow BatchArray's `arrow_schema`.
+    #[cfg(feature = "arrow")]
+    pub fn arrow_schema(bytes: &[u8]) -> Result<(), String> {
+        crate::format::arrow_ipc::block_schema(bytes).map(drop)
+    }
+
+    /// Read `block` as an Arrow BatchArray's block (`schema`: the metalayer's
+    /// `arrow_schema`): its number of items.
+    #[cfg(feature = "arrow")]
+    pub fn arrow_block(block: &[u8], schema: Option<&[u8]>) -> Result<usize, String> {
+        crate::format::arrow_ipc::block_items(block, schema).map(|items| items.len())
+    }
 }

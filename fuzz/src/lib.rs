@@ -32,6 +32,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("roundtrip", roundtrip),
     ("sparse_read", sparse_read),
     ("inplace", inplace),
+    ("arrow_blocks", arrow_blocks),
 ];
 
 /// A frame's bytes: open (metadata, attributes), iterate the chunks, read the whole array.
@@ -522,4 +523,31 @@ fn region(start: &[u64], len: &[u64]) -> Vec<SliceItem> {
 fn assert_unchanged(path: &Path, frame: &[u8]) {
     let now = std::fs::read(path).expect("the file is still there");
     assert!(now == frame, "a refused change modified the file");
+}
+
+/// An Arrow-serialized BatchArray's bytes: a u16 (LE) length of the metalayer's
+/// `arrow_schema`, the schema, then a block. The schema is parsed and the block read as an IPC
+/// stream, alone and after the schema (the older bare record-batch blocks), its items
+/// converted (without feature `arrow`: nothing).
+pub fn arrow_blocks(data: &[u8]) {
+    #[cfg(feature = "arrow")]
+    {
+        let Some((len, rest)) = data.split_first_chunk::<2>() else {
+            return;
+        };
+        let (schema, block) = rest.split_at(usize::from(u16::from_le_bytes(*len)).min(rest.len()));
+        let _ = b2nd::__fuzz::arrow_schema(schema);
+        let alone = b2nd::__fuzz::arrow_block(block, None);
+        let with_schema = b2nd::__fuzz::arrow_block(block, Some(schema));
+        // A block that is a whole stream is read as one, whatever the schema.
+        if let Ok(n) = alone {
+            assert_eq!(
+                with_schema,
+                Ok(n),
+                "a stream read otherwise with a schema beside it"
+            );
+        }
+    }
+    #[cfg(not(feature = "arrow"))]
+    let _ = data;
 }

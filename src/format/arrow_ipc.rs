@@ -10,7 +10,6 @@
 
 #![forbid(unsafe_code)]
 
-use std::io::Cursor;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -20,8 +19,8 @@ use arrow_array::{
     LargeBinaryArray, LargeStringArray, OffsetSizeTrait, PrimitiveArray, RecordBatch, StringArray,
     StringViewArray, StructArray,
 };
-use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow_ipc::reader::StreamReader;
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_ipc::reader::StreamDecoder;
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{DataType, FieldRef, Schema};
 
@@ -72,10 +71,30 @@ pub(crate) fn block_array(block: &[u8], schema: Option<&[u8]>) -> Result<ArrayRe
 }
 
 fn one_batch(bytes: &[u8]) -> Result<RecordBatch, String> {
-    let mut r = StreamReader::try_new(Cursor::new(bytes), None).map_err(|e| e.to_string())?;
-    r.next()
-        .ok_or_else(|| "no record batch".to_string())?
-        .map_err(|e| e.to_string())
+    // The push decoder takes the bytes there are: the stream reader allocates the lengths a
+    // message declares before reading them (2 GiB, zeroed, for one changed byte).
+    unpanicked(|| {
+        let mut d = StreamDecoder::new();
+        let mut buf = Buffer::from(bytes);
+        match d.decode(&mut buf).map_err(|e| e.to_string())? {
+            Some(batch) => Ok(batch),
+            None => Err("no whole record batch".to_string()),
+        }
+    })
+}
+
+/// `f`'s result, or an error where it panicked: arrow-ipc's schema decoding panics on some
+/// flatbuffers that verify but are not valid schemas (`fields().unwrap()`, "Unexpected
+/// bitwidth"), and its bytes come from a file.
+fn unpanicked<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(format!("Arrow IPC bytes its reader cannot decode ({why})"))
+    })
 }
 
 /// Item `i` of `a` as python's `.as_py()` gives it (also what Arrow rows given to a table
@@ -151,8 +170,10 @@ fn items(a: &ArrayRef) -> Result<Value, String> {
 /// The schema of a BatchArray's blocks: its metalayer's `arrow_schema`, an IPC schema
 /// message of one field.
 pub(crate) fn block_schema(schema: &[u8]) -> Result<Schema, String> {
-    let s = arrow_ipc::convert::try_schema_from_ipc_buffer(schema)
-        .map_err(|e| format!("its arrow_schema: {e}"))?;
+    let s = unpanicked(|| {
+        arrow_ipc::convert::try_schema_from_ipc_buffer(schema).map_err(|e| e.to_string())
+    })
+    .map_err(|e| format!("its arrow_schema: {e}"))?;
     if s.fields().len() != 1 {
         return Err(format!(
             "its arrow_schema has {} fields, not one",
@@ -366,5 +387,34 @@ mod tests {
         let big = [Value::Array(vec![p(Value::UInt(u64::MAX), "z")])];
         let e = encode_block(&big, &schema).unwrap_err();
         assert!(e.contains("field \"x\""), "{e}");
+    }
+
+    #[test]
+    fn corrupt_schema_bytes_are_errors_not_panics() {
+        // arrow-ipc's schema decoding panics on some one-byte changes of a valid schema
+        // message; as a metalayer's arrow_schema or a block's stream, each is an error here.
+        use arrow_schema::Field;
+        let schema = Schema::new(vec![Field::new("v", DataType::Int32, true)]);
+        let block = encode_block(&[Value::Int(1), Value::Nil], &schema).unwrap();
+        let len = u32::from_le_bytes(block[4..8].try_into().unwrap()) as usize;
+        let (message, batch) = block.split_at(8 + len);
+        block_schema(message).unwrap();
+        let mut errors = 0;
+        for i in 0..message.len() {
+            for v in [0u8, 1, 0x7f, 0xff] {
+                let mut m = message.to_vec();
+                m[i] = v;
+                let calls = std::panic::catch_unwind(|| {
+                    [
+                        block_schema(&m).err(),
+                        block_array(&[&m[..], batch].concat(), None).err(),
+                        block_array(batch, Some(&m)).err(),
+                    ]
+                });
+                let got = calls.unwrap_or_else(|_| panic!("byte {i} set to {v:#x} panicked"));
+                errors += got.iter().flatten().count();
+            }
+        }
+        assert!(errors > 0);
     }
 }
