@@ -74,9 +74,16 @@ impl Worker {
         }
     }
 
-    fn drop_buffers(&mut self) {
-        self.decoded = Vec::new();
-        self.compressed = Default::default();
+    /// Drop the buffers over [`KEPT_CHUNK_BUFFER_MAX`] (a kept compressed buffer is reused
+    /// without being cleared again: reading a few blocks of a large chunk asks for one of the
+    /// chunk's compressed size each time).
+    fn drop_big_buffers(&mut self) {
+        if self.decoded.capacity() > KEPT_CHUNK_BUFFER_MAX {
+            self.decoded = Vec::new();
+        }
+        if self.compressed.capacity() > KEPT_CHUNK_BUFFER_MAX {
+            self.compressed = Default::default();
+        }
     }
 }
 
@@ -117,15 +124,13 @@ impl KeptWorkers {
         self.lock().pop().unwrap_or_default()
     }
 
-    /// Keep `workers` for a next read, unless [`KEPT_SETS`] sets are kept already; chunk
-    /// buffers over 64 MiB are dropped first (`chunk_bytes` is the decoded chunk size).
-    pub(crate) fn give_back(&self, mut workers: Vec<Worker>, chunk_bytes: usize) {
+    /// Keep `workers` for a next read, unless [`KEPT_SETS`] sets are kept already; buffers
+    /// over 64 MiB are dropped first.
+    pub(crate) fn give_back(&self, mut workers: Vec<Worker>) {
         if workers.is_empty() {
             return;
         }
-        if chunk_bytes > KEPT_CHUNK_BUFFER_MAX {
-            workers.iter_mut().for_each(Worker::drop_buffers);
-        }
+        workers.iter_mut().for_each(Worker::drop_big_buffers);
         let mut kept = self.lock();
         if kept.len() < KEPT_SETS {
             kept.push(workers);
@@ -133,10 +138,10 @@ impl KeptWorkers {
     }
 
     /// Run `f` with the kept workers (taken for the call, given back after).
-    pub(crate) fn with<R>(&self, chunk_bytes: usize, f: impl FnOnce(&mut Vec<Worker>) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Vec<Worker>) -> R) -> R {
         let mut workers = self.take();
         let r = f(&mut workers);
-        self.give_back(workers, chunk_bytes);
+        self.give_back(workers);
         r
     }
 }

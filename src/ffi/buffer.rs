@@ -36,6 +36,11 @@ impl ChunkBytes {
         &mut self.copy[..len]
     }
 
+    /// The bytes the copy buffer holds allocated.
+    pub(crate) fn capacity(&self) -> usize {
+        self.copy.capacity()
+    }
+
     /// Free the C buffer, if any.
     pub(super) fn release(&mut self) {
         if let Some((p, _)) = self.c.take() {

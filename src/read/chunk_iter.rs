@@ -86,7 +86,7 @@ impl Array {
                 self.data_chunks()
             )));
         }
-        self.workers.with(self.geom.chunk_bytes(), |ws| {
+        self.workers.with(|ws| {
             let w = &mut workers_for(ws, 1, self.threads, self.geom.blocks())[0];
             self.chunk_data(index, w)
         })
@@ -117,7 +117,7 @@ impl Array {
         // threads instead.
         let outer = (n.min(self.threads as u64) as usize).max(1);
         let inner = (self.threads / outer).max(1);
-        self.workers.with(self.geom.chunk_bytes(), |ws| {
+        self.workers.with(|ws| {
             let lanes = workers_for(ws, outer, inner, self.geom.blocks());
             self.exec.for_each_lane(lanes, 0..n, |w, idx| {
                 f(self.chunk_data(idx, w).map_err(E::from)?)

@@ -121,9 +121,7 @@ impl Array {
     /// the region touches are fetched and decoded. (Public as a step-1 slice:
     /// [`Array::read_slice_bytes_into`].)
     pub(crate) fn read_region_into(&self, region: &Region, out: &mut [u8]) -> Result<()> {
-        self.workers.with(self.geom.chunk_bytes(), |ws| {
-            self.fill_region(region, out, ws)
-        })
+        self.workers.with(|ws| self.fill_region(region, out, ws))
     }
 
     /// Read `region` into `out` with (and into) `workers`: the output is cut into slabs, one

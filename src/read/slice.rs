@@ -179,8 +179,7 @@ impl Array {
             out,
             region: Region::whole(&sel.count),
         };
-        self.workers
-            .with(self.geom.chunk_bytes(), |ws| self.fill_sel_part(sel, b, ws))
+        self.workers.with(|ws| self.fill_sel_part(sel, b, ws))
     }
 
     /// Read a part of the selection into its C-order buffer, in parallel over chunk rows

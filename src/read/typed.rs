@@ -25,30 +25,52 @@ pub(crate) fn ucs4_to_utf8(
     order: ByteOrder,
     raw: &[u8],
 ) -> Result<(Vec<u8>, Vec<usize>)> {
-    let isz = 4 * chars;
-    if isz == 0 {
+    if chars == 0 {
+        // NumPy's `U0`: one empty string, if any item.
         let n = usize::from(!raw.is_empty());
         return Ok((Vec::new(), vec![0; n + 1]));
     }
-    let n = raw.len() / isz;
-    let mut bytes = Vec::with_capacity(n * chars);
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0);
-    let big = matches!(order, ByteOrder::Big);
+    if matches!(order, ByteOrder::Big) {
+        ucs4_items::<true>(chars, raw)
+    } else {
+        ucs4_items::<false>(chars, raw)
+    }
+}
+
+/// [`ucs4_to_utf8`] for one byte order (`BIG`: big-endian), fixed at compile time for the
+/// per-unit loops.
+fn ucs4_items<const BIG: bool>(chars: usize, raw: &[u8]) -> Result<(Vec<u8>, Vec<usize>)> {
     let unit = |c: &[u8]| {
         let c = [c[0], c[1], c[2], c[3]];
-        if big {
+        if BIG {
             u32::from_be_bytes(c)
         } else {
             u32::from_le_bytes(c)
         }
     };
+    let n = raw.len() / (4 * chars);
+    let mut bytes = Vec::with_capacity(n * chars + 16);
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0);
+    let low = if BIG { 3 } else { 0 };
+    let raw = &raw[..n * 4 * chars];
+    if all_ascii::<BIG>(raw) {
+        ascii_items(chars, raw, low, &mut bytes, &mut offsets);
+        return Ok((bytes, offsets));
+    }
     let mut utf8 = [0u8; 4];
-    for (index, item) in raw.chunks_exact(isz).enumerate() {
-        let units = trim_nuls(item, 4);
-        // ASCII (every code point below 0x80): one byte per code unit.
-        if units.chunks_exact(4).fold(0, |acc, c| acc | unit(c)) < 0x80 {
-            bytes.extend(units.chunks_exact(4).map(|c| unit(c) as u8));
+    for (index, item) in raw.chunks_exact(4 * chars).enumerate() {
+        // The units before the trailing NULs, and whether all of them are ASCII.
+        let (mut len, mut all) = (0, 0);
+        for (k, c) in item.chunks_exact(4).enumerate() {
+            let v = unit(c);
+            all |= v;
+            len = if v != 0 { k + 1 } else { len };
+        }
+        let units = &item[..4 * len];
+        if all < 0x80 {
+            // One byte per code unit: its low byte.
+            bytes.extend(units.chunks_exact(4).map(|c| c[low]));
         } else {
             for c in units.chunks_exact(4) {
                 let v = unit(c);
@@ -62,6 +84,69 @@ pub(crate) fn ucs4_to_utf8(
         offsets.push(bytes.len());
     }
     Ok((bytes, offsets))
+}
+
+/// Whether every UCS-4 code unit of `raw` (`BIG`: big-endian) is below 0x80, 8 bytes at a
+/// time.
+fn all_ascii<const BIG: bool>(raw: &[u8]) -> bool {
+    // Bits that must be clear in two code units read as one little-endian word: the high
+    // bit of the low byte and the three other bytes.
+    let mask: u64 = if BIG {
+        0x80FF_FFFF_80FF_FFFF
+    } else {
+        0xFFFF_FF80_FFFF_FF80
+    };
+    let words = raw.chunks_exact(8);
+    let mut tail = [0u8; 8];
+    tail[..words.remainder().len()].copy_from_slice(words.remainder());
+    let all = words.fold(u64::from_le_bytes(tail), |all, w| {
+        all | u64::from_le_bytes(w.try_into().expect("8 bytes"))
+    });
+    all & mask == 0
+}
+
+/// ASCII items of `chars` UCS-4 units each (`low`: the index of a unit's low byte) appended
+/// to `bytes` one byte per unit, trailing NULs cut, each item's end pushed to `offsets`.
+fn ascii_items(
+    chars: usize,
+    raw: &[u8],
+    low: usize,
+    bytes: &mut Vec<u8>,
+    offsets: &mut Vec<usize>,
+) {
+    let n = raw.len() / (4 * chars);
+    // Every unit's low byte, in one pass, padded for the 16-byte copies below.
+    let mut lows = Vec::with_capacity(n * chars + 16);
+    lows.extend(raw.chunks_exact(4).map(|c| c[low]));
+    lows.resize(n * chars + 16, 0);
+    if chars <= 16 {
+        // Each item copied as 16 bytes (the next item's copy overwrites what is past its
+        // end); its length from the last nonzero byte of its `chars`.
+        let mask = if chars == 16 {
+            u128::MAX
+        } else {
+            (1u128 << (8 * chars)) - 1
+        };
+        let start = bytes.len();
+        bytes.resize(start + n * chars + 16, 0);
+        let mut w = start;
+        for i in 0..n {
+            let v: [u8; 16] = lows[i * chars..i * chars + 16]
+                .try_into()
+                .expect("16 bytes");
+            bytes[w..w + 16].copy_from_slice(&v);
+            let bits = 128 - (u128::from_le_bytes(v) & mask).leading_zeros() as usize;
+            w += bits.div_ceil(8);
+            offsets.push(w);
+        }
+        bytes.truncate(w);
+    } else {
+        for item in lows[..n * chars].chunks_exact(chars) {
+            let len = item.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+            bytes.extend_from_slice(&item[..len]);
+            offsets.push(bytes.len());
+        }
+    }
 }
 
 /// Decode items of a `U` or `S` dtype (`S` must be UTF-8) from their raw bytes.
@@ -261,5 +346,58 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("0xd800 is not a Unicode scalar value"), "{e}");
+    }
+
+    #[test]
+    fn ascii_items_at_every_width_equal_their_strings() {
+        // The all-ASCII path (16-byte copies up to 16 units, by item beyond), against the
+        // strings themselves: widths around 16, NULs inside and at the end, empty items,
+        // both byte orders, and with one non-ASCII item (the general path) for comparison.
+        let pool = [
+            "",
+            "a",
+            "ab\0c",
+            "\0x",
+            "abcdefghijklmnop",
+            "0123456789abcdefghij",
+            "z",
+        ];
+        for chars in 1..=20 {
+            let items: Vec<String> = (0..23)
+                .map(|i| {
+                    pool[(i * 5 + chars) % pool.len()]
+                        .chars()
+                        .take(chars)
+                        .collect()
+                })
+                .map(|s: String| s.trim_end_matches('\0').to_string())
+                .collect();
+            for big in [false, true] {
+                let order = if big {
+                    ByteOrder::Big
+                } else {
+                    ByteOrder::Little
+                };
+                for non_ascii in [false, true] {
+                    let mut items = items.clone();
+                    if non_ascii {
+                        items[7] = "é".into();
+                    }
+                    let refs: Vec<&str> = items.iter().map(String::as_str).collect();
+                    let (bytes, offsets) =
+                        ucs4_to_utf8(chars, order, &ucs4(&refs, chars, big)).unwrap();
+                    let got: Vec<&str> = offsets
+                        .windows(2)
+                        .map(|w| std::str::from_utf8(&bytes[w[0]..w[1]]).unwrap())
+                        .collect();
+                    assert_eq!(got, refs, "{chars} chars, big {big}");
+                    assert_eq!(bytes.len(), *offsets.last().unwrap());
+                }
+            }
+        }
+        // A unit with its high byte set is not ASCII, whatever its low byte.
+        let mut odd = ucs4(&["ab"], 2, false);
+        odd[7] = 0x01;
+        assert!(ucs4_to_utf8(2, ByteOrder::Little, &odd).is_err());
     }
 }

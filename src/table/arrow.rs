@@ -21,14 +21,14 @@ use std::sync::Arc;
 
 use arrow_array::builder::{
     BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
-    StringDictionaryBuilder, StringViewBuilder,
+    StringDictionaryBuilder,
 };
 use arrow_array::types::*;
 use arrow_array::{
-    Array as _, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, PrimitiveArray,
-    RecordBatch, StringArray, StructArray,
+    Array as _, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, LargeStringArray,
+    PrimitiveArray, RecordBatch, StringArray, StringViewArray, StructArray,
 };
-use arrow_buffer::NullBuffer;
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 
 use super::ColumnKind;
 use arrow_schema::{Field, Schema};
@@ -302,7 +302,6 @@ impl Table {
         Ok(a)
     }
 
-    /// An ndarray column's live rows `rows` as nested fixed-size lists (nulls on the rows only).
     /// Rows of a fixed-width `string` column (NumPy `U`) as Arrow string views: its code
     /// points decoded into one UTF-8 buffer, each row a view (short strings, up to 12 bytes,
     /// held in the view itself), nulls as a bitmap.
@@ -320,20 +319,28 @@ impl Table {
             ));
         };
         let (utf8, offsets) = crate::read::typed::ucs4_to_utf8(chars, order, &bytes)?;
-        let mut b = StringViewBuilder::with_capacity(offsets.len().saturating_sub(1));
-        for (i, w) in offsets.windows(2).enumerate() {
-            if valid.as_ref().is_some_and(|v| !v[i]) {
-                b.append_null();
-                continue;
+        let nulls = valid.map(NullBuffer::from);
+        let bad = |e: arrow_schema::ArrowError| self.bad(name, format!("arrow: {e}"));
+        // One UTF-8 check of the whole buffer (as a string array), then views of it: Arrow's
+        // string views built one by one check each string again.
+        let values = arrow_buffer::Buffer::from_vec(utf8);
+        let views = match i32::try_from(values.len()) {
+            Ok(_) => {
+                let offsets = offsets.iter().map(|&o| o as i32).collect::<Vec<_>>();
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+                StringViewArray::from(&StringArray::try_new(offsets, values, nulls).map_err(bad)?)
             }
-            // Whole characters were written between two offsets.
-            let s = std::str::from_utf8(&utf8[w[0]..w[1]])
-                .map_err(|e| self.bad(name, format!("row {i}: {e}")))?;
-            b.append_value(s);
-        }
-        Ok(Arc::new(b.finish()))
+            Err(_) => {
+                let offsets = offsets.iter().map(|&o| o as i64).collect::<Vec<_>>();
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+                let strings = LargeStringArray::try_new(offsets, values, nulls).map_err(bad)?;
+                StringViewArray::from(&strings)
+            }
+        };
+        Ok(Arc::new(views))
     }
 
+    /// An ndarray column's live rows `rows` as nested fixed-size lists (nulls on the rows only).
     fn ndarrays_to_arrow(
         &self,
         name: &str,
