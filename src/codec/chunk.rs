@@ -662,7 +662,16 @@ impl Decoder {
                 let data = src.get(at..at + dst.len()).ok_or_else(|| {
                     ChunkError::Corrupt("stored-as-is chunk shorter than its data".into())
                 })?;
-                dst.copy_from_slice(data);
+                if masked {
+                    // Only the wanted blocks, as C copies them.
+                    let bs = h.blocksize.max(1);
+                    for (j, _) in self.maskout.iter().enumerate().filter(|(_, &skip)| !skip) {
+                        let r = j * bs..((j + 1) * bs).min(dst.len());
+                        dst[r.clone()].copy_from_slice(&data[r]);
+                    }
+                } else {
+                    dst.copy_from_slice(data);
+                }
                 return Ok(Decoded::Data);
             }
             Path::Repeat => {
