@@ -216,6 +216,6 @@ pub mod __fuzz {
     /// `arrow_schema`): its number of items.
     #[cfg(feature = "arrow")]
     pub fn arrow_block(block: &[u8], schema: Option<&[u8]>) -> Result<usize, String> {
-        crate::format::arrow_ipc::block_items(block, schema).map(|items| items.len())
+        crate::format::arrow_ipc::block_items(block, schema, None).map(|items| items.len())
     }
 }

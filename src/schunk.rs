@@ -442,15 +442,17 @@ impl SChunk {
             Some(Value::Bytes(b)) => Some(b.as_slice()),
             _ => None,
         };
+        let per_block = meta
+            .and_then(|m| m.get("items_per_block"))
+            .and_then(Value::as_u64);
         let mut out = Vec::new();
         for n in 0..self.nchunks().unwrap_or(0) {
             for block in self.read_blocks(n)? {
-                let items = crate::format::arrow_ipc::block_items(&block, schema).map_err(|e| {
-                    Error::Frame {
+                let items = crate::format::arrow_ipc::block_items(&block, schema, per_block)
+                    .map_err(|e| Error::Frame {
                         source_name: self.frame.source.clone(),
                         reason: format!("chunk {n}: {e}"),
-                    }
-                })?;
+                    })?;
                 out.extend(items);
             }
         }
@@ -478,6 +480,10 @@ impl SChunk {
             Some(Value::Bytes(b)) => Some(b.as_slice()),
             _ => None,
         };
+        let per_block = meta
+            .as_ref()
+            .and_then(|m| m.get("items_per_block"))
+            .and_then(Value::as_u64);
         let bad = |n: u64, e: String| Error::Frame {
             source_name: self.frame.source.clone(),
             reason: format!("chunk {n}: {e}"),
@@ -486,7 +492,8 @@ impl SChunk {
         for n in 0..self.nchunks().unwrap_or(0) {
             for block in self.read_blocks(n)? {
                 parts.push(
-                    crate::format::arrow_ipc::block_array(&block, schema).map_err(|e| bad(n, e))?,
+                    crate::format::arrow_ipc::block_array(&block, schema, per_block)
+                        .map_err(|e| bad(n, e))?,
                 );
             }
         }

@@ -27,14 +27,42 @@ use arrow_schema::{DataType, FieldRef, Schema};
 use crate::model::attrs::Value;
 
 /// The items of one block; `schema`: the metalayer's `arrow_schema` (an IPC schema message),
-/// for blocks of the older bare form.
-pub(crate) fn block_items(block: &[u8], schema: Option<&[u8]>) -> Result<Vec<Value>, String> {
-    let col = block_array(block, schema)?;
+/// for blocks of the older bare form; `items_per_block`: the metalayer's, when given.
+pub(crate) fn block_items(
+    block: &[u8],
+    schema: Option<&[u8]>,
+    items_per_block: Option<u64>,
+) -> Result<Vec<Value>, String> {
+    let col = block_array(block, schema, items_per_block)?;
     (0..col.len()).map(|i| value(&col, i)).collect()
 }
 
 /// The items of one block as the Arrow array stored (see [`block_items`]).
-pub(crate) fn block_array(block: &[u8], schema: Option<&[u8]>) -> Result<ArrayRef, String> {
+///
+/// A block declaring more items than the metalayer's `items_per_block` (python-blosc2 splits
+/// every batch into blocks of that many) and than 8 per byte of the block is refused: only
+/// items of no bytes (Arrow's null type, structs without fields) can be that many, and
+/// those would be made one by one from a few bytes declaring any number.
+pub(crate) fn block_array(
+    block: &[u8],
+    schema: Option<&[u8]>,
+    items_per_block: Option<u64>,
+) -> Result<ArrayRef, String> {
+    let col = stored_array(block, schema)?;
+    let bytes = block.len() + schema.map_or(0, <[u8]>::len);
+    let most = (8 * bytes as u64 + 1024).max(items_per_block.unwrap_or(0));
+    if col.len() as u64 > most {
+        return Err(format!(
+            "an Arrow block declaring {} items in {bytes} bytes (items_per_block {})",
+            col.len(),
+            items_per_block.map_or("not given".to_string(), |n| n.to_string())
+        ));
+    }
+    Ok(col)
+}
+
+/// [`block_array`] before its check of the number of items.
+fn stored_array(block: &[u8], schema: Option<&[u8]>) -> Result<ArrayRef, String> {
     let batch = match one_batch(block) {
         Ok(b) => b,
         Err(as_stream) => match schema {
@@ -380,7 +408,7 @@ mod tests {
             Value::Array(vec![]),
         ];
         let block = encode_block(&items, &schema).unwrap();
-        assert_eq!(block_items(&block, None).unwrap(), items);
+        assert_eq!(block_items(&block, None, None).unwrap(), items);
         let wrong = [Value::Array(vec![Value::Int(3)])];
         let e = encode_block(&wrong, &schema).unwrap_err();
         assert!(e.contains("does not fit an Arrow Struct"), "{e}");
@@ -407,8 +435,8 @@ mod tests {
                 let calls = std::panic::catch_unwind(|| {
                     [
                         block_schema(&m).err(),
-                        block_array(&[&m[..], batch].concat(), None).err(),
-                        block_array(batch, Some(&m)).err(),
+                        block_array(&[&m[..], batch].concat(), None, None).err(),
+                        block_array(batch, Some(&m), None).err(),
                     ]
                 });
                 let got = calls.unwrap_or_else(|_| panic!("byte {i} set to {v:#x} panicked"));
@@ -416,5 +444,34 @@ mod tests {
             }
         }
         assert!(errors > 0);
+    }
+
+    #[test]
+    fn blocks_declaring_more_items_than_they_can_hold_are_refused() {
+        // Null items take no bytes: a few hundred bytes may declare 2^40 of them, which
+        // would be made one by one. python-blosc2's items_per_block bounds a block.
+        use arrow_schema::Field;
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Null, true)]));
+        let block = |n: usize| {
+            let col: ArrayRef = Arc::new(arrow_array::NullArray::new(n));
+            let batch = RecordBatch::try_new(schema.clone(), vec![col]).unwrap();
+            let mut out = Vec::new();
+            let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut out, &schema).unwrap();
+            w.write(&batch).unwrap();
+            w.finish().unwrap();
+            drop(w);
+            out
+        };
+        let huge = block(1 << 40);
+        let e = block_items(&huge, None, None).unwrap_err();
+        assert!(e.contains("declaring 1099511627776 items"), "{e}");
+        assert!(block_items(&huge, None, Some(5000)).is_err());
+        let some = block(5000);
+        assert!(block_items(&some, None, None).is_err());
+        assert_eq!(
+            block_items(&some, None, Some(5000)).unwrap(),
+            vec![Value::Nil; 5000]
+        );
+        assert_eq!(block_items(&block(100), None, None).unwrap().len(), 100);
     }
 }

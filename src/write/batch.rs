@@ -225,7 +225,9 @@ impl Blocks {
                 }
             }
             #[cfg(feature = "arrow")]
-            Blocks::Arrow { raw, .. } => crate::format::arrow_ipc::block_items(block, Some(raw)),
+            Blocks::Arrow { raw, .. } => {
+                crate::format::arrow_ipc::block_items(block, Some(raw), None)
+            }
         }
     }
 }
