@@ -1,8 +1,9 @@
 """Randomized differential test of tables changed by b2nd (`b2nd sql --write`: INSERT ...
 VALUES, INSERT ... SELECT from the same table, DELETE ... WHERE, UPDATE ... SET ... WHERE,
-TRUNCATE) and by python-blosc2 4.14.1 itself (`extend`, `delete`, column assignment,
-`add_column`, `compact`) and `b2nd compact`, in random order on the same `.b2d` tables
-python wrote.
+TRUNCATE; the library's `TableMut`, through `examples/table_ops.rs`: append, delete and update
+by position, add_column, rename_column, drop_column) and by python-blosc2 4.14.1 itself
+(`extend`, `delete`, column assignment, `add_column`, `compact`) and `b2nd compact`, in random
+order on the same `.b2d` tables python wrote.
 
 Each table has the kinds b2nd appends to: `id` int64 (no default), `x` float64
 nullable in a mask, `k` int32 nullable by the sentinel -1, `f` bool (default False), `s` string
@@ -12,14 +13,17 @@ python-blosc2 4.14.1 omits: meaning-audit.md), `d` dictionary nullable (a vocabu
 grows: new values join the dictionary from both writers), `l` list of int32 nullable (SQL
 INSERT ... VALUES writes NULL there, as DataFusion 55 here has no list literal; INSERT ...
 SELECT copies lists; python writes lists; python's extend and delete are followed by the
-cut of the deleted rows' items b2nd makes); python's `add_column` adds int32
-columns `e0`, `e1` with a default, which b2nd's INSERTs (naming the other columns) fill. A model (a list of live rows, in
+cut of the deleted rows' items b2nd makes); python's `add_column` and b2nd's add int32
+columns (`e0`, `e1`, ...; at most two at a time) with a default, which b2nd's INSERTs
+(naming the other columns) fill; b2nd renames and drops them. The library's appends leave
+out some of the columns that have a default (they take it). A model (a list of live rows, in
 live order) follows every step; after each step python-blosc2 (a fresh process, as any user
 of the file) must read the model: `nrows`, every column's values and nulls, and `where()` on
 `id`; and b2nd must read it too (`SELECT ... ORDER BY id`). Predicates follow SQL's
 three-valued logic (a NULL keeps the row).
 
-Usage: SEED=S python scripts/diff_table_mut.py B2ND DIR STEPS [TABLES]
+Usage: SEED=S python scripts/diff_table_mut.py B2ND TABLE_OPS DIR STEPS [TABLES]
+(TABLE_OPS: the `table_ops` example, `cargo build --example table_ops`.)
 (SEED defaults to a fresh one, printed; the run fails on any mismatch or error.)
 """
 
@@ -28,6 +32,7 @@ import json
 import os
 import random
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -37,8 +42,8 @@ from dead_rows import compact_cells, cut_dead_cells, cut_dead_utf8
 
 assert b2.__version__ == "4.14.1", b2.__version__
 
-B2ND, DIR, STEPS = sys.argv[1], sys.argv[2], int(sys.argv[3])
-TABLES = int(sys.argv[4]) if len(sys.argv) > 4 else 4
+B2ND, TABLE_OPS, DIR, STEPS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+TABLES = int(sys.argv[5]) if len(sys.argv) > 5 else 4
 SEED = int(os.environ.get("SEED") or random.SystemRandom().randrange(1 << 30))
 print(f"diff_table_mut: SEED={SEED} (replays)")
 rng = random.Random(SEED)
@@ -135,6 +140,31 @@ def b2nd(path, query, write=False):
     if p.returncode != 0:
         raise RuntimeError(f"{query}: {p.stderr.strip()}")
     return [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+
+
+# The declared defaults of the columns that have one (what a library append leaving the
+# column out writes).
+DEFAULTS = {"x": None, "k": None, "f": False, "s": "", "u": None, "d": None, "l": None}
+# Each column's type in `table_ops`'s JSON.
+OPS_TYPES = {"id": "i64", "ts": "ts_ms", "x": "f64bits", "k": "i32", "f": "bool", "s": "str",
+             "u": "str", "d": "str", "l": "ints"}
+
+
+def ops_columns(rows, cols):
+    """`table_ops`'s COLUMNS for the values of `cols` in `rows` (extras are int32)."""
+    def enc(c, v):
+        if v is not None and c == "x":
+            return struct.unpack("<Q", struct.pack("<d", v))[0]
+        return v
+    return {c: {"type": OPS_TYPES.get(c, "i32"), "values": [enc(c, r[c]) for r in rows]}
+            for c in cols}
+
+
+def table_ops(path, op):
+    p = subprocess.run([TABLE_OPS, path, json.dumps(op)], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"table_ops {op['op']}: {p.stderr.strip()}")
+    return json.loads(p.stdout)["count"]
 
 
 # Predicates: (SQL text, model function returning True / False / None).
@@ -273,6 +303,7 @@ ran = {}
 for ti in range(TABLES):
     path = os.path.join(DIR, f"t{ti}.b2d")
     extras = []
+    next_extra = [0]
     with_list = rng.random() < 0.5
     COLS = ["id", "ts", "x", "k", "f", "s", "u", "d"] + (["l"] if with_list else [])
     model = [new_row() for _ in range(rng.randrange(0, 3000))]
@@ -289,8 +320,9 @@ for ti in range(TABLES):
     for step in range(STEPS):
         op = rng.choices(
             ["insert", "insert_select", "delete", "update", "py_extend", "py_delete",
-             "py_update", "truncate", "py_add_column", "py_compact", "compact"],
-            [5, 1, 4, 4, 3, 3, 2, 0.3, 0.4, 0.7, 0.7],
+             "py_update", "truncate", "py_add_column", "py_compact", "compact",
+             "lib_append", "lib_delete", "lib_update", "lib_add_column", "lib_rename", "lib_drop"],
+            [5, 1, 4, 4, 3, 3, 2, 0.3, 0.4, 0.7, 0.7, 3, 2, 3, 0.4, 0.3, 0.3],
         )[0]
         what = op
         try:
@@ -349,14 +381,71 @@ for ti in range(TABLES):
                 rows = [new_row() for _ in range(rng.randrange(1, 40))]
                 python_extend(path, rows)
                 model += with_defaults(rows)
-            elif op == "py_add_column" and len(extras) < 2:
-                name, default = f"e{len(extras)}", rng.randrange(-1000, 1000)
-                what = f"python add_column({name!r}, int32, default={default})"
-                t = b2.open(path, mode="a")
-                t.add_column(name, b2.field(b2.int32(), default=default))
-                t.close()
+            elif op in ("py_add_column", "lib_add_column") and len(extras) < 2:
+                name, default = f"e{next_extra[0]}", rng.randrange(-1000, 1000)
+                next_extra[0] += 1
+                if op == "py_add_column":
+                    what = f"python add_column({name!r}, int32, default={default})"
+                    t = b2.open(path, mode="a")
+                    t.add_column(name, b2.field(b2.int32(), default=default))
+                    t.close()
+                else:
+                    what = f"b2nd add_column({name!r}, int32, default={default})"
+                    table_ops(path, {"op": "add_column", "name": name, "default": default})
                 extras.append((name, default))
-                model = with_defaults(model)
+                for r in model:
+                    r[name] = default
+            elif op == "lib_append":
+                rows = [new_row() for _ in range(rng.randrange(1, 60))]
+                given = ["id", "ts"] + [c for c in COLS[2:] if rng.random() < 0.8]
+                for r in rows:
+                    for c in COLS[2:]:
+                        if c not in given:
+                            r[c] = DEFAULTS[c]
+                    for e, default in extras:
+                        r[e] = default
+                for e, _ in extras:
+                    if rng.random() < 0.5:
+                        given.append(e)
+                        for r in rows:
+                            r[e] = rng.randrange(-(2**31), 2**31)
+                what = f"b2nd append {len(rows)} rows of {given}"
+                assert table_ops(path, {"op": "append", "columns": ops_columns(rows, given)}) == len(rows)
+                model += rows
+            elif op == "lib_delete" and model:
+                gone = sorted(set(rng.randrange(len(model)) for _ in range(rng.randrange(1, 12))))
+                what = f"b2nd delete {gone}"
+                assert table_ops(path, {"op": "delete", "rows": gone}) == len(gone)
+                model = [r for i, r in enumerate(model) if i not in set(gone)]
+            elif op == "lib_update" and model:
+                positions = sorted(set(rng.randrange(len(model)) for _ in range(rng.randrange(1, 10))))
+                rng.shuffle(positions)
+                cols = rng.sample(COLS[2:] + [e for e, _ in extras], rng.randrange(1, 4))
+                news = []
+                for _ in positions:
+                    n = new_row()
+                    news.append({c: n[c] if c in n else rng.randrange(-(2**31), 2**31) for c in cols})
+                what = f"b2nd update rows {positions} of {cols}"
+                assert table_ops(path, {"op": "update", "rows": positions,
+                                        "columns": ops_columns(news, cols)}) == len(positions)
+                for p, n in zip(positions, news):
+                    model[p].update(n)
+            elif op == "lib_rename" and extras:
+                i = rng.randrange(len(extras))
+                old, default = extras[i]
+                new = f"e{next_extra[0]}"
+                next_extra[0] += 1
+                what = f"b2nd rename_column({old!r}, {new!r})"
+                table_ops(path, {"op": "rename_column", "old": old, "new": new})
+                extras[i] = (new, default)
+                for r in model:
+                    r[new] = r.pop(old)
+            elif op == "lib_drop" and extras:
+                old, _ = extras.pop(rng.randrange(len(extras)))
+                what = f"b2nd drop_column({old!r})"
+                table_ops(path, {"op": "drop_column", "name": old})
+                for r in model:
+                    del r[old]
             elif op == "py_compact":
                 # python-blosc2 4.14.1's compact leaves a list column's file as it was (its
                 # rows then pair with the wrong items: meaning-audit.md); the list column is
