@@ -261,7 +261,8 @@ impl TableProvider for B2ndTable {
                 limit,
                 Some(opened.clone()),
             )
-            .with_planning(columns, pruned_by),
+            .with_planning(columns, pruned_by)
+            .with_zones(zones),
         ))
     }
 

@@ -151,38 +151,62 @@ impl ZoneMap {
     /// `out[k]` for the others.
     fn keep(&self, op: Operator, lit: Num, out: &mut [bool]) {
         for (k, z) in self.zones.iter().enumerate() {
-            if !out[k] || z.nan {
-                continue; // NaN compares greater than every number in Arrow's order
+            out[k] = out[k] && z.may_match(op, lit);
+        }
+    }
+
+    /// Whether any zone holding some of `rows` may hold a row where `column op lit` holds
+    /// (a row beyond the zones may).
+    pub(crate) fn may_match(&self, rows: &Range<u64>, op: Operator, lit: Num) -> bool {
+        if rows.is_empty() {
+            return false;
+        }
+        if rows.end > self.end {
+            return true;
+        }
+        let first = self
+            .starts
+            .partition_point(|&s| s <= rows.start)
+            .saturating_sub(1);
+        let last = self.starts.partition_point(|&s| s < rows.end);
+        self.zones[first.min(last)..last]
+            .iter()
+            .any(|z| z.may_match(op, lit))
+    }
+}
+
+impl Zone {
+    /// Whether the zone may hold a row where `column op lit` holds.
+    fn may_match(&self, op: Operator, lit: Num) -> bool {
+        if self.nan {
+            return true; // NaN compares greater than every number in Arrow's order
+        }
+        let Some((lo, hi)) = self.range else {
+            return false; // only NULLs: no comparison is true
+        };
+        let (lo, hi, v) = match (lo, hi, lit) {
+            (Num::Int(a), Num::Int(b), Num::Int(v)) => {
+                return match op {
+                    Operator::Eq => a <= v && v <= b,
+                    Operator::Lt => a < v,
+                    Operator::LtEq => a <= v,
+                    Operator::Gt => b > v,
+                    Operator::GtEq => b >= v,
+                    _ => true,
+                };
             }
-            let Some((lo, hi)) = z.range else {
-                out[k] = false; // only NULLs: no comparison is true
-                continue;
-            };
-            let (lo, hi, v) = match (lo, hi, lit) {
-                (Num::Int(a), Num::Int(b), Num::Int(v)) => {
-                    out[k] = match op {
-                        Operator::Eq => a <= v && v <= b,
-                        Operator::Lt => a < v,
-                        Operator::LtEq => a <= v,
-                        Operator::Gt => b > v,
-                        Operator::GtEq => b >= v,
-                        _ => true,
-                    };
-                    continue;
-                }
-                (lo, hi, v) => (as_f64(lo), as_f64(hi), as_f64(v)),
-            };
-            // Floats: signed zeros are one value here (bounds and literal), and strict
-            // comparisons are taken as inclusive, so that IEEE and total-order comparison
-            // agree on what may match.
-            let z = |x: f64| if x == 0.0 { 0.0 } else { x };
-            let (lo, hi, v) = (z(lo), z(hi), z(v));
-            out[k] = match op {
-                Operator::Eq => lo <= v && v <= hi,
-                Operator::Lt | Operator::LtEq => lo <= v,
-                Operator::Gt | Operator::GtEq => hi >= v,
-                _ => true,
-            };
+            (lo, hi, v) => (as_f64(lo), as_f64(hi), as_f64(v)),
+        };
+        // Floats: signed zeros are one value here (bounds and literal), and strict
+        // comparisons are taken as inclusive, so that IEEE and total-order comparison
+        // agree on what may match.
+        let z = |x: f64| if x == 0.0 { 0.0 } else { x };
+        let (lo, hi, v) = (z(lo), z(hi), z(v));
+        match op {
+            Operator::Eq => lo <= v && v <= hi,
+            Operator::Lt | Operator::LtEq => lo <= v,
+            Operator::Gt | Operator::GtEq => hi >= v,
+            _ => true,
         }
     }
 }
@@ -281,7 +305,7 @@ impl Zones {
     }
 
     /// python-blosc2's summary of a table column as zones, if it has a usable one.
-    fn summary(&self, opened: &Opened, column: &str) -> Result<Option<Arc<ZoneMap>>> {
+    pub(crate) fn summary(&self, opened: &Opened, column: &str) -> Result<Option<Arc<ZoneMap>>> {
         if let Some(z) = self.cached(column) {
             return Ok(Some(z));
         }
@@ -424,6 +448,36 @@ impl Zones {
         Ok((kept, notes))
     }
 
+    /// Whether rows `rows` of `opened` may hold a row where every term of `terms` holds,
+    /// by the zones known without reading values (python-blosc2's summaries, zones already
+    /// computed): `true` where they cannot tell.
+    pub(crate) fn may_match(
+        &self,
+        opened: &Opened,
+        schema: &Schema,
+        terms: &[Term],
+        rows: &Range<u64>,
+    ) -> Result<bool> {
+        for t in terms {
+            let Ok(field) = schema.field_with_name(&t.column) else {
+                continue;
+            };
+            if !prunable(field.data_type())
+                || t.cast
+                    .as_ref()
+                    .is_some_and(|to| !keeps_order(field.data_type(), to))
+            {
+                continue;
+            }
+            if let Some(z) = self.summary(opened, &t.column)? {
+                if z.end == opened.n_rows() && !z.may_match(rows, t.op, t.lit) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
     /// What the planner may know of each column of `schema`: bounds (inexact: a summary may
     /// cover deleted rows) from the zones known without reading values (python-blosc2's
     /// summaries, zones already computed), no NULL in a column that cannot hold one (a
@@ -438,11 +492,7 @@ impl Zones {
             .iter()
             .map(|f| {
                 let mut c = ColumnStatistics::new_unknown();
-                let never_null = match opened {
-                    Opened::Table(t, _) => t.column(f.name()).is_ok_and(|c| !c.nullable()),
-                    Opened::Array(_) => true,
-                } || !f.is_nullable();
-                if never_null {
+                if opened.never_null(f) {
                     c.null_count = Precision::Exact(0);
                 }
                 if prunable(f.data_type()) {

@@ -8,12 +8,20 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{ColumnStatistics, DataFusionError, Result, Statistics};
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_expr_common::physical_expr::{
+    snapshot_generation, snapshot_physical_expr,
+};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::filter_pushdown::{
+    ChildPushdownResult, FilterPushdownPhase, FilterPushdownPropagation, PushedDown,
+};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
@@ -21,7 +29,9 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
-use crate::source::{Shared, Source};
+use crate::prune::Zones;
+use crate::source::{Opened, Shared, Source};
+use crate::terms::physical_terms;
 
 /// The scan of some columns of a [`Source`], partitioned by row ranges.
 pub struct B2ndScanExec {
@@ -43,6 +53,12 @@ pub struct B2ndScanExec {
     columns: Vec<ColumnStatistics>,
     /// The columns whose zones pruned rows, and where those zones came from.
     pruned_by: Vec<String>,
+    /// The zone maps of the source, when the scan was planned here (not decoded).
+    zones: Option<Arc<Zones>>,
+    /// Dynamic filters its parents pushed (a top-k's threshold): before each batch, the
+    /// batch is skipped when the zones show no row of it can pass their current state.
+    dynamic: Vec<Arc<dyn PhysicalExpr>>,
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl fmt::Debug for B2ndScanExec {
@@ -86,7 +102,16 @@ impl B2ndScanExec {
             props: Arc::new(props),
             columns: Vec::new(),
             pruned_by: Vec::new(),
+            zones: None,
+            dynamic: Vec::new(),
+            metrics: ExecutionPlanMetricsSet::new(),
         }
+    }
+
+    /// The scan with the source's zone maps, which the dynamic filters pushed into it use.
+    pub(crate) fn with_zones(mut self, zones: Arc<Zones>) -> B2ndScanExec {
+        self.zones = Some(zones);
+        self
     }
 
     /// The scan with what planning learnt: each column's statistics (in `schema`'s order)
@@ -122,6 +147,30 @@ impl B2ndScanExec {
             .map(|r| r.end - r.start)
             .sum();
         (read, self.total_rows)
+    }
+
+    /// Whether batch `rows` may hold a row that passes the dynamic filters' current state.
+    fn may_pass(
+        opened: &Opened,
+        zones: &Zones,
+        schema: &SchemaRef,
+        dynamic: &[Arc<dyn PhysicalExpr>],
+        rows: &Range<u64>,
+    ) -> Result<bool> {
+        let mut terms = Vec::new();
+        for f in dynamic {
+            let never_null = |c: &str| {
+                schema
+                    .field_with_name(c)
+                    .is_ok_and(|f| opened.never_null(f))
+            };
+            physical_terms(
+                &snapshot_physical_expr(Arc::clone(f))?,
+                &never_null,
+                &mut terms,
+            );
+        }
+        zones.may_match(opened, schema, &terms, rows)
     }
 
     fn opened(&self) -> Result<Shared> {
@@ -203,6 +252,9 @@ impl DisplayAs for B2ndScanExec {
         if let Some(l) = self.limit {
             write!(f, ", limit={l}")?;
         }
+        if !self.dynamic.is_empty() {
+            write!(f, ", dynamic filters={}", self.dynamic.len())?;
+        }
         Ok(())
     }
 }
@@ -253,6 +305,9 @@ impl ExecutionPlan for B2ndScanExec {
         })?;
         let opened = self.opened()?;
         let schema = self.schema.clone();
+        let skipped = MetricBuilder::new(&self.metrics).counter("batches_skipped", partition);
+        let dynamic = self.dynamic.clone();
+        let zones = self.zones.clone().filter(|_| !dynamic.is_empty());
         let mut left = self.limit.map_or(u64::MAX, |l| l as u64);
         let step = self.batch_rows;
         // Batches of whole chunks (cut at multiples of `step`), range after range.
@@ -280,18 +335,73 @@ impl ExecutionPlan for B2ndScanExec {
             .collect::<Vec<_>>();
         // Each batch is read on Tokio's blocking threads: b2nd's reads block (remote ones
         // on a runtime of their own).
-        let stream = futures::stream::iter(batches).then(move |r| {
-            let (opened, schema) = (opened.clone(), schema.clone());
-            async move {
-                tokio::task::spawn_blocking(move || opened.batch(&schema, r))
+        let stream = futures::stream::iter(batches)
+            .then(move |r| {
+                let (opened, schema) = (opened.clone(), schema.clone());
+                let (zones, dynamic, skipped) = (zones.clone(), dynamic.clone(), skipped.clone());
+                async move {
+                    tokio::task::spawn_blocking(move || {
+                        if let Some(z) = &zones {
+                            if !Self::may_pass(&opened, z, &schema, &dynamic, &r)? {
+                                skipped.add(1);
+                                return Ok(None);
+                            }
+                        }
+                        opened.batch(&schema, r).map(Some)
+                    })
                     .await
                     .map_err(|e| DataFusionError::External(Box::new(e)))?
-            }
-        });
+                }
+            })
+            .filter_map(|b| async move { b.transpose() });
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
             stream,
         )))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    /// Dynamic filters (a top-k's) are kept, for skipping batches by the zones; DataFusion
+    /// still applies every filter (none is reported pushed down).
+    fn handle_child_pushdown_result(
+        &self,
+        phase: FilterPushdownPhase,
+        child_pushdown_result: ChildPushdownResult,
+        _config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
+        let filters = child_pushdown_result.parent_filters;
+        let no = vec![PushedDown::No; filters.len()];
+        let dynamic: Vec<_> = filters
+            .into_iter()
+            .map(|f| f.filter)
+            .filter(|f| snapshot_generation(f) != 0)
+            .collect();
+        if !matches!(phase, FilterPushdownPhase::Post) || self.zones.is_none() || dynamic.is_empty()
+        {
+            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(no));
+        }
+        let opened = self
+            .opened
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut scan = B2ndScanExec::new(
+            self.source.clone(),
+            self.schema.clone(),
+            self.partitions.clone(),
+            self.total_rows,
+            self.batch_rows,
+            self.limit,
+            opened,
+        )
+        .with_planning(self.columns.clone(), self.pruned_by.clone());
+        scan.zones = self.zones.clone();
+        scan.dynamic = self.dynamic.iter().cloned().chain(dynamic).collect();
+        Ok(FilterPushdownPropagation::with_parent_pushdown_result(no)
+            .with_updated_node(Arc::new(scan) as Arc<dyn ExecutionPlan>))
     }
 
     fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {

@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use b2nd::{Array, Store, Table};
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{Field, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::{DataFusionError, Result};
 
@@ -178,6 +178,16 @@ impl Opened {
             }
             Opened::Array(_) => self.rows_per_chunk(),
         }
+    }
+
+    /// Whether column `field` (of [`Opened::schema`]) never holds a NULL: a table column
+    /// not nullable, an array's index and value columns.
+    pub(crate) fn never_null(&self, field: &Field) -> bool {
+        !field.is_nullable()
+            || match self {
+                Opened::Table(t, _) => t.column(field.name()).is_ok_and(|c| !c.nullable()),
+                Opened::Array(_) => true,
+            }
     }
 
     /// The full SQL schema.

@@ -1,10 +1,14 @@
 //! The parts of a filter zone maps can use: `column <op> literal` comparisons (the column
 //! maybe cast in a way that keeps the order of values) AND-ed together, with the literal as
-//! a number of the column's domain.
+//! a number of the column's domain; from the planner's filters (logical) and from the
+//! dynamic filters a top-k pushes into a running scan (physical).
+
+use std::sync::Arc;
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
+use datafusion::physical_expr::PhysicalExpr;
 
 /// A bound of a zone, or a literal, in the column's number domain.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
@@ -67,13 +71,6 @@ pub(crate) fn terms(e: &Expr, out: &mut Vec<Term>) {
         terms(right, out);
         return;
     }
-    let flip = |op: Operator| match op {
-        Operator::Lt => Operator::Gt,
-        Operator::LtEq => Operator::GtEq,
-        Operator::Gt => Operator::Lt,
-        Operator::GtEq => Operator::LtEq,
-        o => o,
-    };
     let (side, op, lit) = match (left.as_ref(), right.as_ref()) {
         (c, Expr::Literal(l, _)) => (c, *op, l),
         (Expr::Literal(l, _), c) => (c, flip(*op), l),
@@ -87,10 +84,7 @@ pub(crate) fn terms(e: &Expr, out: &mut Vec<Term>) {
         },
         _ => return,
     };
-    if !matches!(
-        op,
-        Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
-    ) {
+    if !comparison(op) {
         return;
     }
     if let Some(v) = literal(lit) {
@@ -101,6 +95,82 @@ pub(crate) fn terms(e: &Expr, out: &mut Vec<Term>) {
             lit: v,
         });
     }
+}
+
+/// `column op literal` terms of a physical filter (a dynamic filter's snapshot, as a top-k
+/// pushes it to the scan): its AND-ed parts, and the comparison of `column IS NULL OR
+/// comparison` where the column never holds a NULL (`never_null`; a descending top-k's
+/// filter).
+pub(crate) fn physical_terms(
+    e: &Arc<dyn PhysicalExpr>,
+    never_null: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Term>,
+) {
+    use datafusion::physical_expr::expressions::{self as px};
+    let Some(b) = e.downcast_ref::<px::BinaryExpr>() else {
+        return;
+    };
+    let (left, op, right) = (b.left(), *b.op(), b.right());
+    let no_null_column = |e: &Arc<dyn PhysicalExpr>| {
+        e.downcast_ref::<px::IsNullExpr>()
+            .and_then(|n| n.arg().downcast_ref::<px::Column>())
+            .is_some_and(|c| never_null(c.name()))
+    };
+    match op {
+        Operator::And => {
+            physical_terms(left, never_null, out);
+            physical_terms(right, never_null, out);
+        }
+        Operator::Or if no_null_column(left) => physical_terms(right, never_null, out),
+        Operator::Or if no_null_column(right) => physical_terms(left, never_null, out),
+        _ => {
+            let lit = |e: &Arc<dyn PhysicalExpr>| {
+                e.downcast_ref::<px::Literal>().map(|l| l.value().clone())
+            };
+            let column = |e: &Arc<dyn PhysicalExpr>| -> Option<(String, Option<DataType>)> {
+                if let Some(c) = e.downcast_ref::<px::Column>() {
+                    return Some((c.name().to_string(), None));
+                }
+                let c = e.downcast_ref::<px::CastExpr>()?;
+                let col = c.expr().downcast_ref::<px::Column>()?;
+                Some((col.name().to_string(), Some(c.cast_type().clone())))
+            };
+            let (side, op, value) = match (lit(left), lit(right)) {
+                (None, Some(v)) => (left, op, v),
+                (Some(v), None) => (right, flip(op), v),
+                _ => return,
+            };
+            if let (Some((column, cast)), Some(lit)) = (column(side), literal(&value)) {
+                if comparison(op) {
+                    out.push(Term {
+                        column,
+                        cast,
+                        op,
+                        lit,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// `a op b` as `b op' a`.
+fn flip(op: Operator) -> Operator {
+    match op {
+        Operator::Lt => Operator::Gt,
+        Operator::LtEq => Operator::GtEq,
+        Operator::Gt => Operator::Lt,
+        Operator::GtEq => Operator::LtEq,
+        o => o,
+    }
+}
+
+/// Whether zones can use `op`.
+fn comparison(op: Operator) -> bool {
+    matches!(
+        op,
+        Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
+    )
 }
 
 /// Whether casting `from` to `to` keeps the order of values (never reverses two of them), so
@@ -135,8 +205,51 @@ pub(crate) fn usable(e: &Expr) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::keeps_order;
+    use super::{keeps_order, physical_terms, Num};
     use datafusion::arrow::datatypes::DataType::*;
+    use datafusion::arrow::datatypes::{Field, Schema};
+    use datafusion::logical_expr::Operator;
+    use datafusion::physical_expr::expressions::{col, is_null, lit, BinaryExpr};
+    use datafusion::physical_expr::PhysicalExpr;
+    use std::sync::Arc;
+
+    #[test]
+    fn comparisons_of_dynamic_filters() {
+        let schema = Schema::new(vec![
+            Field::new("a", Int64, true),
+            Field::new("n", Int64, true),
+        ]);
+        let bin = |l: Arc<dyn PhysicalExpr>,
+                   op,
+                   r: Arc<dyn PhysicalExpr>|
+         -> Arc<dyn PhysicalExpr> { Arc::new(BinaryExpr::new(l, op, r)) };
+        let c = |name: &str| col(name, &schema).unwrap();
+        let found = |e: Arc<dyn PhysicalExpr>| {
+            let mut t = Vec::new();
+            physical_terms(&e, &|c| c == "a", &mut t);
+            t.into_iter()
+                .map(|t| (t.column, t.op, t.lit))
+                .collect::<Vec<_>>()
+        };
+        let gt5 = |name| bin(c(name), Operator::Gt, lit(5i64));
+        // A descending top-k's filter: the NULL test is dropped only where no NULL can be.
+        assert_eq!(
+            found(bin(is_null(c("a")).unwrap(), Operator::Or, gt5("a"))),
+            [("a".to_string(), Operator::Gt, Num::Int(5))]
+        );
+        assert_eq!(
+            found(bin(is_null(c("n")).unwrap(), Operator::Or, gt5("n"))),
+            []
+        );
+        // A literal on the left is flipped; AND-ed parts all count; OR-ed ones none.
+        assert_eq!(
+            found(bin(lit(5i64), Operator::Lt, c("a"))),
+            [("a".to_string(), Operator::Gt, Num::Int(5))]
+        );
+        assert_eq!(found(bin(gt5("a"), Operator::And, gt5("n"))).len(), 2);
+        assert_eq!(found(bin(gt5("a"), Operator::Or, gt5("n"))), []);
+        assert_eq!(found(bin(c("a"), Operator::Plus, lit(5i64))), []);
+    }
 
     #[test]
     fn casts_that_keep_the_order_of_values() {

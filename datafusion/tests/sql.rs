@@ -670,3 +670,123 @@ async fn limits_on_arrays_cut_anywhere() {
         }
     }
 }
+
+/// The batches a scan skipped by the dynamic filters pushed into it.
+fn batches_skipped(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> usize {
+    let own = plan
+        .downcast_ref::<b2nd_datafusion::B2ndScanExec>()
+        .and_then(datafusion::physical_plan::ExecutionPlan::metrics)
+        .and_then(|m| m.sum_by_name("batches_skipped"))
+        .map_or(0, |v| v.as_usize());
+    own + plan
+        .children()
+        .into_iter()
+        .map(batches_skipped)
+        .sum::<usize>()
+}
+
+/// A top-k's dynamic filter, pushed into the scan, skips the batches whose zones show no row
+/// can enter the top k any more; answers equal those without the pushdown.
+#[tokio::test]
+async fn top_k_skips_batches_its_threshold_excludes() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 300_000i64;
+    let up: Vec<i64> = (0..n).collect();
+    let down: Vec<i64> = (0..n).map(|i| n - i).collect();
+    let xn: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let valid: Vec<bool> = (0..n).map(|i| i % 3 != 0).collect();
+    let p = dir.path().join("t.b2z");
+    b2nd::TableBuilder::new()
+        .column("up", &up)
+        .unwrap()
+        .column("down", &down)
+        .unwrap()
+        .nullable_column("xn", &xn, &valid)
+        .unwrap()
+        .write(&p)
+        .unwrap();
+    // Batches are whole blocks, about the session's batch size (4096 rows) or more.
+    let block = b2nd::Table::open(&p)
+        .unwrap()
+        .column_array("up")
+        .unwrap()
+        .blocks()[0];
+    let batches = (n as u64).div_ceil(4096u64.div_ceil(block) * block) as usize;
+    assert!(batches >= 8, "{batches} batches");
+    for (q, skips, want) in [
+        (
+            "SELECT up FROM t ORDER BY up LIMIT 4",
+            true,
+            vec![0, 1, 2, 3],
+        ),
+        (
+            "SELECT down FROM t ORDER BY down DESC LIMIT 3",
+            true,
+            vec![n, n - 1, n - 2],
+        ),
+        // A nullable column, NULLs last: NULLs never enter the top k.
+        ("SELECT up FROM t ORDER BY xn LIMIT 3", true, vec![1, 2, 4]),
+        // Two keys: `xn < a OR (xn = a AND up < b)`, which zones do not use.
+        (
+            "SELECT up FROM t ORDER BY xn, up LIMIT 3",
+            false,
+            vec![1, 2, 4],
+        ),
+    ] {
+        let mut answers = Vec::new();
+        for pushdown in [true, false] {
+            let config = SessionConfig::new()
+                .with_target_partitions(1)
+                .with_batch_size(4096)
+                .set_bool(
+                    "datafusion.optimizer.enable_topk_dynamic_filter_pushdown",
+                    pushdown,
+                );
+            let ctx = SessionContext::new_with_config(config);
+            ctx.register_table(
+                "t",
+                Arc::new(B2ndTable::table(p.to_str().unwrap()).unwrap()),
+            )
+            .unwrap();
+            // Zones computed by a filtered scan first (as python's summaries would be there).
+            rows(
+                &ctx,
+                "SELECT count(*) FROM t WHERE up >= 0 AND down > 0 AND xn > -1",
+            )
+            .await;
+            let plan = ctx
+                .sql(q)
+                .await
+                .unwrap()
+                .create_physical_plan()
+                .await
+                .unwrap();
+            let b = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx())
+                .await
+                .unwrap();
+            let skipped = batches_skipped(&plan);
+            let shown = format!("{}", displayable(plan.as_ref()).indent(false));
+            assert_eq!(
+                shown.contains("dynamic filters=1"),
+                pushdown,
+                "{q}: {shown}"
+            );
+            if pushdown && skips {
+                // All but the first few batches skipped.
+                assert!(
+                    skipped + 3 >= batches,
+                    "{q}: {skipped} of {batches} batches skipped"
+                );
+            } else {
+                assert_eq!(skipped, 0, "{q}");
+            }
+            answers.push(i64s(&b, 0));
+        }
+        assert_eq!(
+            answers[0],
+            want.into_iter().map(Some).collect::<Vec<_>>(),
+            "{q}"
+        );
+        assert_eq!(answers[0], answers[1], "{q}");
+    }
+}
