@@ -672,3 +672,39 @@ fn null_aware_and_string_reads() {
     let e = t.read_strings("opt").unwrap_err().to_string();
     assert!(e.contains("not a text column"), "{e}");
 }
+
+/// String columns as Arrow: batches of a few distinct strings (taken from their views) and
+/// of many (converted row by row) read the same strings, over any row range.
+#[cfg(feature = "arrow")]
+#[test]
+fn string_batches_of_few_and_many_distinct_values_read_alike() {
+    use arrow_array::cast::AsArray;
+    let tmp = tempfile::tempdir().unwrap();
+    let n = 2000usize;
+    for distinct in [1usize, 5, 32, 33, 1000] {
+        let want: Vec<String> = (0..n)
+            .map(|i| match i % distinct {
+                k if k % 3 == 0 => format!("é{k}"),
+                k => format!("v{k}"),
+            })
+            .collect();
+        let mut bytes = Vec::new();
+        for s in &want {
+            let mut units: Vec<u32> = s.chars().map(u32::from).collect();
+            units.resize(6, 0);
+            bytes.extend(units.iter().flat_map(|u| u.to_le_bytes()));
+        }
+        let path = tmp.path().join(format!("s{distinct}.b2d"));
+        b2nd::TableBuilder::new()
+            .column_bytes("s", b2nd::Dtype::parse("<U6").unwrap(), &bytes)
+            .unwrap()
+            .write(&path)
+            .unwrap();
+        let t = Table::open(&path).unwrap();
+        for (a, b) in [(0, n), (0, 1), (7, 40), (1000, n), (n, n)] {
+            let got = t.rows_to_arrow("s", a as u64..b as u64).unwrap();
+            let got: Vec<&str> = got.as_string_view().iter().map(Option::unwrap).collect();
+            assert_eq!(got, want[a..b], "{distinct} distinct, rows {a}..{b}");
+        }
+    }
+}

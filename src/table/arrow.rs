@@ -26,7 +26,7 @@ use arrow_array::builder::{
 use arrow_array::types::*;
 use arrow_array::{
     Array as _, ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, LargeStringArray,
-    PrimitiveArray, RecordBatch, StringArray, StringViewArray, StructArray,
+    PrimitiveArray, RecordBatch, StringArray, StringViewArray, StructArray, UInt32Array,
 };
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 
@@ -318,9 +318,28 @@ impl Table {
                 format!("a string column of dtype {}", dtype.to_numpy_str()),
             ));
         };
-        let (utf8, offsets) = crate::read::typed::ucs4_to_utf8(chars, order, &bytes)?;
         let nulls = valid.map(NullBuffer::from);
         let bad = |e: arrow_schema::ArrowError| self.bad(name, format!("arrow: {e}"));
+        // A batch of a few distinct strings (python's category-like columns): those few
+        // converted, then each row's view taken from them (no conversion per row). A code
+        // unit that is no character fails below, naming its row.
+        if let Some((distinct, keys)) = few_distinct(&bytes, chars * 4, FEW_DISTINCT) {
+            if let Ok((utf8, offsets)) =
+                crate::read::typed::ucs4_to_utf8(chars, order, &distinct.concat())
+            {
+                let offsets = offsets.iter().map(|&o| o as i32).collect::<Vec<_>>();
+                let strings = StringArray::try_new(
+                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    arrow_buffer::Buffer::from_vec(utf8),
+                    None,
+                )
+                .map_err(bad)?;
+                let keys = UInt32Array::new(ScalarBuffer::from(keys), nulls);
+                return arrow_select::take::take(&StringViewArray::from(&strings), &keys, None)
+                    .map_err(bad);
+            }
+        }
+        let (utf8, offsets) = crate::read::typed::ucs4_to_utf8(chars, order, &bytes)?;
         // One UTF-8 check of the whole buffer (as a string array), then views of it: Arrow's
         // string views built one by one check each string again.
         let values = arrow_buffer::Buffer::from_vec(utf8);
@@ -585,4 +604,32 @@ fn list_array(t: &Table, name: &str, rows: Vec<Value>) -> Result<ArrayRef> {
             "a list column of mixed or nested items has no Arrow form here".into(),
         ));
     })
+}
+
+/// At most this many distinct strings in a batch make it a take of their views.
+const FEW_DISTINCT: usize = 32;
+
+/// The distinct items of `raw` (items of `item` bytes each), in first-seen order, and each
+/// item's index among them; `None` when there are more than `max` (or no items of bytes).
+fn few_distinct(raw: &[u8], item: usize, max: usize) -> Option<(Vec<&[u8]>, Vec<u32>)> {
+    if item == 0 || !raw.len().is_multiple_of(item) {
+        return None;
+    }
+    let mut distinct: Vec<&[u8]> = Vec::new();
+    let mut keys = Vec::with_capacity(raw.len() / item);
+    let mut last = 0;
+    for it in raw.chunks_exact(item) {
+        if distinct.get(last) != Some(&it) {
+            last = match distinct.iter().position(|d| *d == it) {
+                Some(k) => k,
+                None if distinct.len() == max => return None,
+                None => {
+                    distinct.push(it);
+                    distinct.len() - 1
+                }
+            };
+        }
+        keys.push(last as u32);
+    }
+    Some((distinct, keys))
 }
