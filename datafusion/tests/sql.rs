@@ -29,6 +29,18 @@ async fn rows(ctx: &SessionContext, q: &str) -> Vec<RecordBatch> {
     ctx.sql(q).await.unwrap().collect().await.unwrap()
 }
 
+async fn physical_plan(
+    ctx: &SessionContext,
+    q: &str,
+) -> Arc<dyn datafusion::physical_plan::ExecutionPlan> {
+    ctx.sql(q)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap()
+}
+
 fn i64s(b: &[RecordBatch], col: usize) -> Vec<Option<i64>> {
     b.iter()
         .flat_map(|b| {
@@ -412,13 +424,7 @@ async fn scans_shipped_through_the_codec_give_the_same_answers() {
         let ctx = &ctx;
         let worker = &worker;
         async move {
-            let plan = ctx
-                .sql(q)
-                .await
-                .unwrap()
-                .create_physical_plan()
-                .await
-                .unwrap();
+            let plan = physical_plan(ctx, q).await;
             let shown = displayable(plan.as_ref()).indent(true).to_string();
             assert!(shown.contains("B2ndScan"), "{q}: no scan in\n{shown}");
             let bytes = physical_plan_to_bytes_with_extension_codec(plan, &B2ndCodec).unwrap();
@@ -754,13 +760,7 @@ async fn top_k_skips_batches_its_threshold_excludes() {
                 "SELECT count(*) FROM t WHERE up >= 0 AND down > 0 AND xn > -1",
             )
             .await;
-            let plan = ctx
-                .sql(q)
-                .await
-                .unwrap()
-                .create_physical_plan()
-                .await
-                .unwrap();
+            let plan = physical_plan(&ctx, q).await;
             let b = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx())
                 .await
                 .unwrap();
