@@ -681,22 +681,28 @@ fn string_batches_of_few_and_many_distinct_values_read_alike() {
     use arrow_array::cast::AsArray;
     let tmp = tempfile::tempdir().unwrap();
     let n = 2000usize;
-    for distinct in [1usize, 5, 32, 33, 1000] {
+    // Items of 4, 12 and 24 bytes (compared 8 bytes at a time, and the rest).
+    for (width, distinct) in [1, 3, 6]
+        .into_iter()
+        .flat_map(|w| [1usize, 5, 32, 33, 1000].map(|d| (w, d)))
+    {
         let want: Vec<String> = (0..n)
             .map(|i| match i % distinct {
                 k if k % 3 == 0 => format!("é{k}"),
-                k => format!("v{k}"),
+                k => format!("{k}v"),
             })
+            .map(|s| s.chars().take(width).collect())
             .collect();
         let mut bytes = Vec::new();
         for s in &want {
             let mut units: Vec<u32> = s.chars().map(u32::from).collect();
-            units.resize(6, 0);
+            units.resize(width, 0);
             bytes.extend(units.iter().flat_map(|u| u.to_le_bytes()));
         }
-        let path = tmp.path().join(format!("s{distinct}.b2d"));
+        let path = tmp.path().join(format!("s{width}_{distinct}.b2d"));
+        let dtype = b2nd::Dtype::parse(&format!("<U{width}")).unwrap();
         b2nd::TableBuilder::new()
-            .column_bytes("s", b2nd::Dtype::parse("<U6").unwrap(), &bytes)
+            .column_bytes("s", dtype, &bytes)
             .unwrap()
             .write(&path)
             .unwrap();
@@ -704,7 +710,11 @@ fn string_batches_of_few_and_many_distinct_values_read_alike() {
         for (a, b) in [(0, n), (0, 1), (7, 40), (1000, n), (n, n)] {
             let got = t.rows_to_arrow("s", a as u64..b as u64).unwrap();
             let got: Vec<&str> = got.as_string_view().iter().map(Option::unwrap).collect();
-            assert_eq!(got, want[a..b], "{distinct} distinct, rows {a}..{b}");
+            assert_eq!(
+                got,
+                want[a..b],
+                "U{width}, {distinct} distinct, rows {a}..{b}"
+            );
         }
     }
 }

@@ -611,16 +611,41 @@ const FEW_DISTINCT: usize = 32;
 
 /// The distinct items of `raw` (items of `item` bytes each), in first-seen order, and each
 /// item's index among them; `None` when there are more than `max` (or no items of bytes).
+/// An item's first 8 bytes pick a slot of a small table holding the index last seen
+/// there; items are compared 8 bytes at a time.
 fn few_distinct(raw: &[u8], item: usize, max: usize) -> Option<(Vec<&[u8]>, Vec<u32>)> {
     if item == 0 || !raw.len().is_multiple_of(item) {
         return None;
     }
+    let word = |x: &[u8]| u64::from_ne_bytes(x.try_into().unwrap_or_default());
+    let head = |it: &[u8]| {
+        if item >= 8 {
+            word(&it[..8])
+        } else {
+            let mut w = [0u8; 8];
+            w[..item].copy_from_slice(it);
+            u64::from_ne_bytes(w)
+        }
+    };
+    let whole = item - item % 8;
+    let same = |a: &[u8], b: &[u8]| {
+        (0..whole)
+            .step_by(8)
+            .all(|i| word(&a[i..i + 8]) == word(&b[i..i + 8]))
+            && (whole == item || a[whole..] == b[whole..])
+    };
+    const SLOTS: usize = 64;
+    let mut slots = [u32::MAX; SLOTS];
     let mut distinct: Vec<&[u8]> = Vec::new();
     let mut keys = Vec::with_capacity(raw.len() / item);
-    let mut last = 0;
     for it in raw.chunks_exact(item) {
-        if distinct.get(last) != Some(&it) {
-            last = match distinct.iter().position(|d| *d == it) {
+        let h = head(it);
+        let s = (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % SLOTS;
+        let k = slots[s] as usize;
+        let k = if distinct.get(k).is_some_and(|d| same(d, it)) {
+            k
+        } else {
+            let k = match distinct.iter().position(|d| same(d, it)) {
                 Some(k) => k,
                 None if distinct.len() == max => return None,
                 None => {
@@ -628,8 +653,10 @@ fn few_distinct(raw: &[u8], item: usize, max: usize) -> Option<(Vec<&[u8]>, Vec<
                     distinct.len() - 1
                 }
             };
-        }
-        keys.push(last as u32);
+            slots[s] = k as u32;
+            k
+        };
+        keys.push(k as u32);
     }
     Some((distinct, keys))
 }
