@@ -120,6 +120,21 @@ impl PhysicalExtensionCodec for B2ndCodec {
             let full = opened.schema()?;
             Ok((opened, full))
         })?;
+        // Rows beyond the source (or backwards) are refused here: a scan of them would be
+        // an error at best, and a range of 2^64 rows a batch list without end.
+        let n = opened.n_rows();
+        if let Some(r) = parts
+            .iter()
+            .flatten()
+            .find(|r| r.start > r.end || r.end > n)
+        {
+            return Err(DataFusionError::Execution(format!(
+                "b2nd scan: rows {}..{} are not rows of {} ({n} rows)",
+                r.start,
+                r.end,
+                source.display()
+            )));
+        }
         let idx: Vec<usize> = names
             .iter()
             .map(|n| full.index_of(n))

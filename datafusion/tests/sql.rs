@@ -790,3 +790,50 @@ async fn top_k_skips_batches_its_threshold_excludes() {
         assert_eq!(answers[0], answers[1], "{q}");
     }
 }
+
+/// Scan encodings are bytes from the network: every byte changed, every truncation and rows
+/// the source does not have decode to an error or a scan, never a panic.
+#[tokio::test]
+async fn hostile_scan_encodings_are_errors() {
+    use datafusion_proto::physical_plan::{DefaultPhysicalProtoConverter, PhysicalExtensionCodec};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.b2z");
+    b2nd::TableBuilder::new()
+        .column("id", &(0..1000i64).collect::<Vec<_>>())
+        .unwrap()
+        .write(&p)
+        .unwrap();
+    let ctx = ctx(2);
+    ctx.register_table(
+        "t",
+        Arc::new(B2ndTable::table(p.to_str().unwrap()).unwrap()),
+    )
+    .unwrap();
+    let plan = physical_plan(&ctx, "SELECT id FROM t").await;
+    let mut scan = plan.clone();
+    while !scan.children().is_empty() {
+        scan = scan.children()[0].clone();
+    }
+    let proto = DefaultPhysicalProtoConverter {};
+    let mut good = Vec::new();
+    B2ndCodec.try_encode(scan, &mut good, &proto).unwrap();
+    let task = ctx.task_ctx();
+    let decode = |b: &[u8]| B2ndCodec.try_decode(b, &[], &task, &proto);
+    assert!(decode(&good).is_ok());
+    let mut decoded = 0;
+    for i in 0..good.len() {
+        for v in [0u8, 0xff, good[i].wrapping_add(1)] {
+            let mut b = good.clone();
+            b[i] = v;
+            decoded += usize::from(decode(&b).is_ok());
+        }
+        assert!(decode(&good[..i]).is_err(), "truncated to {i} bytes");
+    }
+    assert!(decoded > 0);
+    // The last range's end (the fields before batch_rows and limit) set to 2^64 - 1.
+    let end = good.len() - 3 * 16 + 8;
+    let mut b = good.clone();
+    b[end..end + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    let e = decode(&b).unwrap_err().to_string();
+    assert!(e.contains("are not rows of"), "{e}");
+}
