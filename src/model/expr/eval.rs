@@ -1687,14 +1687,20 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
                 "square" => return binary(BinOp::Mul, a.clone(), a, len, mode),
                 _ => {}
             }
-            // numexpr's abs, floor, ceil and trunc of integers are float64, and its trunc
-            // of float32 too.
-            let to_f64 = (f != "sign" && !k.is_float() && k != Kind::Bool)
-                || (f == "trunc" && k == Kind::F32);
-            let (a, k) = if ne && to_f64 {
+            // numexpr's kinds (numexpr 2.14): abs, floor and ceil of bools are float32, of
+            // integers float64; trunc is always float64; sign of bools and floats float64,
+            // of integers their own.
+            let ne_kind = match (f, k) {
+                ("trunc", _) | ("sign", Kind::Bool | Kind::F32) => Kind::F64,
+                ("sign", k) => k,
+                (_, Kind::Bool) => Kind::F32,
+                (_, k) if !k.is_float() => Kind::F64,
+                (_, k) => k,
+            };
+            let (a, k) = if ne && ne_kind != k {
                 (
-                    Val::Arr(Wide::Float(Kind::F64, items_f(&a, Kind::F64, len)?)),
-                    Kind::F64,
+                    Val::Arr(Wide::Float(ne_kind, items_f(&a, ne_kind, len)?)),
+                    ne_kind,
                 )
             } else {
                 (a, k)
@@ -2043,6 +2049,49 @@ mod tests {
         assert_eq!(
             ev("o0 + o1", &[Column::F16(vec![0; 4]), a]).type_name(),
             "float16"
+        );
+    }
+
+    /// numexpr 2.14's kinds for abs, floor, ceil, trunc and sign (`numexpr.evaluate` of
+    /// each over bool, int32, int64, float32 and float64 arrays), and a boolean subtract
+    /// python-blosc2 4.14.1 computes through them: `(c0 * c0 == where(c0 > 54, c0, 54)) -
+    /// floor(c0 <= 1.999)` is float32 there, recorded bool ([True, True, False, False]).
+    #[test]
+    fn numexpr_kinds_of_rounding_functions() {
+        let b = Column::Bool(vec![true, false]);
+        let i4 = Column::I32(vec![3, -4]);
+        let i8 = Column::I64(vec![3, -4]);
+        let f4 = Column::F32(vec![1.5, -2.5]);
+        let f8 = Column::F64(vec![1.5, -2.5]);
+        for (f, want) in [
+            (
+                "abs",
+                ["float32", "float64", "float64", "float32", "float64"],
+            ),
+            (
+                "floor",
+                ["float32", "float64", "float64", "float32", "float64"],
+            ),
+            (
+                "ceil",
+                ["float32", "float64", "float64", "float32", "float64"],
+            ),
+            ("trunc", ["float64"; 5]),
+            ("sign", ["float64", "int32", "int64", "float64", "float64"]),
+        ] {
+            for (op, want) in [&b, &i4, &i8, &f4, &f8].into_iter().zip(want) {
+                let got = ev(&format!("{f}(o0)"), std::slice::from_ref(op));
+                assert_eq!(got.type_name(), want, "{f}({})", op.type_name());
+            }
+        }
+        assert_eq!(ev("sign(o0)", &[b]), Column::F64(vec![1.0, 0.0]));
+        assert_eq!(ev("sign(o0)", &[f4]), Column::F64(vec![1.0, -1.0]));
+        let c0 = [Column::F64(vec![0.5, 1.0, 54.0, 60.0])];
+        let e = "(o0 * o0 == where(o0 > 54, o0, 54)) - floor(o0 <= 1.999)";
+        assert_eq!(ev(e, &c0), Column::F32(vec![-1.0, -1.0, 0.0, 0.0]));
+        assert_eq!(
+            ev_as(e, &c0, "bool"),
+            Column::Bool(vec![true, true, false, false])
         );
     }
 
