@@ -273,9 +273,10 @@ fn zone_of(a: &dyn Array, dt: &DataType) -> Result<Zone> {
     Ok(z)
 }
 
-/// Zone maps of a table's columns, made once each.
+/// Zone maps of a table's columns, made once each; `None` for a column found to have no
+/// summary whose zones are not computed yet (so that it is not looked for again).
 #[derive(Debug, Default)]
-pub(crate) struct Zones(Mutex<HashMap<String, Arc<ZoneMap>>>);
+pub(crate) struct Zones(Mutex<HashMap<String, Option<Arc<ZoneMap>>>>);
 
 /// How the zones of a source are cut: rows per read and per computed zone.
 #[derive(Debug, Clone, Copy)]
@@ -287,7 +288,9 @@ pub(crate) struct Cut {
 }
 
 impl Zones {
-    fn cached(&self, column: &str) -> Option<Arc<ZoneMap>> {
+    /// What is known of `column`: its zones, that it has no summary (`Some(None)`), or
+    /// nothing yet.
+    fn cached(&self, column: &str) -> Option<Option<Arc<ZoneMap>>> {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -295,19 +298,24 @@ impl Zones {
             .cloned()
     }
 
-    fn keep_map(&self, column: &str, z: ZoneMap) -> Arc<ZoneMap> {
-        let z = Arc::new(z);
+    fn keep(&self, column: &str, z: Option<Arc<ZoneMap>>) {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(column.to_string(), z.clone());
+            .insert(column.to_string(), z);
+    }
+
+    fn keep_map(&self, column: &str, z: ZoneMap) -> Arc<ZoneMap> {
+        let z = Arc::new(z);
+        self.keep(column, Some(z.clone()));
         z
     }
 
     /// python-blosc2's summary of a table column as zones, if it has a usable one.
+    /// Zones already made for the column count as known without reading.
     pub(crate) fn summary(&self, opened: &Opened, column: &str) -> Result<Option<Arc<ZoneMap>>> {
         if let Some(z) = self.cached(column) {
-            return Ok(Some(z));
+            return Ok(z);
         }
         let Opened::Table(t, _) = opened else {
             return Ok(None);
@@ -318,7 +326,9 @@ impl Zones {
         let s = t
             .block_summary(column)
             .map_err(|e| datafusion::common::DataFusionError::External(Box::new(e)))?;
-        Ok(s.map(|s| self.keep_map(column, ZoneMap::from_summary(t, &s))))
+        let z = s.map(|s| Arc::new(ZoneMap::from_summary(t, &s)));
+        self.keep(column, z.clone());
+        Ok(z)
     }
 
     /// Zones of a computed table column bounded through python-blosc2's summaries of the
@@ -496,10 +506,7 @@ impl Zones {
                     c.null_count = Precision::Exact(0);
                 }
                 if prunable(f.data_type()) {
-                    let z = match self.cached(f.name()) {
-                        Some(z) => Some(z),
-                        None => self.summary(opened, f.name())?,
-                    };
+                    let z = self.summary(opened, f.name())?;
                     // NaN sorts above every number in DataFusion's comparisons: a column
                     // holding NaN has no upper bound to give (nor a lower one, kept simple).
                     let nan = z.as_deref().is_some_and(|z| z.zones.iter().any(|z| z.nan));
@@ -549,7 +556,43 @@ fn intersect(a: &[Range<u64>], b: &[Range<u64>]) -> Vec<Range<u64>> {
 
 #[cfg(test)]
 mod tests {
-    use super::intersect;
+    use super::{intersect, Zones};
+    use crate::source::{Kind, Source};
+
+    /// A column found to have no summary is not looked for again: the table's `_meta`
+    /// (where python-blosc2 lists its summaries) is read once, even when asked per batch.
+    #[test]
+    fn a_column_without_summary_is_looked_up_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.b2d");
+        b2nd::TableBuilder::new()
+            .timestamp_column("ts", "ms", &[1_000, 2_000, 3_000])
+            .unwrap()
+            .write(&p)
+            .unwrap();
+        let opened = Source::parse(p.to_str().unwrap(), Kind::Table)
+            .open()
+            .unwrap();
+        let zones = Zones::default();
+        assert!(zones.summary(&opened, "ts").unwrap().is_none());
+        let meta: Vec<_> = std::fs::read_dir(&p)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|f| {
+                f.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("_meta")
+            })
+            .collect();
+        assert!(!meta.is_empty());
+        meta.iter().for_each(|f| std::fs::remove_file(f).unwrap());
+        for _ in 0..3 {
+            assert!(zones.summary(&opened, "ts").unwrap().is_none());
+        }
+        // A fresh cache looks again, and finds no `_meta`.
+        assert!(Zones::default().summary(&opened, "ts").is_err());
+    }
 
     #[test]
     #[allow(clippy::single_range_in_vec_init)]

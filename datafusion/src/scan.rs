@@ -158,12 +158,12 @@ impl B2ndScanExec {
         rows: &Range<u64>,
     ) -> Result<bool> {
         let mut terms = Vec::new();
+        let never_null = |c: &str| {
+            schema
+                .field_with_name(c)
+                .is_ok_and(|f| opened.never_null(f))
+        };
         for f in dynamic {
-            let never_null = |c: &str| {
-                schema
-                    .field_with_name(c)
-                    .is_ok_and(|f| opened.never_null(f))
-            };
             physical_terms(
                 &snapshot_physical_expr(Arc::clone(f))?,
                 &never_null,
