@@ -182,7 +182,7 @@ pub use read::chunk_iter::ChunkIter;
 pub use read::slice::SliceSlabs;
 pub use schunk::{SChunk, MAX_ATTR_BYTES};
 #[cfg(feature = "remote")]
-pub use storage::RemoteOptions;
+pub use storage::{list_url, RemoteOptions};
 pub use store::{MemberKind, Store, StoreKind};
 pub use table::{BlockSummary, Bound, Column, ColumnKind, Computed, Segment, Table};
 pub use write::ArrayMut;

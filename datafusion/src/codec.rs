@@ -1,19 +1,27 @@
 //! [`B2ndCodec`]: the datafusion-proto extension codec of [`B2ndScanExec`], so that a
-//! distributed DataFusion can ship b2nd scans to workers: a scan is its source (kind, path
-//! or URL, key), its columns, its partitions' row ranges, batch size and limit; the worker
-//! opens the source itself.
+//! distributed DataFusion can ship b2nd scans to workers: a scan is its files (kind, path or
+//! URL, key; rows; batch size), its columns, its partitions' pieces (a file's row range) and
+//! limit; the worker opens the files itself.
 
 use std::sync::Arc;
 
-use datafusion::common::{DataFusionError, Result};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
+use datafusion::common::{DataFusionError, Result, TableReference};
+use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{
+    AggregateUDF, Extension, HigherOrderUDF, LogicalPlan, ScalarUDF, WindowUDF,
+};
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
-use crate::scan::B2ndScanExec;
+use crate::provider::B2ndTable;
+use crate::scan::{B2ndScanExec, Piece, ScanFile};
 use crate::source::Source;
 
-const MAGIC: &[u8] = b"b2nd-scan-2";
+const MAGIC: &[u8] = b"b2nd-scan-3";
 
 /// Serializes and deserializes [`B2ndScanExec`] nodes of physical plans.
 ///
@@ -88,50 +96,70 @@ impl PhysicalExtensionCodec for B2ndCodec {
                 "b2nd scan: not a b2nd scan encoding".into(),
             ));
         }
-        let source = Source::decode(r.text()?, r.text()?, r.text()?)?;
+        let nfiles = r.number()?;
+        let mut files = Vec::new();
+        for _ in 0..nfiles.min(1 << 20) {
+            let source = Source::decode(r.text()?, r.text()?, r.text()?)?;
+            files.push((source, r.number()?, r.number()?));
+        }
         let ncols = r.number()?;
         let mut names = Vec::new();
         for _ in 0..ncols.min(1 << 20) {
             names.push(r.text()?.to_string());
         }
-        let total_rows = r.number()?;
         let nparts = r.number()?;
         let mut parts = Vec::new();
         for _ in 0..nparts.min(1 << 20) {
-            let nranges = r.number()?;
+            let npieces = r.number()?;
             let mut p = Vec::new();
-            for _ in 0..nranges.min(1 << 24) {
+            for _ in 0..npieces.min(1 << 24) {
+                let file = usize::try_from(r.number()?).map_err(|_| Reader::bad())?;
                 let (a, b) = (r.number()?, r.number()?);
-                p.push(a..b);
+                p.push(Piece { file, rows: a..b });
             }
             parts.push(p);
         }
-        let batch_rows = r.number()?;
         let limit = match r.number()? {
             u64::MAX => None,
             l => Some(usize::try_from(l).map_err(|_| Reader::bad())?),
         };
-        if !r.0.is_empty() {
+        if !r.0.is_empty() || files.is_empty() {
             return Err(Reader::bad());
         }
-        // The worker opens the source and projects its schema by the column names.
+        // Pieces of files the scan does not have, or of rows a file does not have (or
+        // backwards), are refused here: a scan of them would be an error at best, and a range
+        // of 2^64 rows a batch list without end.
+        if let Some(p) = parts.iter().flatten().find(|p| {
+            files
+                .get(p.file)
+                .is_none_or(|f| p.rows.start > p.rows.end || p.rows.end > f.1)
+        }) {
+            return Err(DataFusionError::Execution(format!(
+                "b2nd scan: rows {}..{} of file {} are not rows of the scan's {} file(s)",
+                p.rows.start,
+                p.rows.end,
+                p.file,
+                files.len()
+            )));
+        }
+        // The worker opens the first file and projects its schema by the column names; each
+        // file is opened by its first batch, and checked to hold the rows the plan names.
+        let (source, rows, batch_rows) = files[0].clone();
         let (opened, full) = crate::source::off_runtime(|| -> Result<_> {
             let opened = Arc::new(source.open()?);
             let full = opened.schema()?;
             Ok((opened, full))
         })?;
-        // Rows beyond the source (or backwards) are refused here: a scan of them would be
-        // an error at best, and a range of 2^64 rows a batch list without end.
         let n = opened.n_rows();
-        if let Some(r) = parts
+        if let Some(p) = parts
             .iter()
             .flatten()
-            .find(|r| r.start > r.end || r.end > n)
+            .find(|p| p.file == 0 && p.rows.end > n)
         {
             return Err(DataFusionError::Execution(format!(
                 "b2nd scan: rows {}..{} are not rows of {} ({n} rows)",
-                r.start,
-                r.end,
+                p.rows.start,
+                p.rows.end,
                 source.display()
             )));
         }
@@ -140,14 +168,18 @@ impl PhysicalExtensionCodec for B2ndCodec {
             .map(|n| full.index_of(n))
             .collect::<std::result::Result<_, _>>()?;
         let schema = Arc::new(full.project(&idx)?);
+        let mut scan_files = vec![ScanFile::new(source, rows, batch_rows, Some(opened), None)];
+        scan_files.extend(
+            files
+                .into_iter()
+                .skip(1)
+                .map(|(s, rows, batch)| ScanFile::new(s, rows, batch, None, None)),
+        );
         Ok(Arc::new(B2ndScanExec::new(
-            source,
+            scan_files.into(),
             schema,
             parts,
-            total_rows,
-            batch_rows,
             limit,
-            Some(opened),
         )))
     }
 
@@ -164,29 +196,208 @@ impl PhysicalExtensionCodec for B2ndCodec {
             )));
         };
         put(buf, MAGIC);
-        let mut src = Vec::new();
-        scan.source.encode(&mut src);
-        for f in &src {
-            put(buf, f.as_bytes());
+        put(buf, &(scan.files.len() as u64).to_le_bytes());
+        for f in scan.files.iter() {
+            let mut src = Vec::new();
+            f.source.encode(&mut src);
+            for field in &src {
+                put(buf, field.as_bytes());
+            }
+            put(buf, &f.rows.to_le_bytes());
+            put(buf, &f.batch_rows.to_le_bytes());
         }
         put(buf, &(scan.schema.fields().len() as u64).to_le_bytes());
         for f in scan.schema.fields() {
             put(buf, f.name().as_bytes());
         }
-        put(buf, &scan.total_rows.to_le_bytes());
         put(buf, &(scan.partitions.len() as u64).to_le_bytes());
         for p in &scan.partitions {
             put(buf, &(p.len() as u64).to_le_bytes());
-            for r in p {
-                put(buf, &r.start.to_le_bytes());
-                put(buf, &r.end.to_le_bytes());
+            for piece in p {
+                put(buf, &(piece.file as u64).to_le_bytes());
+                put(buf, &piece.rows.start.to_le_bytes());
+                put(buf, &piece.rows.end.to_le_bytes());
             }
         }
-        put(buf, &scan.batch_rows.to_le_bytes());
         put(
             buf,
             &scan.limit.map_or(u64::MAX, |l| l as u64).to_le_bytes(),
         );
         Ok(())
+    }
+}
+
+const TABLE_MAGIC: &[u8] = b"b2nd-table-1";
+
+/// Serializes and deserializes [`B2ndTable`] providers in logical plans (so that SQL planned
+/// by one process, a Ballista client, is planned physically by another, its scheduler): a
+/// table is its files (kind, path or URL, key each), opened again where decoded. Everything
+/// else goes to the codec it wraps (DataFusion's default, or Ballista's).
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use datafusion::prelude::SessionContext;
+/// use datafusion_proto::bytes::{
+///     logical_plan_from_bytes_with_extension_codec, logical_plan_to_bytes_with_extension_codec,
+/// };
+/// let ctx = SessionContext::new();
+/// let t = b2nd_datafusion::B2ndTable::table("../tests/data/tables/basic.b2z")?;
+/// ctx.register_table("t", std::sync::Arc::new(t))?;
+/// let plan = ctx.sql("SELECT count(*) FROM t").await?.into_optimized_plan()?;
+/// let codec = b2nd_datafusion::B2ndLogicalCodec::default();
+/// let bytes = logical_plan_to_bytes_with_extension_codec(&plan, &codec)?;
+/// let back = logical_plan_from_bytes_with_extension_codec(&bytes, &ctx.task_ctx(), &codec)?;
+/// let rows = ctx.execute_logical_plan(back).await?.collect().await?;
+/// assert_eq!(rows[0].num_rows(), 1);
+/// # Ok::<(), datafusion::error::DataFusionError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct B2ndLogicalCodec {
+    inner: Arc<dyn LogicalExtensionCodec>,
+}
+
+impl Default for B2ndLogicalCodec {
+    fn default() -> Self {
+        B2ndLogicalCodec::new(Arc::new(DefaultLogicalExtensionCodec {}))
+    }
+}
+
+impl B2ndLogicalCodec {
+    /// b2nd's tables, and everything else through `inner`.
+    pub fn new(inner: Arc<dyn LogicalExtensionCodec>) -> B2ndLogicalCodec {
+        B2ndLogicalCodec { inner }
+    }
+}
+
+impl LogicalExtensionCodec for B2ndLogicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[LogicalPlan],
+        ctx: &TaskContext,
+    ) -> Result<Extension> {
+        self.inner.try_decode(buf, inputs, ctx)
+    }
+
+    fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> Result<()> {
+        self.inner.try_encode(node, buf)
+    }
+
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        table_ref: &TableReference,
+        schema: SchemaRef,
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn TableProvider>> {
+        let mut r = Reader(buf);
+        if r.field().ok() != Some(TABLE_MAGIC) {
+            return self
+                .inner
+                .try_decode_table_provider(buf, table_ref, schema, ctx);
+        }
+        let nfiles = r.number()?;
+        let mut sources = Vec::new();
+        for _ in 0..nfiles.min(1 << 20) {
+            sources.push(Source::decode(r.text()?, r.text()?, r.text()?)?);
+        }
+        if !r.0.is_empty() || sources.is_empty() {
+            return Err(Reader::bad());
+        }
+        let table = crate::source::off_runtime(|| B2ndTable::open_many(sources))?;
+        // The plan was made for the schema the files had then.
+        if table.schema().fields() != schema.fields() {
+            return Err(DataFusionError::Plan(format!(
+                "table {table_ref}: the files' schema changed since the plan was made \
+                 (now {}, then {})",
+                table.schema(),
+                schema
+            )));
+        }
+        Ok(Arc::new(table))
+    }
+
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        let Some(table) = node.downcast_ref::<B2ndTable>() else {
+            return self.inner.try_encode_table_provider(table_ref, node, buf);
+        };
+        if table.writes() {
+            return Err(DataFusionError::Plan(format!(
+                "table {table_ref}: a table open for changes is not sent to other processes"
+            )));
+        }
+        put(buf, TABLE_MAGIC);
+        let sources: Vec<&Source> = table.sources().collect();
+        put(buf, &(sources.len() as u64).to_le_bytes());
+        for s in sources {
+            let mut fields = Vec::new();
+            s.encode(&mut fields);
+            for f in &fields {
+                put(buf, f.as_bytes());
+            }
+        }
+        Ok(())
+    }
+
+    fn try_decode_file_format(
+        &self,
+        buf: &[u8],
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn FileFormatFactory>> {
+        self.inner.try_decode_file_format(buf, ctx)
+    }
+
+    fn try_encode_file_format(
+        &self,
+        buf: &mut Vec<u8>,
+        node: Arc<dyn FileFormatFactory>,
+    ) -> Result<()> {
+        self.inner.try_encode_file_format(buf, node)
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        self.inner.try_decode_udf(name, buf)
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.inner.try_encode_udf(node, buf)
+    }
+
+    fn try_decode_higher_order_function(
+        &self,
+        name: &str,
+        buf: &[u8],
+    ) -> Result<Arc<HigherOrderUDF>> {
+        self.inner.try_decode_higher_order_function(name, buf)
+    }
+
+    fn try_encode_higher_order_function(
+        &self,
+        node: &HigherOrderUDF,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        self.inner.try_encode_higher_order_function(node, buf)
+    }
+
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        self.inner.try_decode_udaf(name, buf)
+    }
+
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.inner.try_encode_udaf(node, buf)
+    }
+
+    fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> Result<Arc<WindowUDF>> {
+        self.inner.try_decode_udwf(name, buf)
+    }
+
+    fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.inner.try_encode_udwf(node, buf)
     }
 }

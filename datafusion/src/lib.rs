@@ -6,7 +6,9 @@
 //!   SUMMARY indexes or zone maps b2nd computes; partitions of about equal rows; row counts,
 //!   column bounds and no-NULL facts for the planner).
 //! - [`B2ndScanExec`]: its scan, whose partitions are plain row ranges of a [`Source`].
-//! - [`B2ndCodec`]: the datafusion-proto extension codec that ships scans to other processes.
+//! - [`B2ndCodec`]: the datafusion-proto extension codec that ships scans to other processes,
+//!   and [`B2ndLogicalCodec`] the one that ships tables in logical plans (to a Ballista
+//!   scheduler).
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -25,6 +27,7 @@
 
 mod codec;
 mod dml;
+mod files;
 mod guard;
 mod live;
 mod provider;
@@ -34,9 +37,9 @@ mod scan;
 mod source;
 mod terms;
 
-pub use codec::B2ndCodec;
+pub use codec::{B2ndCodec, B2ndLogicalCodec};
 pub use dml::B2ndDmlExec;
 pub use guard::{session_context, B2ndQueryPlanner};
 pub use provider::B2ndTable;
-pub use scan::B2ndScanExec;
+pub use scan::{B2ndScanExec, Piece};
 pub use source::{Kind, Source};

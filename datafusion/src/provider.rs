@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::stats::Precision;
-use datafusion::common::{DataFusionError, Result, Statistics};
+use datafusion::common::{ColumnStatistics, DataFusionError, Result, Statistics};
 use datafusion::datasource::TableType;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
@@ -17,11 +17,14 @@ use datafusion::physical_plan::ExecutionPlan;
 use crate::dml::{B2ndDmlExec, Change};
 use crate::live::Live;
 use crate::prune::Cut;
-use crate::scan::{split_ranges, B2ndScanExec};
+use crate::scan::{split_ranges, B2ndScanExec, ScanFile};
 use crate::source::{Kind, Opened, Shared, Source};
 use crate::terms;
 
-/// A python-blosc2 CTable or an N-d array as a DataFusion table.
+/// A python-blosc2 CTable or an N-d array as a DataFusion table, or many files of them read
+/// as one (a glob such as `events/*.b2z` or `s3://bucket/events/*.b2z`, or a directory or
+/// prefix ending in `/`: their rows one after the other, file by file in the order of their
+/// names; the files must share a schema).
 ///
 /// Tables: one column per table column (b2nd's Arrow types), live rows only (deleted rows
 /// never appear), nulls as SQL NULL. Arrays: one row per element, `i0`, `i1`, … and `value`.
@@ -45,13 +48,9 @@ use crate::terms;
 /// ```
 #[derive(Debug)]
 pub struct B2ndTable {
-    source: Source,
-    live: Arc<Live>,
+    /// The files, in row order (one for a table or array at a path or URL).
+    files: Vec<TableFile>,
     schema: SchemaRef,
-    /// Rows per storage chunk in row order (the unit of partitions and batches).
-    unit: u64,
-    /// Rows per storage block in row order (the unit of computed zones).
-    block: u64,
     /// Whether SQL may change the table (`INSERT`, `DELETE`, `TRUNCATE`).
     writes: bool,
     /// The defaults the table's schema declares, as SQL literals (for `INSERT` with a column
@@ -59,25 +58,73 @@ pub struct B2ndTable {
     defaults: HashMap<String, Expr>,
 }
 
-impl B2ndTable {
-    /// The source opened, its schema read.
-    pub fn open(source: Source) -> Result<B2ndTable> {
-        let (opened, schema, unit, block) = crate::source::off_runtime(|| -> Result<_> {
+/// One file of a [`B2ndTable`].
+#[derive(Debug)]
+struct TableFile {
+    source: Source,
+    live: Arc<Live>,
+    /// Rows per storage chunk in row order (the unit of partitions and batches at a URL).
+    unit: u64,
+    /// Rows per storage block in row order (the unit of computed zones, and of local
+    /// partitions and batches).
+    block: u64,
+}
+
+impl TableFile {
+    fn open(source: Source) -> Result<(TableFile, SchemaRef, Shared)> {
+        crate::source::off_runtime(|| -> Result<_> {
             let opened: Shared = Arc::new(source.open()?);
             let schema = opened.schema()?;
             let (unit, block) = (opened.rows_per_chunk(), opened.rows_per_block());
-            Ok((opened, schema, unit, block))
-        })?;
+            let file = TableFile {
+                live: Arc::new(Live::new(source.clone(), opened.clone())),
+                source,
+                unit,
+                block,
+            };
+            Ok((file, schema, opened))
+        })
+    }
+}
+
+impl B2ndTable {
+    /// The source opened, its schema read.
+    pub fn open(source: Source) -> Result<B2ndTable> {
+        B2ndTable::open_many(vec![source])
+    }
+
+    /// Many files as one table: each opened, their schemas checked to be one (the same
+    /// columns in the same order, of the same types; a column nullable in one file is
+    /// nullable in the table). The error names the file that differs and how.
+    pub fn open_many(sources: Vec<Source>) -> Result<B2ndTable> {
+        let mut files = Vec::with_capacity(sources.len());
+        let mut schema: Option<SchemaRef> = None;
+        let mut first_opened = None;
+        for source in sources {
+            let (file, s, opened) = TableFile::open(source)?;
+            schema = Some(match schema {
+                None => s,
+                Some(known) => {
+                    let first = &files
+                        .first()
+                        .map(|f: &TableFile| f.source.display())
+                        .unwrap_or_default();
+                    one_schema(&known, &s, first, &file.source.display())?
+                }
+            });
+            first_opened.get_or_insert(opened);
+            files.push(file);
+        }
+        let (Some(schema), Some(opened)) = (schema, first_opened) else {
+            return Err(DataFusionError::Plan("a table of no files".into()));
+        };
         let defaults = match &*opened {
-            Opened::Table(t, _) => declared_defaults(t, &schema),
-            Opened::Array(_) => HashMap::new(),
+            Opened::Table(t, _) if files.len() == 1 => declared_defaults(t, &schema),
+            _ => HashMap::new(),
         };
         Ok(B2ndTable {
-            live: Arc::new(Live::new(source.clone(), opened)),
-            source,
+            files,
             schema,
-            unit,
-            block,
             writes: false,
             defaults,
         })
@@ -118,7 +165,7 @@ impl B2ndTable {
                 "{what} on {}: run it in b2nd_datafusion::session_context (B2ndQueryPlanner): \
                  DataFusion 55 hands a table no predicate for a WHERE it cannot pass whole, \
                  which reads as every row",
-                self.source.display()
+                self.display()
             )));
         }
         Ok(path)
@@ -129,21 +176,24 @@ impl B2ndTable {
         let refuse = |why: &str| {
             Err(DataFusionError::Plan(format!(
                 "{what} on {}: {why}",
-                self.source.display()
+                self.display()
             )))
+        };
+        let [file] = &self.files[..] else {
+            return refuse("a table of many files cannot be changed: change each file");
         };
         if !self.writes {
             return refuse(
                 "the table was opened read-only (b2nd sql --write; B2ndTable::with_writes)",
             );
         }
-        if self.source.kind != Kind::Table {
+        if file.source.kind != Kind::Table {
             return refuse("an array is not a table: only tables take rows");
         }
-        if self.source.is_url() {
+        if file.source.is_url() {
             return refuse("a table at a URL cannot be changed");
         }
-        if self
+        if file
             .source
             .key
             .as_deref()
@@ -153,17 +203,19 @@ impl B2ndTable {
                 "only a table saved on its own (a .b2d or .b2z) can be changed, not one inside a store",
             );
         }
-        Ok(PathBuf::from(&self.source.location))
+        Ok(PathBuf::from(&file.source.location))
     }
 
-    /// The CTable at `spec` (`PATH` or `PATH#KEY` inside a store).
+    /// The CTable at `spec` (`PATH` or `PATH#KEY` inside a store, a URL), or the CTables a
+    /// glob or a directory ending in `/` names, as one table.
     pub fn table(spec: &str) -> Result<B2ndTable> {
-        B2ndTable::open(Source::parse(spec, Kind::Table))
+        B2ndTable::open_many(crate::files::expand(spec, Kind::Table)?)
     }
 
-    /// The N-d array at `spec` (`PATH` or `PATH#KEY` inside a store).
+    /// The N-d array at `spec` (`PATH` or `PATH#KEY` inside a store, a URL), or the arrays a
+    /// glob or a directory ending in `/` names, as one table.
     pub fn array(spec: &str) -> Result<B2ndTable> {
-        B2ndTable::open(Source::parse(spec, Kind::Array))
+        B2ndTable::open_many(crate::files::expand(spec, Kind::Array)?)
     }
 
     /// Whatever is at `spec` (`PATH` or `PATH#KEY`): a CTable, else an N-d array (one row
@@ -188,10 +240,75 @@ impl B2ndTable {
         }
     }
 
-    /// Where the data is.
-    pub fn source(&self) -> &Source {
-        &self.source
+    /// Whether SQL may change the table ([`Self::with_writes`]).
+    pub fn writes(&self) -> bool {
+        self.writes
     }
+
+    /// Where the data is (the first file of many).
+    pub fn source(&self) -> &Source {
+        &self.files[0].source
+    }
+
+    /// Every file, in row order.
+    pub fn sources(&self) -> impl Iterator<Item = &Source> {
+        self.files.iter().map(|f| &f.source)
+    }
+
+    /// The first file, and how many more, for messages.
+    fn display(&self) -> String {
+        match &self.files[..] {
+            [one] => one.source.display(),
+            many => format!(
+                "{} and {} more files",
+                many[0].source.display(),
+                many.len() - 1
+            ),
+        }
+    }
+}
+
+/// The schema of a table of two files of schemas `a` (of files up to `first`) and `b` (of
+/// file `other`): the same columns in the same order, of the same types; nullable where
+/// either is.
+fn one_schema(a: &SchemaRef, b: &SchemaRef, first: &str, other: &str) -> Result<SchemaRef> {
+    let differ = |how: String| {
+        Err(DataFusionError::Plan(format!(
+            "{other} does not share the schema of {first}: {how}"
+        )))
+    };
+    let names = |s: &SchemaRef| {
+        s.fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect::<Vec<_>>()
+    };
+    if names(a) != names(b) {
+        return differ(format!(
+            "its columns are [{}], not [{}]",
+            names(b).join(", "),
+            names(a).join(", ")
+        ));
+    }
+    let mut fields = Vec::with_capacity(a.fields().len());
+    for (x, y) in a.fields().iter().zip(b.fields()) {
+        if x.data_type() != y.data_type() {
+            return differ(format!(
+                "column {} is {} there, {} here",
+                x.name(),
+                y.data_type(),
+                x.data_type()
+            ));
+        }
+        fields.push(
+            x.as_ref()
+                .clone()
+                .with_nullable(x.is_nullable() || y.is_nullable()),
+        );
+    }
+    Ok(Arc::new(
+        datafusion::arrow::datatypes::Schema::new_with_metadata(fields, a.metadata().clone()),
+    ))
 }
 
 /// An error's root message without DataFusion's "External error: " wrapping.
@@ -223,46 +340,71 @@ impl TableProvider for B2ndTable {
             Some(p) => Arc::new(self.schema.project(p)?),
             None => self.schema.clone(),
         };
-        let unit = self.unit;
-        let (opened, zones) = self.live.current();
-        let n = opened.n_rows();
-        let cut = Cut {
-            read_rows: unit,
-            zone_rows: self.block,
-        };
-        // Zones (blocks of rows) no filter can match are left out; the planner gets the
-        // columns' bounds.
-        let (ranges, pruned_by, columns) = crate::source::off_runtime(|| -> Result<_> {
-            let (ranges, notes) = zones.ranges(&opened, &self.schema, filters, cut)?;
-            let columns = zones.statistics(&opened, &schema)?;
-            Ok((ranges, notes, columns))
-        })?;
-        // Partitions are cut at blocks, or at chunks for a URL: there a chunk two partitions
-        // share is fetched twice, and a request costs more than an unbalanced partition.
-        let part_unit = if self.source.is_url() {
-            unit
-        } else {
-            self.block
-        };
-        let parts = split_ranges(&ranges, part_unit, state.config().target_partitions());
-        // Batches of whole blocks (of whole chunks for a URL, one request each), about the
-        // session's batch size or more: a local read decodes only the blocks it needs, and
-        // batches of a whole chunk (python-blosc2 makes one chunk of millions of rows) are
-        // too large for DataFusion's operators and the caches.
         let want = state.config().batch_size() as u64;
-        let batch_rows = want.div_ceil(part_unit).max(1) * part_unit;
-        Ok(Arc::new(
-            B2ndScanExec::new(
-                self.source.clone(),
-                schema,
-                parts,
+        let mut scan_files = Vec::with_capacity(self.files.len());
+        let mut kept = Vec::with_capacity(self.files.len());
+        let mut pruned_by: Vec<String> = Vec::new();
+        let mut columns: Option<Vec<ColumnStatistics>> = None;
+        for f in &self.files {
+            let (opened, zones) = f.live.current();
+            let cut = Cut {
+                read_rows: f.unit,
+                zone_rows: f.block,
+            };
+            // Zones (blocks of rows) no filter can match are left out; the planner gets the
+            // columns' bounds.
+            let (ranges, notes, cols) = crate::source::off_runtime(|| -> Result<_> {
+                let (ranges, notes) = zones.ranges(&opened, &self.schema, filters, cut)?;
+                let cols = zones.statistics(&opened, &schema)?;
+                Ok((ranges, notes, cols))
+            })?;
+            for n in notes {
+                if !pruned_by.contains(&n) {
+                    pruned_by.push(n);
+                }
+            }
+            columns = Some(match columns {
+                None => cols,
+                Some(c) => merge_columns(c, cols),
+            });
+            // Partitions are cut at blocks, or at chunks for a URL: there a chunk two
+            // partitions share is fetched twice, and a request costs more than an
+            // unbalanced partition.
+            let part_unit = if f.source.is_url() { f.unit } else { f.block };
+            // Batches of whole blocks (of whole chunks for a URL, one request each), about
+            // the session's batch size or more: a local read decodes only the blocks it
+            // needs, and batches of a whole chunk (python-blosc2 makes one chunk of millions
+            // of rows) are too large for DataFusion's operators and the caches.
+            let batch_rows = want.div_ceil(part_unit).max(1) * part_unit;
+            kept.push((ranges, part_unit));
+            let n = opened.n_rows();
+            scan_files.push(ScanFile::new(
+                f.source.clone(),
                 n,
                 batch_rows,
-                limit,
-                Some(opened.clone()),
-            )
-            .with_planning(columns, pruned_by)
-            .with_zones(zones),
+                Some(opened),
+                Some(zones),
+            ));
+        }
+        // Apache DataFusion Ballista 55 gives each task a slice of a stage's partitions by
+        // rewriting the leaves it knows (its task builder's `select_output_partitions`); a
+        // scan it does not know is left whole, and every task would read all its
+        // partitions. Under Ballista (its `ballista.*` settings), a scan is one partition.
+        let ballista = state
+            .config()
+            .options()
+            .entries()
+            .iter()
+            .any(|e| e.key.starts_with("ballista."));
+        let parts = if ballista {
+            1
+        } else {
+            state.config().target_partitions()
+        };
+        let parts = split_ranges(&kept, parts);
+        Ok(Arc::new(
+            B2ndScanExec::new(scan_files.into(), schema, parts, limit)
+                .with_planning(columns.unwrap_or_default(), pruned_by),
         ))
     }
 
@@ -285,10 +427,20 @@ impl TableProvider for B2ndTable {
     }
 
     fn statistics(&self) -> Option<Statistics> {
-        let (opened, zones) = self.live.current();
         let mut s = Statistics::new_unknown(&self.schema);
-        s.num_rows = Precision::Exact(opened.n_rows() as usize);
-        if let Ok(c) = crate::source::off_runtime(|| zones.statistics(&opened, &self.schema)) {
+        let mut rows = 0usize;
+        let mut columns: Option<Vec<ColumnStatistics>> = None;
+        for f in &self.files {
+            let (opened, zones) = f.live.current();
+            rows = rows.saturating_add(opened.n_rows() as usize);
+            let c = crate::source::off_runtime(|| zones.statistics(&opened, &self.schema)).ok()?;
+            columns = Some(match columns {
+                None => c,
+                Some(known) => merge_columns(known, c),
+            });
+        }
+        s.num_rows = Precision::Exact(rows);
+        if let Some(c) = columns {
             s.column_statistics = c;
         }
         Some(s)
@@ -308,11 +460,11 @@ impl TableProvider for B2ndTable {
         if insert_op != InsertOp::Append {
             return Err(DataFusionError::NotImplemented(format!(
                 "{insert_op} on {}: rows are appended (INSERT INTO)",
-                self.source.display()
+                self.display()
             )));
         }
         Ok(Arc::new(B2ndDmlExec::new(
-            self.live.clone(),
+            self.files[0].live.clone(),
             path,
             Change::Insert(input),
         )))
@@ -325,7 +477,7 @@ impl TableProvider for B2ndTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let path = self.writable_checked("DELETE")?;
         Ok(Arc::new(B2ndDmlExec::delete(
-            self.live.clone(),
+            self.files[0].live.clone(),
             path,
             &self.schema,
             &filters,
@@ -341,7 +493,7 @@ impl TableProvider for B2ndTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let path = self.writable_checked("UPDATE")?;
         Ok(Arc::new(B2ndDmlExec::update(
-            self.live.clone(),
+            self.files[0].live.clone(),
             path,
             &self.schema,
             &assignments,
@@ -353,13 +505,32 @@ impl TableProvider for B2ndTable {
     async fn truncate(&self, state: &dyn Session) -> Result<Arc<dyn ExecutionPlan>> {
         let path = self.writable("TRUNCATE")?;
         Ok(Arc::new(B2ndDmlExec::delete(
-            self.live.clone(),
+            self.files[0].live.clone(),
             path,
             &self.schema,
             &[],
             state.execution_props(),
         )?))
     }
+}
+
+/// What the planner may know of columns over two files' rows, from what it knows of each
+/// file's: NULL counts added, the smaller lower bound and the larger upper one (unknown
+/// where either file's is).
+fn merge_columns(a: Vec<ColumnStatistics>, b: Vec<ColumnStatistics>) -> Vec<ColumnStatistics> {
+    if a.len() != b.len() {
+        return a.iter().map(|_| ColumnStatistics::new_unknown()).collect();
+    }
+    a.into_iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let mut c = ColumnStatistics::new_unknown();
+            c.null_count = x.null_count.add(&y.null_count);
+            c.min_value = x.min_value.min(&y.min_value);
+            c.max_value = x.max_value.max(&y.max_value);
+            c
+        })
+        .collect()
 }
 
 /// The defaults `t`'s schema declares, as literals of the SQL columns' types (`null`

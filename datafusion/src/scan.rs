@@ -1,7 +1,7 @@
-//! [`B2ndScanExec`]: the physical scan of a b2nd table or array. Its partitions are plain row
-//! ranges of a [`Source`], cut at storage-chunk boundaries, so that every core reads chunks of
-//! its own and a worker elsewhere can run any partition from the description alone
-//! ([`crate::B2ndCodec`] ships it).
+//! [`B2ndScanExec`]: the physical scan of a b2nd table or array, or of many files read as
+//! one. Its partitions are plain row ranges of its files ([`Piece`]s), cut at storage-block
+//! or chunk boundaries, so that every core reads blocks of its own and a worker elsewhere can
+//! run any partition from the description alone ([`crate::B2ndCodec`] ships it).
 
 use std::fmt;
 use std::ops::Range;
@@ -33,28 +33,73 @@ use crate::prune::Zones;
 use crate::source::{Opened, Shared, Source};
 use crate::terms::physical_terms;
 
-/// The scan of some columns of a [`Source`], partitioned by row ranges.
-pub struct B2ndScanExec {
+/// Rows `rows` of file `file` of a scan: partitions are lists of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// The file's position in the scan's files.
+    pub file: usize,
+    /// Its rows read.
+    pub rows: Range<u64>,
+}
+
+/// One file of a scan: where it is, its rows, how its batches are cut, and (when planned
+/// here) its zone maps.
+pub(crate) struct ScanFile {
     pub(crate) source: Source,
-    /// The columns produced (a projection of the source's schema).
-    pub(crate) schema: SchemaRef,
-    /// The row ranges of each partition.
-    pub(crate) partitions: Vec<Vec<Range<u64>>>,
-    /// Rows of the source in all (to report what pruning left out).
-    pub(crate) total_rows: u64,
-    /// Rows per batch (a multiple of the rows of a storage chunk).
+    /// Rows of the file in all.
+    pub(crate) rows: u64,
+    /// Rows per batch (a multiple of the rows of a storage block or chunk).
     pub(crate) batch_rows: u64,
+    /// The file, opened on first use and shared by the partitions.
+    opened: Mutex<Option<Shared>>,
+    /// The file's zone maps, when the scan was planned here (not decoded).
+    zones: Option<Arc<Zones>>,
+}
+
+impl ScanFile {
+    /// File `source` of `rows` rows, read in batches of `batch_rows`; `opened` is the file
+    /// already opened, if it is, and `zones` its zone maps.
+    pub(crate) fn new(
+        source: Source,
+        rows: u64,
+        batch_rows: u64,
+        opened: Option<Shared>,
+        zones: Option<Arc<Zones>>,
+    ) -> ScanFile {
+        ScanFile {
+            source,
+            rows,
+            batch_rows: batch_rows.max(1),
+            opened: Mutex::new(opened),
+            zones,
+        }
+    }
+
+    fn opened(&self) -> Result<Shared> {
+        let mut o = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = &*o {
+            return Ok(s.clone());
+        }
+        let s: Shared = Arc::new(self.source.open()?);
+        *o = Some(s.clone());
+        Ok(s)
+    }
+}
+
+/// The scan of some columns of one or many files ([`Source`]s), partitioned by row ranges.
+pub struct B2ndScanExec {
+    pub(crate) files: Arc<[ScanFile]>,
+    /// The columns produced (a projection of the files' schema).
+    pub(crate) schema: SchemaRef,
+    /// The pieces of each partition.
+    pub(crate) partitions: Vec<Vec<Piece>>,
     /// At most this many rows per partition (the planner's limit, pushed down).
     pub(crate) limit: Option<usize>,
-    /// The source, opened on first use and shared by the partitions.
-    opened: Mutex<Option<Shared>>,
     props: Arc<PlanProperties>,
     /// What the planner knows of each column (bounds, NULLs), unknown when not given.
     columns: Vec<ColumnStatistics>,
     /// The columns whose zones pruned rows, and where those zones came from.
     pruned_by: Vec<String>,
-    /// The zone maps of the source, when the scan was planned here (not decoded).
-    zones: Option<Arc<Zones>>,
     /// Dynamic filters its parents pushed (a top-k's threshold): before each batch, the
     /// batch is skipped when the zones show no row of it can pass their current state.
     dynamic: Vec<Arc<dyn PhysicalExpr>>,
@@ -63,27 +108,23 @@ pub struct B2ndScanExec {
 
 impl fmt::Debug for B2ndScanExec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sources: Vec<&Source> = self.files.iter().map(|f| &f.source).collect();
         f.debug_struct("B2ndScanExec")
-            .field("source", &self.source)
+            .field("sources", &sources)
             .field("partitions", &self.partitions)
-            .field("batch_rows", &self.batch_rows)
             .field("limit", &self.limit)
             .finish()
     }
 }
 
 impl B2ndScanExec {
-    /// The scan of `schema`'s columns of `source` over `partitions` (row ranges), in batches
-    /// of `batch_rows`, at most `limit` rows per partition; `opened` is the source already
-    /// opened, if it is.
+    /// The scan of `schema`'s columns of `files` over `partitions`, at most `limit` rows per
+    /// partition.
     pub(crate) fn new(
-        source: Source,
+        files: Arc<[ScanFile]>,
         schema: SchemaRef,
-        partitions: Vec<Vec<Range<u64>>>,
-        total_rows: u64,
-        batch_rows: u64,
+        partitions: Vec<Vec<Piece>>,
         limit: Option<usize>,
-        opened: Option<Shared>,
     ) -> B2ndScanExec {
         let props = PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
@@ -92,26 +133,16 @@ impl B2ndScanExec {
             Boundedness::Bounded,
         );
         B2ndScanExec {
-            source,
+            files,
             schema,
             partitions,
-            total_rows,
-            batch_rows: batch_rows.max(1),
             limit,
-            opened: Mutex::new(opened),
             props: Arc::new(props),
             columns: Vec::new(),
             pruned_by: Vec::new(),
-            zones: None,
             dynamic: Vec::new(),
             metrics: ExecutionPlanMetricsSet::new(),
         }
-    }
-
-    /// The scan with the source's zone maps, which the dynamic filters pushed into it use.
-    pub(crate) fn with_zones(mut self, zones: Arc<Zones>) -> B2ndScanExec {
-        self.zones = Some(zones);
-        self
     }
 
     /// The scan with what planning learnt: each column's statistics (in `schema`'s order)
@@ -128,13 +159,13 @@ impl B2ndScanExec {
         self
     }
 
-    /// The source this scan reads.
-    pub fn source(&self) -> &Source {
-        &self.source
+    /// The files this scan reads, in the order [`Piece::file`] counts them.
+    pub fn sources(&self) -> impl Iterator<Item = &Source> {
+        self.files.iter().map(|f| &f.source)
     }
 
-    /// The row ranges of each partition.
-    pub fn partitions(&self) -> &[Vec<Range<u64>>] {
+    /// The pieces of each partition.
+    pub fn partitions(&self) -> &[Vec<Piece>] {
         &self.partitions
     }
 
@@ -144,9 +175,9 @@ impl B2ndScanExec {
             .partitions
             .iter()
             .flatten()
-            .map(|r| r.end - r.start)
+            .map(|p| p.rows.end - p.rows.start)
             .sum();
-        (read, self.total_rows)
+        (read, self.files.iter().map(|f| f.rows).sum())
     }
 
     /// Whether batch `rows` may hold a row that passes the dynamic filters' current state.
@@ -172,52 +203,55 @@ impl B2ndScanExec {
         }
         zones.may_match(opened, schema, &terms, rows)
     }
-
-    fn opened(&self) -> Result<Shared> {
-        let mut o = self.opened.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = &*o {
-            return Ok(s.clone());
-        }
-        let s: Shared = Arc::new(self.source.open()?);
-        *o = Some(s.clone());
-        Ok(s)
-    }
 }
 
 /// `n` rows cut into at most `parts` ranges, each a whole number of `unit`s (but the last).
 #[cfg(test)]
 pub(crate) fn split_rows(n: u64, unit: u64, parts: usize) -> Vec<Range<u64>> {
     let all = 0..n;
-    split_ranges(std::slice::from_ref(&all), unit, parts)
+    split_ranges(&[(vec![all], unit)], parts)
         .into_iter()
         .map(|p| {
             p.first()
-                .map_or(0..0, |f| f.start..p.last().expect("one").end)
+                .map_or(0..0, |f| f.rows.start..p.last().expect("one").rows.end)
         })
         .collect()
 }
 
-/// The rows of `ranges` (starting at multiples of `unit`) shared among at most `parts`
-/// partitions of about equal rows, cut at multiples of `unit`.
-pub(crate) fn split_ranges(ranges: &[Range<u64>], unit: u64, parts: usize) -> Vec<Vec<Range<u64>>> {
-    let unit = unit.max(1);
-    let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+/// The rows of each file's ranges (starting at multiples of its `unit`) shared among at most
+/// `parts` partitions of about equal rows, file after file, cut at multiples of the file's
+/// unit: a partition may span files.
+pub(crate) fn split_ranges(files: &[(Vec<Range<u64>>, u64)], parts: usize) -> Vec<Vec<Piece>> {
+    let total: u64 = files
+        .iter()
+        .flat_map(|(r, _)| r)
+        .map(|r| r.end - r.start)
+        .sum();
+    let unit = files.iter().map(|(_, u)| *u).max().unwrap_or(1).max(1);
     let units = total.div_ceil(unit);
     let parts = (parts.max(1) as u64).min(units.max(1));
     let per = units.div_ceil(parts).max(1) * unit;
-    let mut out: Vec<Vec<Range<u64>>> = vec![Vec::new()];
+    let mut out: Vec<Vec<Piece>> = vec![Vec::new()];
     let mut room = per;
-    for r in ranges {
-        let mut at = r.start;
-        while at < r.end {
-            if room == 0 {
-                out.push(Vec::new());
-                room = per;
+    for (file, (ranges, unit)) in files.iter().enumerate() {
+        let unit = (*unit).max(1);
+        for r in ranges {
+            let mut at = r.start;
+            while at < r.end {
+                if room == 0 {
+                    out.push(Vec::new());
+                    room = per;
+                }
+                // Cut at a multiple of the file's unit (a partition may take a little more
+                // than its share).
+                let end = (at + room).div_ceil(unit).saturating_mul(unit).min(r.end);
+                out.last_mut().expect("one").push(Piece {
+                    file,
+                    rows: at..end,
+                });
+                room = room.saturating_sub(end - at);
+                at = end;
             }
-            let end = (at + room).min(r.end);
-            out.last_mut().expect("one").push(at..end);
-            room -= end - at;
-            at = end;
         }
     }
     if out.last().is_some_and(Vec::is_empty) && out.len() > 1 {
@@ -234,10 +268,18 @@ impl DisplayAs for B2ndScanExec {
             .iter()
             .map(|f| f.name().as_str())
             .collect();
+        match &*self.files {
+            [one] => write!(f, "B2ndScanExec: source={}", one.source.display())?,
+            many => write!(
+                f,
+                "B2ndScanExec: files={} ({}, ...)",
+                many.len(),
+                many.first().map_or(String::new(), |f| f.source.display())
+            )?,
+        }
         write!(
             f,
-            "B2ndScanExec: source={}, columns=[{}], partitions={}",
-            self.source.display(),
+            ", columns=[{}], partitions={}",
             cols.join(", "),
             self.partitions.len()
         )?;
@@ -297,21 +339,37 @@ impl ExecutionPlan for B2ndScanExec {
         partition: usize,
         _context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let ranges = self.partitions.get(partition).cloned().ok_or_else(|| {
+        let pieces = self.partitions.get(partition).cloned().ok_or_else(|| {
             DataFusionError::Execution(format!(
                 "B2ndScanExec: partition {partition} of {}",
                 self.partitions.len()
             ))
         })?;
-        let opened = self.opened()?;
+        let files = self.files.clone();
+        // Pieces name files of the scan and rows they have (decoding checked both).
+        if let Some(p) = pieces.iter().find(|p| {
+            files
+                .get(p.file)
+                .is_none_or(|f| p.rows.end > f.rows || p.rows.start > p.rows.end)
+        }) {
+            return Err(DataFusionError::Execution(format!(
+                "B2ndScanExec: partition {partition} reads rows {}..{} of file {} of {}",
+                p.rows.start,
+                p.rows.end,
+                p.file,
+                files.len()
+            )));
+        }
         let schema = self.schema.clone();
         let skipped = MetricBuilder::new(&self.metrics).counter("batches_skipped", partition);
         let dynamic = self.dynamic.clone();
-        let zones = self.zones.clone().filter(|_| !dynamic.is_empty());
         let mut left = self.limit.map_or(u64::MAX, |l| l as u64);
-        let step = self.batch_rows;
-        // Batches of whole chunks (cut at multiples of `step`), range after range.
-        let batches = ranges.into_iter().flat_map(move |r| {
+        // Batches of whole blocks or chunks (cut at multiples of the file's batch rows),
+        // piece after piece.
+        let steps: Vec<u64> = files.iter().map(|f| f.batch_rows).collect();
+        let batches = pieces.into_iter().flat_map(move |p| {
+            let step = steps[p.file];
+            let (file, r) = (p.file, p.rows);
             let mut at = r.start;
             std::iter::from_fn(move || {
                 if at >= r.end {
@@ -320,28 +378,38 @@ impl ExecutionPlan for B2ndScanExec {
                 let stop = (at / step + 1).saturating_mul(step).min(r.end);
                 let span = at..stop;
                 at = stop;
-                Some(span)
+                Some((file, span))
             })
         });
-        let batches = batches
-            .map_while(move |r| {
-                if left == 0 {
-                    return None;
-                }
-                let take = (r.end - r.start).min(left);
-                left -= take;
-                Some(r.start..r.start + take)
-            })
-            .collect::<Vec<_>>();
+        let batches = batches.map_while(move |(file, r)| {
+            if left == 0 {
+                return None;
+            }
+            let take = (r.end - r.start).min(left);
+            left -= take;
+            Some((file, r.start..r.start + take))
+        });
         // Each batch is read on Tokio's blocking threads: b2nd's reads block (remote ones
-        // on a runtime of their own).
+        // on a runtime of their own); a file is opened by its first batch.
         let stream = futures::stream::iter(batches)
-            .then(move |r| {
-                let (opened, schema) = (opened.clone(), schema.clone());
-                let (zones, dynamic, skipped) = (zones.clone(), dynamic.clone(), skipped.clone());
+            .then(move |(file, r)| {
+                let (files, schema) = (files.clone(), schema.clone());
+                let (dynamic, skipped) = (dynamic.clone(), skipped.clone());
                 async move {
                     tokio::task::spawn_blocking(move || {
-                        if let Some(z) = &zones {
+                        let f = &files[file];
+                        let opened = f.opened()?;
+                        // A decoded plan's rows are checked against the file itself.
+                        if r.end > opened.n_rows() {
+                            return Err(DataFusionError::Execution(format!(
+                                "b2nd scan: rows {}..{} are not rows of {} ({} rows)",
+                                r.start,
+                                r.end,
+                                f.source.display(),
+                                opened.n_rows()
+                            )));
+                        }
+                        if let Some(z) = f.zones.as_ref().filter(|_| !dynamic.is_empty()) {
                             if !Self::may_pass(&opened, z, &schema, &dynamic, &r)? {
                                 skipped.add(1);
                                 return Ok(None);
@@ -379,33 +447,24 @@ impl ExecutionPlan for B2ndScanExec {
             .map(|f| f.filter)
             .filter(|f| snapshot_generation(f) != 0)
             .collect();
-        if !matches!(phase, FilterPushdownPhase::Post) || self.zones.is_none() || dynamic.is_empty()
-        {
+        let zoned = self.files.iter().any(|f| f.zones.is_some());
+        if !matches!(phase, FilterPushdownPhase::Post) || !zoned || dynamic.is_empty() {
             return Ok(FilterPushdownPropagation::with_parent_pushdown_result(no));
         }
-        let opened = self
-            .opened
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
         let mut scan = B2ndScanExec::new(
-            self.source.clone(),
+            self.files.clone(),
             self.schema.clone(),
             self.partitions.clone(),
-            self.total_rows,
-            self.batch_rows,
             self.limit,
-            opened,
         )
         .with_planning(self.columns.clone(), self.pruned_by.clone());
-        scan.zones = self.zones.clone();
         scan.dynamic = self.dynamic.iter().cloned().chain(dynamic).collect();
         Ok(FilterPushdownPropagation::with_parent_pushdown_result(no)
             .with_updated_node(Arc::new(scan) as Arc<dyn ExecutionPlan>))
     }
 
     fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
-        let len = |p: &Vec<Range<u64>>| p.iter().map(|r| r.end - r.start).sum::<u64>();
+        let len = |p: &Vec<Piece>| p.iter().map(|p| p.rows.end - p.rows.start).sum::<u64>();
         let rows: u64 = match partition {
             Some(p) => self.partitions.get(p).map_or(0, len),
             None => self.partitions.iter().map(len).sum(),
@@ -450,12 +509,50 @@ mod tests {
         // Pruned ranges: the same rows, shared out, cut at multiples of the unit.
         let kept = [0..10, 30..50, 90..95];
         for parts in 1..6 {
-            let p = split_ranges(&kept, 10, parts);
+            let p = split_ranges(&[(kept.to_vec(), 10)], parts);
             assert!(p.len() <= parts && !p.is_empty());
-            let flat: Vec<u64> = p.iter().flatten().flat_map(|r| r.clone()).collect();
+            let flat: Vec<u64> = p.iter().flatten().flat_map(|p| p.rows.clone()).collect();
             let want: Vec<u64> = kept.iter().flat_map(|r| r.clone()).collect();
             assert_eq!(flat, want, "{parts}");
-            assert!(p.iter().flatten().all(|r| r.start % 10 == 0));
+            assert!(p.iter().flatten().all(|p| p.rows.start % 10 == 0));
+        }
+    }
+
+    /// Many files: every row of every file once, in file order, each piece cut at its file's
+    /// unit, partitions spanning files and of about equal rows.
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)]
+    fn rows_of_many_files_split_across_them() {
+        let files = vec![
+            (vec![0..100], 10),
+            (vec![0..35], 5),
+            (vec![20..60], 20),
+            (vec![], 7),
+        ];
+        for parts in 1..8 {
+            let p = split_ranges(&files, parts);
+            assert!(p.len() <= parts && !p.is_empty(), "{parts}: {p:?}");
+            let flat: Vec<(usize, u64)> = p
+                .iter()
+                .flatten()
+                .flat_map(|p| p.rows.clone().map(move |r| (p.file, r)))
+                .collect();
+            let want: Vec<(usize, u64)> = files
+                .iter()
+                .enumerate()
+                .flat_map(|(f, (r, _))| r.iter().flat_map(move |r| r.clone().map(move |r| (f, r))))
+                .collect();
+            assert_eq!(flat, want, "{parts}");
+            assert!(p
+                .iter()
+                .flatten()
+                .all(|p| p.rows.start % files[p.file].1 == 0));
+            if parts == 3 {
+                // 175 rows, 60 a partition: the second takes the end of file 0 and the
+                // start of file 1.
+                let files: Vec<usize> = p[1].iter().map(|p| p.file).collect();
+                assert_eq!(files, [0, 1], "{p:?}");
+            }
         }
     }
 }

@@ -837,3 +837,151 @@ async fn hostile_scan_encodings_are_errors() {
     let e = decode(&b).unwrap_err().to_string();
     assert!(e.contains("are not rows of"), "{e}");
 }
+
+/// The scans in a plan.
+fn scans(
+    plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) -> Vec<&b2nd_datafusion::B2ndScanExec> {
+    let mut out: Vec<&b2nd_datafusion::B2ndScanExec> = plan
+        .downcast_ref::<b2nd_datafusion::B2ndScanExec>()
+        .into_iter()
+        .collect();
+    for c in plan.children() {
+        out.extend(scans(c));
+    }
+    out
+}
+
+/// Many files as one table (a glob, a directory ending in `/`): every file's rows once,
+/// partitions spanning files, statistics over all of them, the same answers after the plan
+/// ships through the codecs (logical and physical); files of another schema are refused,
+/// naming the file and the difference.
+#[tokio::test]
+async fn many_files_read_as_one_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let sizes = [70_000i64, 5_000, 40_000];
+    let mut start = 0i64;
+    for (i, n) in sizes.iter().enumerate() {
+        let id: Vec<i64> = (start..start + n).collect();
+        let x: Vec<f64> = id.iter().map(|&v| (v % 1000) as f64 / 4.0).collect();
+        b2nd::TableBuilder::new()
+            .column("id", &id)
+            .unwrap()
+            .column("x", &x)
+            .unwrap()
+            .write(dir.path().join(format!("part-{i}.b2z")))
+            .unwrap();
+        start += n;
+    }
+    let total: i64 = sizes.iter().sum();
+    let want_sum: i64 = (0..total).sum();
+    let want_x: f64 = (0..total).map(|v| (v % 1000) as f64 / 4.0).sum();
+    let root = dir.path().to_str().unwrap();
+    for spec in [format!("{root}/part-*.b2z"), format!("{root}/")] {
+        let c = ctx(2);
+        let t = B2ndTable::table(&spec).unwrap();
+        assert_eq!(t.sources().count(), 3);
+        let s = t.statistics().unwrap();
+        assert_eq!(s.num_rows, Precision::Exact(total as usize));
+        c.register_table("t", Arc::new(t)).unwrap();
+        let q =
+            "SELECT sum(id) AS s, count(*) AS n, min(id) AS lo, max(id) AS hi, sum(x) AS x FROM t";
+        let check = |b: &[RecordBatch]| {
+            let col = |i: usize| b[0].column(i).as_primitive::<Int64Type>().value(0);
+            assert_eq!(
+                (col(0), col(1), col(2), col(3)),
+                (want_sum, total, 0, total - 1),
+                "{spec}"
+            );
+            let x = b[0].column(4).as_primitive::<Float64Type>().value(0);
+            assert!((x - want_x).abs() < 1e-6 * want_x, "{x} {want_x}");
+        };
+        check(&rows(&c, q).await);
+        // A selective filter across files: ids 74 990..75 010 span files 1 and 2.
+        let b = rows(
+            &c,
+            "SELECT count(*) FROM t WHERE id >= 74990 AND id < 75010",
+        )
+        .await;
+        assert_eq!(b[0].column(0).as_primitive::<Int64Type>().value(0), 20);
+        // Two partitions over three files: one of them reads pieces of two files.
+        let plan = physical_plan(&c, "SELECT id FROM t").await;
+        let scan = scans(&plan)[0];
+        assert_eq!(scan.partitions().len(), 2);
+        assert!(
+            scan.partitions().iter().any(|p| p
+                .iter()
+                .map(|p| p.file)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+                > 1),
+            "{:?}",
+            scan.partitions()
+        );
+        // The physical plan through B2ndCodec.
+        let plan = physical_plan(&c, q).await;
+        let bytes = physical_plan_to_bytes_with_extension_codec(plan, &B2ndCodec).unwrap();
+        let back = physical_plan_from_bytes_with_extension_codec(&bytes, &c.task_ctx(), &B2ndCodec)
+            .unwrap();
+        check(
+            &datafusion::physical_plan::collect(back, c.task_ctx())
+                .await
+                .unwrap(),
+        );
+        // The logical plan through B2ndLogicalCodec, planned again where decoded.
+        let logical = c.sql(q).await.unwrap().into_optimized_plan().unwrap();
+        let codec = b2nd_datafusion::B2ndLogicalCodec::default();
+        let bytes =
+            datafusion_proto::bytes::logical_plan_to_bytes_with_extension_codec(&logical, &codec)
+                .unwrap();
+        let other = ctx(2);
+        let back = datafusion_proto::bytes::logical_plan_from_bytes_with_extension_codec(
+            &bytes,
+            &other.task_ctx(),
+            &codec,
+        )
+        .unwrap();
+        check(
+            &other
+                .execute_logical_plan(back)
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap(),
+        );
+    }
+    // A table of many files is read, not changed.
+    let c = ctx(2);
+    let t = B2ndTable::table(&format!("{root}/part-*.b2z"))
+        .unwrap()
+        .with_writes(true);
+    c.register_table("t", Arc::new(t)).unwrap();
+    let e = c
+        .sql("INSERT INTO t VALUES (1, 2.0)")
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert!(e.unwrap_err().to_string().contains("many files"));
+    // A file of another schema: refused, naming both files and the difference (`odd.b2z`
+    // sorts first).
+    b2nd::TableBuilder::new()
+        .column("id", &[1i32, 2])
+        .unwrap()
+        .column("x", &[0.5f64, 1.5])
+        .unwrap()
+        .write(dir.path().join("odd.b2z"))
+        .unwrap();
+    let e = B2ndTable::table(&format!("{root}/*.b2z"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("odd.b2z") && e.contains("column id is Int64 there, Int32 here"),
+        "{e}"
+    );
+    let e = B2ndTable::table(&format!("{root}/none-*.b2z"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no file matches"), "{e}");
+}

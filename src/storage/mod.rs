@@ -23,7 +23,7 @@ use crate::error::Result;
 pub(crate) use local::{parent_dir, read_at, sync_dir, LocalDir, LocalFile};
 pub(crate) use memory::{Memory, Window};
 #[cfg(feature = "remote")]
-pub use remote::RemoteOptions;
+pub use remote::{list_url, RemoteOptions};
 #[cfg(feature = "remote")]
 pub(crate) use remote::{RemoteDir, RemoteEntry, RemoteFrame};
 

@@ -809,6 +809,18 @@ impl RemoteDir {
     }
 }
 
+/// The URLs of every object under the prefix `url` (a directory of a store that lists, as
+/// S3 does; a plain HTTP server does not), in the store's order.
+pub fn list_url(url: &str, options: &RemoteOptions) -> Result<Vec<String>> {
+    let (store, prefix) = store_for(url, options)?;
+    let dir = RemoteDir::new(store, prefix, url, options);
+    Ok(dir
+        .list()?
+        .into_iter()
+        .map(|rel| format!("{}/{rel}", dir.url()))
+        .collect())
+}
+
 impl Directory for RemoteDir {
     fn file(&self, name: &str) -> Result<Arc<dyn RangeRead>> {
         Ok(Arc::new(self.open(name)?))
