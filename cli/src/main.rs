@@ -184,10 +184,12 @@ enum Cmd {
         /// The query, e.g. `SELECT tag, avg(score) FROM t GROUP BY tag`.
         query: String,
         /// A table: NAME=PATH, PATH a .b2z / .b2d table, an N-d array (one row per element,
-        /// as --array) or PATH#KEY inside a store (repeat).
+        /// as --array), PATH#KEY inside a store, a URL, or many files as one table: a glob
+        /// (`data/*.b2z`, `s3://bucket/events/*.b2z`) or a directory ending in `/` (repeat).
         #[arg(long = "table", value_name = "NAME=PATH", value_parser = sql::parse_named)]
         tables: Vec<sql::Named>,
-        /// An N-d array as a table: NAME=PATH (a .b2nd file, sparse directory, or PATH#KEY).
+        /// An N-d array as a table: NAME=PATH (a .b2nd file, sparse directory, PATH#KEY, a URL,
+        /// or a glob or directory ending in `/` of arrays read as one table).
         #[arg(long = "array", value_name = "NAME=PATH", value_parser = sql::parse_named)]
         arrays: Vec<sql::Named>,
         /// Output format.
@@ -202,6 +204,11 @@ enum Cmd {
         /// changes).
         #[arg(long)]
         write: bool,
+        /// Run the query on the Ballista cluster of this scheduler (`df://HOST:PORT`; builds
+        /// with the `cluster` feature): its executors read the files by the same paths or
+        /// URLs.
+        #[arg(long, value_name = "URL")]
+        cluster: Option<String>,
     },
     /// Write the array, or a slice of it, as a NumPy .npy file (streamed: never held whole).
     ToNpy {
@@ -779,7 +786,18 @@ fn main() -> ExitCode {
             format,
             threads,
             write,
-        } => sql::run(&query, &tables, &arrays, format, threads, write),
+            cluster,
+        } => sql::run(
+            &query,
+            &tables,
+            &arrays,
+            sql::Run {
+                format,
+                threads,
+                write,
+                cluster,
+            },
+        ),
         Cmd::Write {
             array,
             input,

@@ -44,15 +44,27 @@ pub(crate) enum Format {
     Json,
 }
 
+/// How a query runs and prints.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "sql"), allow(dead_code))]
+pub(crate) struct Run {
+    /// Output format.
+    pub format: Format,
+    /// Threads (partitions and workers).
+    pub threads: Option<usize>,
+    /// Whether the query may change tables.
+    pub write: bool,
+    /// The Ballista scheduler to run it on (`df://HOST:PORT`).
+    pub cluster: Option<String>,
+}
+
 /// Refuse: this build has no SQL engine.
 #[cfg(not(feature = "sql"))]
 pub(crate) fn run(
     _query: &str,
     _tables: &[Named],
     _arrays: &[Named],
-    _format: Format,
-    _threads: Option<usize>,
-    _write: bool,
+    _run: Run,
 ) -> Result<(), Box<dyn std::error::Error>> {
     Err(
         "this b2nd was built without SQL: build it with `cargo build --release --features sql`"
@@ -66,10 +78,17 @@ pub(crate) fn run(
     query: &str,
     tables: &[Named],
     arrays: &[Named],
-    format: Format,
-    threads: Option<usize>,
-    write: bool,
+    run: Run,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    let Run {
+        format,
+        threads,
+        write,
+        cluster,
+    } = run;
+    if cluster.is_some() && write {
+        return Err("--write runs here, not on a cluster: drop --cluster to change tables".into());
+    }
     let cores = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
@@ -78,9 +97,12 @@ pub(crate) fn run(
         .build()?;
     let batches = rt
         .block_on(async {
-            let ctx = b2nd_datafusion::session_context(
-                SessionConfig::new().with_target_partitions(cores),
-            );
+            let ctx = match &cluster {
+                Some(url) => cluster_context(url).await?,
+                None => b2nd_datafusion::session_context(
+                    SessionConfig::new().with_target_partitions(cores),
+                ),
+            };
             for t in tables {
                 let table = B2ndTable::any(&t.spec)?.with_writes(write);
                 ctx.register_table(t.name.as_str(), Arc::new(table))?;
@@ -92,6 +114,25 @@ pub(crate) fn run(
         })
         .map_err(one_line)?;
     print(&batches, format)
+}
+
+/// A session whose queries run on the Ballista cluster at `url`.
+#[cfg(feature = "cluster")]
+async fn cluster_context(
+    url: &str,
+) -> datafusion::error::Result<datafusion::prelude::SessionContext> {
+    b2nd_ballista::connect(url).await
+}
+
+/// Refuse: this build has no cluster client.
+#[cfg(all(feature = "sql", not(feature = "cluster")))]
+async fn cluster_context(
+    url: &str,
+) -> datafusion::error::Result<datafusion::prelude::SessionContext> {
+    Err(datafusion::error::DataFusionError::Plan(format!(
+        "--cluster {url}: this b2nd was built without the cluster client: build it with \
+         `cargo build --release --features cluster`"
+    )))
 }
 
 #[cfg(feature = "sql")]

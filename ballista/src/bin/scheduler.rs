@@ -1,0 +1,43 @@
+//! `b2nd-scheduler`: Ballista's scheduler with b2nd's codecs.
+
+#![forbid(unsafe_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use ballista_scheduler::cluster::BallistaCluster;
+use ballista_scheduler::config::SchedulerConfig;
+use ballista_scheduler::scheduler_process::start_server;
+use clap::Parser;
+
+/// Ballista's scheduler, with b2nd's table and scan codecs registered.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// Address to listen on for clients and executors.
+    #[arg(long, default_value = "127.0.0.1:50050")]
+    bind: SocketAddr,
+}
+
+#[tokio::main]
+async fn main() -> ballista_core::error::Result<()> {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let mut config = SchedulerConfig {
+        bind_host: args.bind.ip().to_string(),
+        external_host: args.bind.ip().to_string(),
+        bind_port: args.bind.port(),
+        ..SchedulerConfig::default()
+    };
+    config.override_logical_codec = Some(b2nd_ballista::logical_codec());
+    config.override_physical_codec = Some(b2nd_ballista::physical_codec());
+    config.override_config_producer = Some(Arc::new(b2nd_ballista::session_config));
+    let cluster = BallistaCluster::new_from_config(&config).await?;
+    start_server(cluster, args.bind, Arc::new(config)).await
+}
