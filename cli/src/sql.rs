@@ -92,8 +92,10 @@ pub(crate) fn run(
     let cores = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
+    // Timers and I/O: a cluster's client talks gRPC.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(cores)
+        .enable_all()
         .build()?;
     let batches = rt
         .block_on(async {
