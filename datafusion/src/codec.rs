@@ -1,4 +1,4 @@
-//! [`B2ndCodec`]: the datafusion-proto extension codec of [`B2ndScanExec`], so that a
+//! [`B2ndCodec`]: the datafusion-proto extension codec of b2nd's scans ([`B2ndSource`]), so that a
 //! distributed DataFusion can ship b2nd scans to workers: a scan is its files (kind, path or
 //! URL, key; rows; batch size), its columns, its partitions' pieces (a file's row range) and
 //! limit; the worker opens the files itself.
@@ -18,12 +18,13 @@ use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtens
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
 use crate::provider::B2ndTable;
-use crate::scan::{B2ndScanExec, Piece, ScanFile};
+use crate::scan::{scan_exec, B2ndSource, Piece, ScanFile};
 use crate::source::Source;
 
 const MAGIC: &[u8] = b"b2nd-scan-3";
 
-/// Serializes and deserializes [`B2ndScanExec`] nodes of physical plans.
+/// Serializes and deserializes b2nd's scans in physical plans (DataFusion's `DataSourceExec`
+/// over a [`B2ndSource`]: its files, columns, partitions' pieces and limit).
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -175,12 +176,8 @@ impl PhysicalExtensionCodec for B2ndCodec {
                 .skip(1)
                 .map(|(s, rows, batch)| ScanFile::new(s, rows, batch, None, None)),
         );
-        Ok(Arc::new(B2ndScanExec::new(
-            scan_files.into(),
-            schema,
-            parts,
-            limit,
-        )))
+        let source = B2ndSource::new(scan_files.into(), schema);
+        Ok(scan_exec(source, &parts, limit, None))
     }
 
     fn try_encode(
@@ -189,12 +186,19 @@ impl PhysicalExtensionCodec for B2ndCodec {
         buf: &mut Vec<u8>,
         _proto: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
-        let Some(scan) = node.downcast_ref::<B2ndScanExec>() else {
+        let Some((scan, partitions)) = B2ndSource::of_plan(node.as_ref()) else {
             return Err(DataFusionError::Execution(format!(
                 "b2nd codec: cannot encode {}",
                 node.name()
             )));
         };
+        let limit = node
+            .downcast_ref::<datafusion::datasource::source::DataSourceExec>()
+            .and_then(|d| {
+                d.data_source()
+                    .downcast_ref::<datafusion::datasource::physical_plan::FileScanConfig>()
+            })
+            .and_then(|c| c.limit);
         put(buf, MAGIC);
         put(buf, &(scan.files.len() as u64).to_le_bytes());
         for f in scan.files.iter() {
@@ -206,12 +210,12 @@ impl PhysicalExtensionCodec for B2ndCodec {
             put(buf, &f.rows.to_le_bytes());
             put(buf, &f.batch_rows.to_le_bytes());
         }
-        put(buf, &(scan.schema.fields().len() as u64).to_le_bytes());
-        for f in scan.schema.fields() {
+        put(buf, &(scan.schema().fields().len() as u64).to_le_bytes());
+        for f in scan.schema().fields() {
             put(buf, f.name().as_bytes());
         }
-        put(buf, &(scan.partitions.len() as u64).to_le_bytes());
-        for p in &scan.partitions {
+        put(buf, &(partitions.len() as u64).to_le_bytes());
+        for p in &partitions {
             put(buf, &(p.len() as u64).to_le_bytes());
             for piece in p {
                 put(buf, &(piece.file as u64).to_le_bytes());
@@ -219,10 +223,7 @@ impl PhysicalExtensionCodec for B2ndCodec {
                 put(buf, &piece.rows.end.to_le_bytes());
             }
         }
-        put(
-            buf,
-            &scan.limit.map_or(u64::MAX, |l| l as u64).to_le_bytes(),
-        );
+        put(buf, &limit.map_or(u64::MAX, |l| l as u64).to_le_bytes());
         Ok(())
     }
 }

@@ -5,7 +5,8 @@
 //!   and numeric comparisons pushed down, the last skipping blocks of rows by python-blosc2's
 //!   SUMMARY indexes or zone maps b2nd computes; partitions of about equal rows; row counts,
 //!   column bounds and no-NULL facts for the planner).
-//! - [`B2ndScanExec`]: its scan, whose partitions are plain row ranges of a [`Source`].
+//! - [`B2ndSource`]: its scan, a DataFusion file scan (`DataSourceExec`) whose partitions are
+//!   row ranges ([`Piece`]s) of its files ([`Source`]s).
 //! - [`B2ndCodec`]: the datafusion-proto extension codec that ships scans to other processes,
 //!   and [`B2ndLogicalCodec`] the one that ships tables in logical plans (to a Ballista
 //!   scheduler).
@@ -41,5 +42,5 @@ pub use codec::{B2ndCodec, B2ndLogicalCodec};
 pub use dml::B2ndDmlExec;
 pub use guard::{session_context, B2ndQueryPlanner};
 pub use provider::B2ndTable;
-pub use scan::{B2ndScanExec, Piece};
+pub use scan::{B2ndSource, Piece};
 pub use source::{Kind, Source};

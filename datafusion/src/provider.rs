@@ -17,7 +17,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use crate::dml::{B2ndDmlExec, Change};
 use crate::live::Live;
 use crate::prune::Cut;
-use crate::scan::{split_ranges, B2ndScanExec, ScanFile};
+use crate::scan::{scan_exec, split_ranges, B2ndSource, ScanFile};
 use crate::source::{Kind, Opened, Shared, Source};
 use crate::terms;
 
@@ -386,26 +386,22 @@ impl TableProvider for B2ndTable {
                 Some(zones),
             ));
         }
-        // Apache DataFusion Ballista 55 gives each task a slice of a stage's partitions by
-        // rewriting the leaves it knows (its task builder's `select_output_partitions`); a
-        // scan it does not know is left whole, and every task would read all its
-        // partitions. Under Ballista (its `ballista.*` settings), a scan is one partition.
-        let ballista = state
-            .config()
-            .options()
-            .entries()
+        let parts = split_ranges(&kept, state.config().target_partitions());
+        let files: Arc<[ScanFile]> = scan_files.into();
+        let read: u64 = parts
             .iter()
-            .any(|e| e.key.starts_with("ballista."));
-        let parts = if ballista {
-            1
-        } else {
-            state.config().target_partitions()
-        };
-        let parts = split_ranges(&kept, parts);
-        Ok(Arc::new(
-            B2ndScanExec::new(scan_files.into(), schema, parts, limit)
-                .with_planning(columns.unwrap_or_default(), pruned_by),
-        ))
+            .flatten()
+            .map(|p| p.rows.end - p.rows.start)
+            .sum();
+        let total: u64 = files.iter().map(|f| f.rows).sum();
+        // The scan gives exactly the rows it reads; the planner gets each column's bounds.
+        let mut stats = Statistics::new_unknown(&schema);
+        stats.num_rows = Precision::Exact(read as usize);
+        if let Some(c) = columns.filter(|c| c.len() == schema.fields().len()) {
+            stats.column_statistics = c;
+        }
+        let source = B2ndSource::new(files, schema).with_planning(pruned_by, (read, total));
+        Ok(scan_exec(source, &parts, limit, Some(stats)))
     }
 
     fn supports_filters_pushdown(

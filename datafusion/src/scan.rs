@@ -1,7 +1,10 @@
-//! [`B2ndScanExec`]: the physical scan of a b2nd table or array, or of many files read as
-//! one. Its partitions are plain row ranges of its files ([`Piece`]s), cut at storage-block
-//! or chunk boundaries, so that every core reads blocks of its own and a worker elsewhere can
-//! run any partition from the description alone ([`crate::B2ndCodec`] ships it).
+//! The physical scan of b2nd tables and arrays, or of many files read as one: a DataFusion
+//! `DataSourceExec` over a [`FileScanConfig`] whose file source is [`B2ndSource`]. Each
+//! partition is a file group whose entries are [`Piece`]s (a file's row range, cut at
+//! storage-block or chunk boundaries), so that every core reads blocks of its own, a worker
+//! elsewhere runs any partition from the description alone ([`crate::B2ndCodec`] ships it), and
+//! a distributed engine that hands each task some of a stage's file groups (Apache DataFusion
+//! Ballista) gives each task its pieces.
 
 use std::fmt;
 use std::ops::Range;
@@ -9,24 +12,23 @@ use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{ColumnStatistics, DataFusionError, Result, Statistics};
-use datafusion::execution::TaskContext;
-use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::common::{DataFusionError, Result, Statistics};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::object_store::ObjectStoreUrl;
+use datafusion::datasource::physical_plan::{
+    FileGroup, FileOpenFuture, FileOpener, FileScanConfig, FileScanConfigBuilder, FileSource,
+};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::object_store::ObjectStore;
+use datafusion::physical_expr::{LexOrdering, PhysicalExpr};
 use datafusion::physical_expr_common::physical_expr::{
     snapshot_generation, snapshot_physical_expr,
 };
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
-use datafusion::physical_plan::filter_pushdown::{
-    ChildPushdownResult, FilterPushdownPhase, FilterPushdownPropagation, PushedDown,
-};
-use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
-    SendableRecordBatchStream,
-};
+use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
+use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan};
 use futures::StreamExt;
 
 use crate::prune::Zones;
@@ -86,77 +88,118 @@ impl ScanFile {
     }
 }
 
-/// The scan of some columns of one or many files ([`Source`]s), partitioned by row ranges.
-pub struct B2ndScanExec {
-    pub(crate) files: Arc<[ScanFile]>,
-    /// The columns produced (a projection of the files' schema).
-    pub(crate) schema: SchemaRef,
-    /// The pieces of each partition.
-    pub(crate) partitions: Vec<Vec<Piece>>,
-    /// At most this many rows per partition (the planner's limit, pushed down).
-    pub(crate) limit: Option<usize>,
-    props: Arc<PlanProperties>,
-    /// What the planner knows of each column (bounds, NULLs), unknown when not given.
-    columns: Vec<ColumnStatistics>,
-    /// The columns whose zones pruned rows, and where those zones came from.
-    pruned_by: Vec<String>,
-    /// Dynamic filters its parents pushed (a top-k's threshold): before each batch, the
-    /// batch is skipped when the zones show no row of it can pass their current state.
-    dynamic: Vec<Arc<dyn PhysicalExpr>>,
-    metrics: ExecutionPlanMetricsSet,
+/// Which file of a scan a [`PartitionedFile`] is a piece of (its rows are its `range`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileIndex(pub(crate) usize);
+
+/// A piece as DataFusion's file scan holds it: named by its file, its rows as the range,
+/// the file's position as an extension.
+pub(crate) fn piece_file(files: &[ScanFile], p: &Piece) -> PartitionedFile {
+    let name = files
+        .get(p.file)
+        .map_or_else(|| p.file.to_string(), |f| f.source.display());
+    PartitionedFile::new(name, p.rows.end - p.rows.start)
+        .with_range(p.rows.start as i64, p.rows.end as i64)
+        .with_extension(FileIndex(p.file))
 }
 
-impl fmt::Debug for B2ndScanExec {
+/// The piece a [`PartitionedFile`] of a b2nd scan stands for.
+pub(crate) fn file_piece(f: &PartitionedFile) -> Result<Piece> {
+    let bad = || {
+        DataFusionError::Execution(format!(
+            "b2nd scan: {} is not a piece of a b2nd scan",
+            f.object_meta.location
+        ))
+    };
+    let FileIndex(file) = *f.extension::<FileIndex>().ok_or_else(bad)?;
+    let r = f.range.as_ref().ok_or_else(bad)?;
+    let (start, end) = (
+        u64::try_from(r.start).map_err(|_| bad())?,
+        u64::try_from(r.end).map_err(|_| bad())?,
+    );
+    Ok(Piece {
+        file,
+        rows: start..end,
+    })
+}
+
+/// The scan of `schema`'s columns (a projection of the files' schema) of `files` over
+/// `partitions`, at most `limit` rows per partition, with what the planner knows of it.
+pub(crate) fn scan_exec(
+    source: B2ndSource,
+    partitions: &[Vec<Piece>],
+    limit: Option<usize>,
+    statistics: Option<Statistics>,
+) -> Arc<DataSourceExec> {
+    let groups: Vec<FileGroup> = partitions
+        .iter()
+        .map(|p| {
+            FileGroup::new(
+                p.iter()
+                    .map(|piece| piece_file(&source.files, piece))
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut b = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
+        .with_file_groups(groups)
+        .with_limit(limit);
+    if let Some(s) = statistics {
+        b = b.with_statistics(s);
+    }
+    DataSourceExec::from_data_source(b.build())
+}
+
+/// b2nd's file source for DataFusion's file scans: the files a scan reads (each opened on
+/// first use) and the columns it produces; batches of whole blocks or chunks; dynamic
+/// filters (a top-k's threshold) skip the batches the files' zones show no row of can pass.
+#[derive(Clone)]
+pub struct B2ndSource {
+    pub(crate) files: Arc<[ScanFile]>,
+    schema: TableSchema,
+    metrics: ExecutionPlanMetricsSet,
+    /// Dynamic filters its parents pushed: before each batch, the batch is skipped when the
+    /// zones show no row of it can pass their current state.
+    dynamic: Vec<Arc<dyn PhysicalExpr>>,
+    /// The columns whose zones pruned rows, and where those zones came from; rows read of
+    /// rows in all (shown in plans).
+    pruned_by: Vec<String>,
+    rows: (u64, u64),
+}
+
+impl fmt::Debug for B2ndSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sources: Vec<&Source> = self.files.iter().map(|f| &f.source).collect();
-        f.debug_struct("B2ndScanExec")
+        f.debug_struct("B2ndSource")
             .field("sources", &sources)
-            .field("partitions", &self.partitions)
-            .field("limit", &self.limit)
             .finish()
     }
 }
 
-impl B2ndScanExec {
-    /// The scan of `schema`'s columns of `files` over `partitions`, at most `limit` rows per
-    /// partition.
-    pub(crate) fn new(
-        files: Arc<[ScanFile]>,
-        schema: SchemaRef,
-        partitions: Vec<Vec<Piece>>,
-        limit: Option<usize>,
-    ) -> B2ndScanExec {
-        let props = PlanProperties::new(
-            EquivalenceProperties::new(schema.clone()),
-            Partitioning::UnknownPartitioning(partitions.len().max(1)),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        );
-        B2ndScanExec {
+impl B2ndSource {
+    /// The source of `schema`'s columns of `files`.
+    pub(crate) fn new(files: Arc<[ScanFile]>, schema: SchemaRef) -> B2ndSource {
+        B2ndSource {
             files,
-            schema,
-            partitions,
-            limit,
-            props: Arc::new(props),
-            columns: Vec::new(),
-            pruned_by: Vec::new(),
-            dynamic: Vec::new(),
+            schema: TableSchema::from(schema),
             metrics: ExecutionPlanMetricsSet::new(),
+            dynamic: Vec::new(),
+            pruned_by: Vec::new(),
+            rows: (0, 0),
         }
     }
 
-    /// The scan with what planning learnt: each column's statistics (in `schema`'s order)
-    /// and the columns whose zones pruned rows (shown in plans).
-    pub(crate) fn with_planning(
-        mut self,
-        columns: Vec<ColumnStatistics>,
-        pruned_by: Vec<String>,
-    ) -> B2ndScanExec {
-        if columns.len() == self.schema.fields().len() {
-            self.columns = columns;
-        }
+    /// The source with what planning learnt (shown in plans): the columns whose zones pruned
+    /// rows, and the rows read of the rows in all.
+    pub(crate) fn with_planning(mut self, pruned_by: Vec<String>, rows: (u64, u64)) -> B2ndSource {
         self.pruned_by = pruned_by;
+        self.rows = rows;
         self
+    }
+
+    /// The columns produced.
+    pub(crate) fn schema(&self) -> &SchemaRef {
+        self.schema.file_schema()
     }
 
     /// The files this scan reads, in the order [`Piece::file`] counts them.
@@ -164,20 +207,24 @@ impl B2ndScanExec {
         self.files.iter().map(|f| &f.source)
     }
 
-    /// The pieces of each partition.
-    pub fn partitions(&self) -> &[Vec<Piece>] {
-        &self.partitions
-    }
-
-    /// How many rows the scan reads (after pruning), of how many.
-    pub fn rows(&self) -> (u64, u64) {
-        let read = self
-            .partitions
+    /// The b2nd source of a plan node, if it is a b2nd scan, and its partitions' pieces.
+    pub fn of_plan(plan: &dyn ExecutionPlan) -> Option<(&B2ndSource, Vec<Vec<Piece>>)> {
+        let config = plan
+            .downcast_ref::<DataSourceExec>()?
+            .data_source()
+            .downcast_ref::<FileScanConfig>()?;
+        let source = config.file_source().downcast_ref::<B2ndSource>()?;
+        let parts = config
+            .file_groups
             .iter()
-            .flatten()
-            .map(|p| p.rows.end - p.rows.start)
-            .sum();
-        (read, self.files.iter().map(|f| f.rows).sum())
+            .map(|g| {
+                g.files()
+                    .iter()
+                    .filter_map(|f| file_piece(f).ok())
+                    .collect()
+            })
+            .collect();
+        Some((source, parts))
     }
 
     /// Whether batch `rows` may hold a row that passes the dynamic filters' current state.
@@ -202,6 +249,189 @@ impl B2ndScanExec {
             );
         }
         zones.may_match(opened, schema, &terms, rows)
+    }
+}
+
+impl FileSource for B2ndSource {
+    fn create_file_opener(
+        &self,
+        _object_store: Arc<dyn ObjectStore>,
+        _base_config: &FileScanConfig,
+        partition: usize,
+    ) -> Result<Arc<dyn FileOpener>> {
+        Ok(Arc::new(B2ndOpener {
+            files: self.files.clone(),
+            schema: self.schema().clone(),
+            dynamic: self.dynamic.clone(),
+            skipped: MetricBuilder::new(&self.metrics).counter("batches_skipped", partition),
+        }))
+    }
+
+    fn table_schema(&self) -> &TableSchema {
+        &self.schema
+    }
+
+    /// The dynamic filters it holds.
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        for e in &self.dynamic {
+            if f(e)? == TreeNodeRecursion::Stop {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    /// Batches are whole blocks or chunks of the files, about the session's batch size or
+    /// more, chosen when planned.
+    fn with_batch_size(&self, _batch_size: usize) -> Arc<dyn FileSource> {
+        Arc::new(self.clone())
+    }
+
+    fn metrics(&self) -> &ExecutionPlanMetricsSet {
+        &self.metrics
+    }
+
+    fn file_type(&self) -> &str {
+        "b2nd"
+    }
+
+    fn fmt_extra(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let (read, total) = self.rows;
+        if read < total {
+            write!(f, ", rows={read} of {total} (pruned")?;
+            if !self.pruned_by.is_empty() {
+                write!(f, " by {}", self.pruned_by.join(", "))?;
+            }
+            write!(f, ")")?;
+        }
+        if !self.dynamic.is_empty() {
+            write!(f, ", dynamic filters={}", self.dynamic.len())?;
+        }
+        Ok(())
+    }
+
+    /// Pieces are cut at storage blocks when planned; DataFusion's byte-range splitting
+    /// does not apply.
+    fn supports_repartitioning(&self) -> bool {
+        false
+    }
+
+    fn repartitioned(
+        &self,
+        _target_partitions: usize,
+        _repartition_file_min_size: usize,
+        _output_ordering: Option<LexOrdering>,
+        _config: &FileScanConfig,
+    ) -> Result<Option<FileScanConfig>> {
+        Ok(None)
+    }
+
+    /// Dynamic filters (a top-k's) are kept, for skipping batches by the zones; DataFusion
+    /// still applies every filter (none is reported pushed down).
+    fn try_pushdown_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
+        let no = vec![PushedDown::No; filters.len()];
+        let zoned = self.files.iter().any(|f| f.zones.is_some());
+        let dynamic: Vec<_> = filters
+            .into_iter()
+            .filter(|f| snapshot_generation(f) != 0)
+            .collect();
+        if !zoned || dynamic.is_empty() {
+            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(no));
+        }
+        let mut source = self.clone();
+        source.dynamic = self.dynamic.iter().cloned().chain(dynamic).collect();
+        Ok(FilterPushdownPropagation::with_parent_pushdown_result(no)
+            .with_updated_node(Arc::new(source) as Arc<dyn FileSource>))
+    }
+}
+
+/// Opens the pieces of a partition: each read in batches on Tokio's blocking threads (b2nd's
+/// reads block; remote ones on a runtime of their own), its file opened by its first batch.
+struct B2ndOpener {
+    files: Arc<[ScanFile]>,
+    schema: SchemaRef,
+    dynamic: Vec<Arc<dyn PhysicalExpr>>,
+    skipped: datafusion::physical_plan::metrics::Count,
+}
+
+impl FileOpener for B2ndOpener {
+    fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
+        let piece = file_piece(&file)?;
+        let files = self.files.clone();
+        let Some(f) = files.get(piece.file) else {
+            return Err(DataFusionError::Execution(format!(
+                "b2nd scan: file {} of {}",
+                piece.file,
+                files.len()
+            )));
+        };
+        if piece.rows.start > piece.rows.end || piece.rows.end > f.rows {
+            return Err(DataFusionError::Execution(format!(
+                "b2nd scan: rows {}..{} are not rows of {} ({} rows)",
+                piece.rows.start,
+                piece.rows.end,
+                f.source.display(),
+                f.rows
+            )));
+        }
+        let step = f.batch_rows;
+        let (schema, dynamic, skipped) = (
+            self.schema.clone(),
+            self.dynamic.clone(),
+            self.skipped.clone(),
+        );
+        // Batches of whole blocks or chunks (cut at multiples of the file's batch rows).
+        let r = piece.rows;
+        let mut at = r.start;
+        let batches = std::iter::from_fn(move || {
+            if at >= r.end {
+                return None;
+            }
+            let stop = (at / step + 1).saturating_mul(step).min(r.end);
+            let span = at..stop;
+            at = stop;
+            Some(span)
+        });
+        let file = piece.file;
+        let stream = futures::stream::iter(batches)
+            .then(move |r| {
+                let (files, schema) = (files.clone(), schema.clone());
+                let (dynamic, skipped) = (dynamic.clone(), skipped.clone());
+                async move {
+                    tokio::task::spawn_blocking(move || {
+                        let f = &files[file];
+                        let opened = f.opened()?;
+                        // A decoded plan's rows are checked against the file itself.
+                        if r.end > opened.n_rows() {
+                            return Err(DataFusionError::Execution(format!(
+                                "b2nd scan: rows {}..{} are not rows of {} ({} rows)",
+                                r.start,
+                                r.end,
+                                f.source.display(),
+                                opened.n_rows()
+                            )));
+                        }
+                        if let Some(z) = f.zones.as_ref().filter(|_| !dynamic.is_empty()) {
+                            if !B2ndSource::may_pass(&opened, z, &schema, &dynamic, &r)? {
+                                skipped.add(1);
+                                return Ok(None);
+                            }
+                        }
+                        opened.batch(&schema, r).map(Some)
+                    })
+                    .await
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?
+                }
+            })
+            .filter_map(|b| async move { b.transpose() });
+        Ok(Box::pin(async move { Ok(stream.boxed()) }))
     }
 }
 
@@ -258,232 +488,6 @@ pub(crate) fn split_ranges(files: &[(Vec<Range<u64>>, u64)], parts: usize) -> Ve
         out.pop();
     }
     out
-}
-
-impl DisplayAs for B2ndScanExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        let cols: Vec<&str> = self
-            .schema
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .collect();
-        match &*self.files {
-            [one] => write!(f, "B2ndScanExec: source={}", one.source.display())?,
-            many => write!(
-                f,
-                "B2ndScanExec: files={} ({}, ...)",
-                many.len(),
-                many.first().map_or(String::new(), |f| f.source.display())
-            )?,
-        }
-        write!(
-            f,
-            ", columns=[{}], partitions={}",
-            cols.join(", "),
-            self.partitions.len()
-        )?;
-        let (read, total) = self.rows();
-        if read < total {
-            write!(f, ", rows={read} of {total} (pruned")?;
-            if !self.pruned_by.is_empty() {
-                write!(f, " by {}", self.pruned_by.join(", "))?;
-            }
-            write!(f, ")")?;
-        }
-        if let Some(l) = self.limit {
-            write!(f, ", limit={l}")?;
-        }
-        if !self.dynamic.is_empty() {
-            write!(f, ", dynamic filters={}", self.dynamic.len())?;
-        }
-        Ok(())
-    }
-}
-
-impl ExecutionPlan for B2ndScanExec {
-    fn name(&self) -> &str {
-        "B2ndScanExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.props
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![]
-    }
-
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        if children.is_empty() {
-            Ok(self)
-        } else {
-            Err(DataFusionError::Internal(
-                "B2ndScanExec has no children".into(),
-            ))
-        }
-    }
-
-    fn execute(
-        &self,
-        partition: usize,
-        _context: Arc<TaskContext>,
-    ) -> Result<SendableRecordBatchStream> {
-        let pieces = self.partitions.get(partition).cloned().ok_or_else(|| {
-            DataFusionError::Execution(format!(
-                "B2ndScanExec: partition {partition} of {}",
-                self.partitions.len()
-            ))
-        })?;
-        let files = self.files.clone();
-        // Pieces name files of the scan and rows they have (decoding checked both).
-        if let Some(p) = pieces.iter().find(|p| {
-            files
-                .get(p.file)
-                .is_none_or(|f| p.rows.end > f.rows || p.rows.start > p.rows.end)
-        }) {
-            return Err(DataFusionError::Execution(format!(
-                "B2ndScanExec: partition {partition} reads rows {}..{} of file {} of {}",
-                p.rows.start,
-                p.rows.end,
-                p.file,
-                files.len()
-            )));
-        }
-        let schema = self.schema.clone();
-        let skipped = MetricBuilder::new(&self.metrics).counter("batches_skipped", partition);
-        let dynamic = self.dynamic.clone();
-        let mut left = self.limit.map_or(u64::MAX, |l| l as u64);
-        // Batches of whole blocks or chunks (cut at multiples of the file's batch rows),
-        // piece after piece.
-        let steps: Vec<u64> = files.iter().map(|f| f.batch_rows).collect();
-        let batches = pieces.into_iter().flat_map(move |p| {
-            let step = steps[p.file];
-            let (file, r) = (p.file, p.rows);
-            let mut at = r.start;
-            std::iter::from_fn(move || {
-                if at >= r.end {
-                    return None;
-                }
-                let stop = (at / step + 1).saturating_mul(step).min(r.end);
-                let span = at..stop;
-                at = stop;
-                Some((file, span))
-            })
-        });
-        let batches = batches.map_while(move |(file, r)| {
-            if left == 0 {
-                return None;
-            }
-            let take = (r.end - r.start).min(left);
-            left -= take;
-            Some((file, r.start..r.start + take))
-        });
-        // Each batch is read on Tokio's blocking threads: b2nd's reads block (remote ones
-        // on a runtime of their own); a file is opened by its first batch.
-        let stream = futures::stream::iter(batches)
-            .then(move |(file, r)| {
-                let (files, schema) = (files.clone(), schema.clone());
-                let (dynamic, skipped) = (dynamic.clone(), skipped.clone());
-                async move {
-                    tokio::task::spawn_blocking(move || {
-                        let f = &files[file];
-                        let opened = f.opened()?;
-                        // A decoded plan's rows are checked against the file itself.
-                        if r.end > opened.n_rows() {
-                            return Err(DataFusionError::Execution(format!(
-                                "b2nd scan: rows {}..{} are not rows of {} ({} rows)",
-                                r.start,
-                                r.end,
-                                f.source.display(),
-                                opened.n_rows()
-                            )));
-                        }
-                        if let Some(z) = f.zones.as_ref().filter(|_| !dynamic.is_empty()) {
-                            if !Self::may_pass(&opened, z, &schema, &dynamic, &r)? {
-                                skipped.add(1);
-                                return Ok(None);
-                            }
-                        }
-                        opened.batch(&schema, r).map(Some)
-                    })
-                    .await
-                    .map_err(|e| DataFusionError::External(Box::new(e)))?
-                }
-            })
-            .filter_map(|b| async move { b.transpose() });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
-            self.schema.clone(),
-            stream,
-        )))
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
-    }
-
-    /// Dynamic filters (a top-k's) are kept, for skipping batches by the zones; DataFusion
-    /// still applies every filter (none is reported pushed down).
-    fn handle_child_pushdown_result(
-        &self,
-        phase: FilterPushdownPhase,
-        child_pushdown_result: ChildPushdownResult,
-        _config: &ConfigOptions,
-    ) -> Result<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
-        let filters = child_pushdown_result.parent_filters;
-        let no = vec![PushedDown::No; filters.len()];
-        let dynamic: Vec<_> = filters
-            .into_iter()
-            .map(|f| f.filter)
-            .filter(|f| snapshot_generation(f) != 0)
-            .collect();
-        let zoned = self.files.iter().any(|f| f.zones.is_some());
-        if !matches!(phase, FilterPushdownPhase::Post) || !zoned || dynamic.is_empty() {
-            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(no));
-        }
-        let mut scan = B2ndScanExec::new(
-            self.files.clone(),
-            self.schema.clone(),
-            self.partitions.clone(),
-            self.limit,
-        )
-        .with_planning(self.columns.clone(), self.pruned_by.clone());
-        scan.dynamic = self.dynamic.iter().cloned().chain(dynamic).collect();
-        Ok(FilterPushdownPropagation::with_parent_pushdown_result(no)
-            .with_updated_node(Arc::new(scan) as Arc<dyn ExecutionPlan>))
-    }
-
-    fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
-        let len = |p: &Vec<Piece>| p.iter().map(|p| p.rows.end - p.rows.start).sum::<u64>();
-        let rows: u64 = match partition {
-            Some(p) => self.partitions.get(p).map_or(0, len),
-            None => self.partitions.iter().map(len).sum(),
-        };
-        let rows = match self.limit {
-            Some(l) => rows.min(l as u64 * self.partitions.len().max(1) as u64),
-            None => rows,
-        };
-        let mut s = Statistics::new_unknown(&self.schema);
-        if !self.columns.is_empty() {
-            s.column_statistics = self.columns.clone();
-        }
-        s.num_rows = if self.limit.is_some() {
-            Precision::Inexact(rows as usize)
-        } else {
-            Precision::Exact(rows as usize)
-        };
-        Ok(Arc::new(s))
-    }
 }
 
 #[cfg(test)]

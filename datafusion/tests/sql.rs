@@ -201,11 +201,19 @@ async fn queries_over_a_table_of_many_chunks_in_partitions() {
             "{}",
             datafusion::arrow::util::pretty::pretty_format_batches(&b).unwrap()
         );
-        assert!(plan.contains("columns=[id]"), "{plan}");
+        assert!(plan.contains("projection=[id], file_type=b2nd"), "{plan}");
         // (Partitions are cut at blocks: a chunk may be shared by two.)
         let nblocks = (id.len() as u64).div_ceil(block_rows) as usize;
         let want = parts.min(nblocks);
-        assert!(plan.contains(&format!("partitions={want}")), "{plan}");
+        let groups = if want == 1 {
+            "1 group".to_string()
+        } else {
+            format!("{want} groups")
+        };
+        assert!(
+            plan.contains(&format!("file_groups={{{groups}: ")),
+            "{plan}"
+        );
         answers.push(rows(&ctx, "SELECT sum(id), sum(x) FROM t").await);
         // Pruning: a range of ids lies in one block of rows; only that block is read, found
         // by the SUMMARY index b2nd's TableBuilder writes as python-blosc2 does.
@@ -318,7 +326,7 @@ async fn python_summaries_prune_and_stale_ones_are_not_trusted() {
             );
             // Pruned by zones, or (python's bounds: every `s` is below 60) no scan at all.
             // (Computed zones are blocks of live rows: none of them holds only NULLs of `x`.)
-            let by_bounds = origin != "computed" && c == "s" && !plan.contains("B2ndScanExec");
+            let by_bounds = origin != "computed" && c == "s" && !plan.contains("file_type=b2nd");
             let unprunable = origin == "computed" && matches!(c, "x" | "s");
             assert!(
                 by_bounds || unprunable || plan.contains(&format!("pruned by {c}: {origin}")),
@@ -426,7 +434,7 @@ async fn scans_shipped_through_the_codec_give_the_same_answers() {
         async move {
             let plan = physical_plan(ctx, q).await;
             let shown = displayable(plan.as_ref()).indent(true).to_string();
-            assert!(shown.contains("B2ndScan"), "{q}: no scan in\n{shown}");
+            assert!(shown.contains("file_type=b2nd"), "{q}: no scan in\n{shown}");
             let bytes = physical_plan_to_bytes_with_extension_codec(plan, &B2ndCodec).unwrap();
             let back = physical_plan_from_bytes_with_extension_codec(
                 &bytes,
@@ -679,9 +687,8 @@ async fn limits_on_arrays_cut_anywhere() {
 
 /// The batches a scan skipped by the dynamic filters pushed into it.
 fn batches_skipped(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> usize {
-    let own = plan
-        .downcast_ref::<b2nd_datafusion::B2ndScanExec>()
-        .and_then(datafusion::physical_plan::ExecutionPlan::metrics)
+    let own = b2nd_datafusion::B2ndSource::of_plan(plan.as_ref())
+        .and_then(|_| plan.metrics())
         .and_then(|m| m.sum_by_name("batches_skipped"))
         .map_or(0, |v| v.as_usize());
     own + plan
@@ -838,12 +845,12 @@ async fn hostile_scan_encodings_are_errors() {
     assert!(e.contains("are not rows of"), "{e}");
 }
 
-/// The scans in a plan.
+/// The partitions' pieces of each b2nd scan in a plan.
 fn scans(
     plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
-) -> Vec<&b2nd_datafusion::B2ndScanExec> {
-    let mut out: Vec<&b2nd_datafusion::B2ndScanExec> = plan
-        .downcast_ref::<b2nd_datafusion::B2ndScanExec>()
+) -> Vec<Vec<Vec<b2nd_datafusion::Piece>>> {
+    let mut out: Vec<_> = b2nd_datafusion::B2ndSource::of_plan(plan.as_ref())
+        .map(|(_, parts)| parts)
         .into_iter()
         .collect();
     for c in plan.children() {
@@ -906,17 +913,16 @@ async fn many_files_read_as_one_table() {
         assert_eq!(b[0].column(0).as_primitive::<Int64Type>().value(0), 20);
         // Two partitions over three files: one of them reads pieces of two files.
         let plan = physical_plan(&c, "SELECT id FROM t").await;
-        let scan = scans(&plan)[0];
-        assert_eq!(scan.partitions().len(), 2);
+        let parts = &scans(&plan)[0];
+        assert_eq!(parts.len(), 2);
         assert!(
-            scan.partitions().iter().any(|p| p
+            parts.iter().any(|p| p
                 .iter()
                 .map(|p| p.file)
                 .collect::<std::collections::BTreeSet<_>>()
                 .len()
                 > 1),
-            "{:?}",
-            scan.partitions()
+            "{parts:?}"
         );
         // The physical plan through B2ndCodec.
         let plan = physical_plan(&c, q).await;
