@@ -30,6 +30,10 @@ struct Args {
     /// Tasks run at once.
     #[arg(long, default_value_t = 2)]
     concurrent_tasks: usize,
+    /// Seconds between heartbeats to the scheduler (shorter than its executor timeout;
+    /// Ballista's default is 60).
+    #[arg(long, default_value_t = 5)]
+    heartbeat_seconds: u64,
 }
 
 #[tokio::main]
@@ -63,6 +67,7 @@ async fn main() -> ballista_core::error::Result<()> {
         scheduler_port,
         work_dir: args.work_dir,
         vcores: args.concurrent_tasks.max(1),
+        executor_heartbeat_interval_seconds: args.heartbeat_seconds.max(1),
         override_logical_codec: Some(b2nd_ballista::logical_codec()),
         override_physical_codec: Some(b2nd_ballista::physical_codec()),
         override_config_producer: Some(Arc::new(b2nd_ballista::session_config)),

@@ -17,6 +17,10 @@ struct Args {
     /// Address to listen on for clients and executors.
     #[arg(long, default_value = "127.0.0.1:50050")]
     bind: SocketAddr,
+    /// An executor silent this long is lost: its tasks run elsewhere (Ballista's default is
+    /// 180 s, during which a query waits for a dead executor).
+    #[arg(long, default_value_t = 30)]
+    executor_timeout_seconds: u64,
 }
 
 #[tokio::main]
@@ -33,6 +37,9 @@ async fn main() -> ballista_core::error::Result<()> {
         bind_host: args.bind.ip().to_string(),
         external_host: args.bind.ip().to_string(),
         bind_port: args.bind.port(),
+        executor_timeout_seconds: args.executor_timeout_seconds,
+        no_executors_grace_period_seconds: args.executor_timeout_seconds,
+        expire_dead_executor_interval_seconds: 5,
         ..SchedulerConfig::default()
     };
     config.override_logical_codec = Some(b2nd_ballista::logical_codec());
