@@ -42,6 +42,17 @@ pub fn physical_codec() -> Arc<dyn PhysicalExtensionCodec> {
     ]))
 }
 
+/// Logs to standard output at `RUST_LOG`'s levels (INFO without it), as the binaries do.
+pub fn init_logging() {
+    tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+}
+
 /// A Ballista session configuration with b2nd's codecs.
 pub fn session_config() -> SessionConfig {
     SessionConfig::new_with_ballista()

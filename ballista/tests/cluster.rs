@@ -2,13 +2,13 @@
 //! a table of many files runs through them (plans shipped by b2nd's codecs) and answers as
 //! the same SQL in one process; both executors run tasks of the scans.
 
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use b2nd_ballista::B2ndTable;
+use b2nd_testkit::{free_port, listening};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -21,14 +21,6 @@ impl Drop for Proc {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn spawn(bin: &str, args: &[&str], log: &Path) -> Proc {
@@ -45,14 +37,10 @@ fn spawn(bin: &str, args: &[&str], log: &Path) -> Proc {
 }
 
 fn wait_for_port(port: u16, what: &str) {
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "{what} did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    assert!(
+        listening(port, Duration::from_secs(60)),
+        "{what} did not listen on {port}"
+    );
 }
 
 /// Batches as sorted text lines (row order is not part of a query's answer here).

@@ -413,7 +413,7 @@ impl S3Server for S3 {
 }
 
 /// A free port on 127.0.0.1: bound, read and released (the server binds it right after).
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -422,7 +422,7 @@ fn free_port() -> u16 {
 }
 
 /// Whether something listens on 127.0.0.1:`port` within `timeout`.
-fn listening(port: u16, timeout: Duration) -> bool {
+pub fn listening(port: u16, timeout: Duration) -> bool {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let t0 = Instant::now();
     while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {

@@ -39,13 +39,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> ballista_core::error::Result<()> {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    b2nd_ballista::init_logging();
     let (host, port) = args.scheduler.rsplit_once(':').ok_or_else(|| {
         ballista_core::error::BallistaError::Configuration(format!(
             "--scheduler {}: not HOST:PORT",

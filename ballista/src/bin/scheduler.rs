@@ -26,13 +26,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> ballista_core::error::Result<()> {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    b2nd_ballista::init_logging();
     let mut config = SchedulerConfig {
         bind_host: args.bind.ip().to_string(),
         external_host: args.bind.ip().to_string(),
