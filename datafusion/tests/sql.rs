@@ -837,12 +837,37 @@ async fn hostile_scan_encodings_are_errors() {
         assert!(decode(&good[..i]).is_err(), "truncated to {i} bytes");
     }
     assert!(decoded > 0);
-    // The last range's end (the fields before batch_rows and limit) set to 2^64 - 1.
-    let end = good.len() - 3 * 16 + 8;
+    // The last piece's end (the field before the limit) set to 2^64 - 1.
+    let end = good.len() - 2 * 16 + 8;
     let mut b = good.clone();
     b[end..end + 8].copy_from_slice(&u64::MAX.to_le_bytes());
     let e = decode(&b).unwrap_err().to_string();
     assert!(e.contains("are not rows of"), "{e}");
+
+    // A table in a logical plan (B2ndLogicalCodec): every byte changed, every truncation,
+    // errors or tables, never a panic.
+    use datafusion::common::TableReference;
+    use datafusion_proto::logical_plan::LogicalExtensionCodec;
+    let codec = b2nd_datafusion::B2ndLogicalCodec::default();
+    let table: Arc<dyn datafusion::catalog::TableProvider> =
+        Arc::new(B2ndTable::table(p.to_str().unwrap()).unwrap());
+    let schema = table.schema();
+    let mut good = Vec::new();
+    codec
+        .try_encode_table_provider(&TableReference::bare("t"), table, &mut good)
+        .unwrap();
+    let decode = |b: &[u8]| {
+        codec.try_decode_table_provider(b, &TableReference::bare("t"), schema.clone(), &task)
+    };
+    assert!(decode(&good).is_ok());
+    for i in 0..good.len() {
+        for v in [0u8, 0xff, good[i].wrapping_add(1)] {
+            let mut b = good.clone();
+            b[i] = v;
+            let _ = decode(&b);
+        }
+        assert!(decode(&good[..i]).is_err(), "truncated to {i} bytes");
+    }
 }
 
 /// The partitions' pieces of each b2nd scan in a plan.
