@@ -52,3 +52,74 @@ async fn over_http(server: &dyn HttpServer) {
         assert!(want.lines().count() > 4, "{want}");
     }
 }
+
+/// Many files as one table in S3 (the in-process S3 server): a glob `s3://bucket/events/*.b2z`
+/// and the prefix `s3://bucket/events/` (its `.b2z` and `.b2d` tables, listed through the
+/// store) answer as the same files on disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_files_in_s3_answer_as_on_disk() {
+    use common::http::{S3Server, S3, S3_KEY};
+    let s3 = S3::start();
+    // object_store's AmazonS3Builder::from_env reads these (the only test of this binary
+    // that sets them).
+    std::env::set_var(
+        "AWS_ENDPOINT_URL",
+        format!("http://127.0.0.1:{}", s3.port()),
+    );
+    std::env::set_var("AWS_ALLOW_HTTP", "true");
+    std::env::set_var("AWS_ACCESS_KEY_ID", S3_KEY);
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", S3_KEY);
+    std::env::set_var("AWS_REGION", "us-east-1");
+    s3.bucket("data");
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events");
+    std::fs::create_dir(&events).unwrap();
+    let mut start = 0i64;
+    for (i, n) in [3000i64, 500, 7000].iter().enumerate() {
+        let id: Vec<i64> = (start..start + n).collect();
+        let x: Vec<f64> = id.iter().map(|&v| (v % 97) as f64 / 2.0).collect();
+        let name = if i == 1 {
+            "part-1.b2d".to_string()
+        } else {
+            format!("part-{i}.b2z")
+        };
+        b2nd::TableBuilder::new()
+            .column("id", &id)
+            .unwrap()
+            .column("x", &x)
+            .unwrap()
+            .write(events.join(&name))
+            .unwrap();
+        start += n;
+    }
+    // Upload every file under `events/` (a .b2d is a directory of objects).
+    for (path, body) in b2nd_testkit::snapshot(dir.path()) {
+        let rel = path.strip_prefix(dir.path()).unwrap_or(&path);
+        s3.put("data", rel.to_str().unwrap(), &body);
+    }
+    let q = "SELECT count(*), sum(id), min(x), max(x) FROM t";
+    let answer = |spec: String| async move {
+        let ctx = SessionContext::new();
+        ctx.register_table("t", Arc::new(B2ndTable::table(&spec).unwrap()))
+            .unwrap();
+        let b = ctx.sql(q).await.unwrap().collect().await.unwrap();
+        pretty_format_batches(&b).unwrap().to_string()
+    };
+    let local = events.display();
+    for (remote, on_disk, rows) in [
+        (
+            "s3://data/events/*.b2z".to_string(),
+            format!("{local}/*.b2z"),
+            "| 10000 ",
+        ),
+        (
+            "s3://data/events/".to_string(),
+            format!("{local}/"),
+            "| 10500 ",
+        ),
+    ] {
+        let want = answer(on_disk).await;
+        assert!(want.contains(rows), "{want}");
+        assert_eq!(answer(remote.clone()).await, want, "{remote}");
+    }
+}
