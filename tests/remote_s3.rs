@@ -10,7 +10,7 @@
 use b2nd::Array;
 
 mod common;
-use common::http::{Moto, S3Server, S3, S3_KEY};
+use common::http::{Moto, S3Server, S3};
 
 /// The tests of this binary set the AWS variables of the process: one at a time.
 static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -29,16 +29,8 @@ fn fixtures_read_from_moto_as_from_their_files() {
 }
 
 fn fixtures_from_s3(s3: &dyn S3Server, name: &str) {
-    // object_store's AmazonS3Builder::from_env reads these, as a user's environment would
-    // hold them (the tests of this binary take turns: `ENV`).
-    std::env::set_var(
-        "AWS_ENDPOINT_URL",
-        format!("http://127.0.0.1:{}", s3.port()),
-    );
-    std::env::set_var("AWS_ALLOW_HTTP", "true");
-    std::env::set_var("AWS_ACCESS_KEY_ID", S3_KEY);
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", S3_KEY);
-    std::env::set_var("AWS_REGION", "us-east-1");
+    // The tests of this binary take turns (`ENV`).
+    s3.use_from_env();
     s3.bucket("fixtures");
     let root = common::data_dir();
     let mut n = 0;

@@ -58,18 +58,10 @@ async fn over_http(server: &dyn HttpServer) {
 /// store) answer as the same files on disk.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_files_in_s3_answer_as_on_disk() {
-    use common::http::{S3Server, S3, S3_KEY};
+    use common::http::{S3Server, S3};
     let s3 = S3::start();
-    // object_store's AmazonS3Builder::from_env reads these (the only test of this binary
-    // that sets them).
-    std::env::set_var(
-        "AWS_ENDPOINT_URL",
-        format!("http://127.0.0.1:{}", s3.port()),
-    );
-    std::env::set_var("AWS_ALLOW_HTTP", "true");
-    std::env::set_var("AWS_ACCESS_KEY_ID", S3_KEY);
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", S3_KEY);
-    std::env::set_var("AWS_REGION", "us-east-1");
+    // The only test of this binary that sets the environment.
+    s3.use_from_env();
     s3.bucket("data");
     let dir = tempfile::tempdir().unwrap();
     let events = dir.path().join("events");

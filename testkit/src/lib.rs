@@ -39,6 +39,21 @@ pub trait S3Server {
 
     /// Stores `body` as object `key` of `bucket`.
     fn put(&self, bucket: &str, key: &str, body: &[u8]);
+
+    /// Points object_store's `AmazonS3Builder::from_env` at this server, as a user's
+    /// environment would: `AWS_ENDPOINT_URL`, plain HTTP, [`S3_KEY`] as key and secret,
+    /// `us-east-1`. The environment is the process's: tests of one binary that call it take
+    /// turns.
+    fn use_from_env(&self) {
+        std::env::set_var(
+            "AWS_ENDPOINT_URL",
+            format!("http://127.0.0.1:{}", self.port()),
+        );
+        std::env::set_var("AWS_ALLOW_HTTP", "true");
+        std::env::set_var("AWS_ACCESS_KEY_ID", S3_KEY);
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", S3_KEY);
+        std::env::set_var("AWS_REGION", "us-east-1");
+    }
 }
 
 /// The access key and secret the in-process S3 server checks signatures with.
