@@ -16,6 +16,11 @@ With PARTS=K, each table is K files of it (`tN/part-J.b2z` or `.b2d`, ids runnin
 file to file, each with its own deleted rows) queried as one table through a glob of their
 absolute paths; the values compared are the files' live rows one after the other. With
 CLUSTER=df://HOST:PORT, every query runs on that Ballista scheduler (`b2nd sql --cluster`).
+With S3=http://HOST:PORT (an S3 server that takes unsigned PUTs: moto) and PARTS, the second
+table's files and about half of the others' are put in a bucket of that server and queried as
+`s3://BUCKET/tN/part-*` (a .b2d is a prefix of objects; AWS_* set for `b2nd sql`, and a
+cluster's executors need the same: AWS_ENDPOINT_URL=S3, AWS_ALLOW_HTTP=true,
+AWS_ACCESS_KEY_ID=AWS_SECRET_ACCESS_KEY=b2nd-test, AWS_REGION=us-east-1).
 
 Usage: python scripts/diff_sql.py B2ND_BINARY WORKDIR [TABLES]
 """
@@ -29,6 +34,7 @@ import random
 import shutil
 import subprocess
 import sys
+import urllib.request
 
 import blosc2 as b2
 import numpy as np
@@ -39,8 +45,9 @@ NTABLES = int(sys.argv[3]) if len(sys.argv) > 3 else 6
 SEED = int(os.environ.get("SEED", random.randrange(1 << 31)))
 PARTS = int(os.environ.get("PARTS", "1"))
 CLUSTER = os.environ.get("CLUSTER")
+S3 = os.environ.get("S3") if PARTS > 1 else None
 print(f"diff_sql: SEED={SEED} (replays)" + (f", {PARTS} files a table" if PARTS > 1 else "")
-      + (f", on the cluster at {CLUSTER}" if CLUSTER else ""))
+      + (f", on the cluster at {CLUSTER}" if CLUSTER else "") + (f", tables in S3 at {S3}" if S3 else ""))
 rng = random.Random(SEED)
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
@@ -90,9 +97,29 @@ def make_table(path, n, keys, first_id=0):
     t.close()
 
 
-def make_parts(path, n, keys):
+BUCKET = f"diff-sql-{SEED}"
+# The S3 glob of a table -> the local glob of the same files (python-blosc2 reads those).
+LOCAL = {}
+
+
+def s3_put(key, body):
+    """An unsigned PUT of `body` at `key` (`BUCKET` or `BUCKET/KEY`) of the S3 server."""
+    # Not urllib's default form type: moto would take the body for a form and store nothing.
+    req = urllib.request.Request(f"{S3}/{key}", data=body, method="PUT",
+                                 headers={"Content-Type": "application/octet-stream"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        assert r.status == 200, (key, r.status)
+
+
+if S3:
+    os.environ.update(AWS_ENDPOINT_URL=S3, AWS_ALLOW_HTTP="true", AWS_ACCESS_KEY_ID="b2nd-test",
+                      AWS_SECRET_ACCESS_KEY="b2nd-test", AWS_REGION="us-east-1")
+    s3_put(BUCKET, b"")
+
+
+def make_parts(path, n, keys, ti):
     """The table as PARTS files in directory `path` (rows split at random, each file .b2z or
-    .b2d); the glob naming them."""
+    .b2d); the glob naming them: of their absolute paths, or with S3 of their objects."""
     os.makedirs(path)
     cuts = sorted(rng.randrange(0, n + 1) for _ in range(PARTS - 1))
     bounds = [0] + cuts + [n]
@@ -100,12 +127,24 @@ def make_parts(path, n, keys):
         ext = rng.choice([".b2z", ".b2d"])
         make_table(os.path.join(path, f"part-{j}{ext}"), bounds[j + 1] - bounds[j], keys, bounds[j])
     proof["files"] += PARTS
-    return os.path.join(os.path.abspath(path), "part-*")
+    local = os.path.join(os.path.abspath(path), "part-*")
+    if not S3 or not (ti == 1 or (ti > 1 and rng.random() < 0.5)):
+        return local
+    for root, _, files in os.walk(path):
+        for f in sorted(files):
+            key = os.path.relpath(os.path.join(root, f), WORK)
+            with open(os.path.join(root, f), "rb") as fh:
+                s3_put(f"{BUCKET}/{key}", fh.read())
+            proof["objects"] += 1
+    spec = f"s3://{BUCKET}/{os.path.relpath(path, WORK)}/part-*"
+    LOCAL[spec] = local
+    return spec
 
 
 def live_values(spec):
     """Column name -> list of live-row values (None for NULL) as SQL sees them: of the file
     `spec`, or of the files a glob names one after the other, in the order of their names."""
+    spec = LOCAL.get(spec, spec)
     if "*" in spec:
         out = {}
         for path in sorted(glob.glob(spec)):
@@ -233,7 +272,7 @@ def agg(name, xs):
 
 counts = {}
 failures = []
-proof = {"rows": 0, "deleted": 0, "nulls": {}, "files": 0}
+proof = {"rows": 0, "deleted": 0, "nulls": {}, "files": 0, "objects": 0}
 
 
 def check(kind, query, got, want, tables=()):
@@ -348,7 +387,7 @@ for ti in range(NTABLES):
     n = rng.choice([0, 1, 7, 300, 5000, 40000])
     keys = list(range(rng.randrange(1, 30)))
     if PARTS > 1:
-        tables.append(make_parts(os.path.join(WORK, f"t{ti}"), n, keys))
+        tables.append(make_parts(os.path.join(WORK, f"t{ti}"), n, keys, ti))
         continue
     ext = rng.choice([".b2z", ".b2d"])
     path = os.path.join(WORK, f"t{ti}{ext}")
@@ -379,7 +418,10 @@ for ai in range(4):
 total = sum(counts.values())
 # The run proves what it is named for: deleted rows and NULLs of every storage were there.
 print(f"diff_sql: {proof['rows']} live rows, {proof['deleted']} deleted, NULLs per column {proof['nulls']}"
-      + (f", {proof['files']} table files" if PARTS > 1 else ""))
+      + (f", {proof['files']} table files" if PARTS > 1 else "")
+      + (f", {len(LOCAL)} tables in S3 ({proof['objects']} objects)" if S3 else ""))
+if S3 and (not LOCAL or len(LOCAL) == len(tables)):
+    failures.append(("the tables are not both in S3 and on disk", None, None, None))
 for c in ("im", "isent", "fnan", "fnull", "txt"):
     if proof["nulls"].get(c, 0) == 0 and proof["rows"] > 1000:
         failures.append((f"no NULLs in {c}", None, None, None))
