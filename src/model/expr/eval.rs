@@ -891,6 +891,10 @@ fn lazy_value(e: &Expr, ops: &[Column], len: usize) -> R<Lazy> {
         leaf => return Ok(Lazy::eager(value(leaf, ops, len, Mode::NumPy)?)),
     };
     let is_where = matches!(e, Expr::Call(f, _) if f == "where");
+    let is_string_predicate = matches!(
+        e,
+        Expr::Call(f, _) if matches!(f.as_str(), "contains" | "startswith" | "endswith")
+    );
     let mut lazy = matches!(e, Expr::Call(..));
     let (mut slots, mut values, mut dummies) = (Vec::new(), Vec::new(), Vec::new());
     let mut scalar_condition = false;
@@ -975,6 +979,17 @@ fn lazy_value(e: &Expr, ops: &[Column], len: usize) -> R<Lazy> {
             .and_then(|v| kind_of(&v).ok()),
         _ => None,
     };
+    if is_string_predicate {
+        // python-blosc2 computes a string predicate over its strings first and hands the
+        // expression above it to its evaluator again with the booleans as an operand
+        // (numexpr then takes `log(contains(s, 'x')) // y`: `-inf // 2.0` is `-inf`).
+        return Ok(Lazy {
+            val,
+            lazy,
+            numpy: false,
+            kind: Some(Kind::Bool),
+        });
+    }
     if !is_where {
         return Ok(Lazy {
             val,
@@ -2092,6 +2107,62 @@ mod tests {
         assert_eq!(
             ev_as(e, &c0, "bool"),
             Column::Bool(vec![true, true, false, false])
+        );
+    }
+
+    /// A string predicate is computed first; what is above it goes to numexpr with its
+    /// booleans as an operand (values from python-blosc2 4.14.1's lazy expressions over
+    /// these operands: `log` of a bool is float32 there, `-inf // 45.86` is `-inf`, where
+    /// NumPy's float16 `log` and divmod give 0.3333 and NaN).
+    #[test]
+    fn string_predicates_are_operands_of_numexpr_above_them() {
+        let s = Column::Str(vec![
+            "zxzz".into(),
+            "ézé".into(),
+            "zy".into(),
+            "xy".into(),
+            "zy".into(),
+        ]);
+        let y = Column::F64(vec![f64::NAN, 34.8, -33.4, -72.0, 45.86]);
+        let got = ev("log(contains(o0, 'é')) // o1", &[s.clone(), y]);
+        let Column::F64(got) = got else {
+            panic!("{}", got.type_name())
+        };
+        let want = [
+            f64::NAN,
+            0.0,
+            f64::INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g.is_nan() && w.is_nan()) || g.to_bits() == w.to_bits(),
+                "{got:?}"
+            );
+        }
+        let y = Column::F64(vec![1.0, 34.8, -33.4, -72.0, 45.86]);
+        assert_eq!(
+            ev(
+                "(sqrt(contains(o0, 'x')) / 3) * o1",
+                &[s.clone(), y.clone()]
+            ),
+            Column::F64(vec![
+                0.3333333432674408,
+                0.0,
+                -0.0,
+                -24.000000715255737,
+                0.0
+            ])
+        );
+        let Column::F64(got) = ev("log(startswith(o0, 'z')) // o1", &[s, y]) else {
+            panic!("not float64")
+        };
+        let want = [0.0, f64::NEG_INFINITY, -0.0, f64::INFINITY, 0.0];
+        assert_eq!(
+            got.iter().map(|g| g.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|w| w.to_bits()).collect::<Vec<_>>()
         );
     }
 
