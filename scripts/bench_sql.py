@@ -54,37 +54,42 @@ QUERIES = {
 }
 
 
+def write_table(path, a0, a1, rng):
+    """The benchmark's CTable of ids a0..a1 at `path` (python-blosc2's defaults), its other
+    columns drawn from `rng` a million rows at a time."""
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Row:
+        id: int = blosc2.field(blosc2.int64())
+        x: float = blosc2.field(blosc2.float64())
+        q: int = blosc2.field(blosc2.int32())
+        flag: bool = blosc2.field(blosc2.bool())
+        cat: str = blosc2.field(blosc2.string(max_length=8))
+        ts: int = blosc2.field(blosc2.int64())
+
+    t = blosc2.CTable(Row, urlpath=str(path), mode="w", expected_size=a1 - a0)
+    step = 1_000_000
+    cats = np.array(CATS, dtype="<U8")
+    for a in range(a0, a1, step):
+        n = min(step, a1 - a)
+        ids = np.arange(a, a + n, dtype="i8")
+        t.extend({
+            "id": ids,
+            "x": rng.lognormal(3, 1, n),
+            "q": rng.integers(0, 1000, n, dtype="i4"),
+            "flag": rng.random(n) < 0.5,
+            "cat": cats[rng.integers(0, len(CATS), n)],
+            "ts": TS0 + ids * 1000 + rng.integers(0, 1000, n),
+        })
+    t.close()
+
+
 def make(work, rows):
     work.mkdir(parents=True, exist_ok=True)
     path, dim = work / "t.b2z", work / "d.b2z"
     if not path.exists():
-        import dataclasses
-
-        @dataclasses.dataclass
-        class Row:
-            id: int = blosc2.field(blosc2.int64())
-            x: float = blosc2.field(blosc2.float64())
-            q: int = blosc2.field(blosc2.int32())
-            flag: bool = blosc2.field(blosc2.bool())
-            cat: str = blosc2.field(blosc2.string(max_length=8))
-            ts: int = blosc2.field(blosc2.int64())
-
-        rng = np.random.default_rng(20261128)
-        t = blosc2.CTable(Row, urlpath=str(path), mode="w", expected_size=rows)
-        step = 1_000_000
-        cats = np.array(CATS, dtype="<U8")
-        for a in range(0, rows, step):
-            n = min(step, rows - a)
-            ids = np.arange(a, a + n, dtype="i8")
-            t.extend({
-                "id": ids,
-                "x": rng.lognormal(3, 1, n),
-                "q": rng.integers(0, 1000, n, dtype="i4"),
-                "flag": rng.random(n) < 0.5,
-                "cat": cats[rng.integers(0, len(CATS), n)],
-                "ts": TS0 + ids * 1000 + rng.integers(0, 1000, n),
-            })
-        t.close()
+        write_table(path, 0, rows, np.random.default_rng(20261128))
     if not dim.exists():
         import dataclasses
 
