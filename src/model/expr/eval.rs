@@ -866,8 +866,8 @@ impl Lazy {
 /// The value of `e` where numexpr refuses the whole expression and python-blosc2 evaluates
 /// it in Python over NumPy arrays.
 ///
-/// There python-blosc2's functions return lazy expressions, and so does any operation with
-/// one: a function call and everything above it is computed when the result is asked for,
+/// There python-blosc2's functions return lazy expressions (its string predicates
+/// excepted: they compute at once into NumPy arrays), and so does any operation with one: a function call and everything above it is computed when the result is asked for,
 /// by python-blosc2's evaluator again (numexpr when it takes that node, else NumPy), over
 /// the values NumPy computed below it. `where(c, x, y)` is `c.where(x, y)`: an error when
 /// `c` is a NumPy array, or a constant and `x` or `y` an array; its result is computed
@@ -941,7 +941,12 @@ fn lazy_value(e: &Expr, ops: &[Column], len: usize) -> R<Lazy> {
         });
     }
     let node = rebuild(slots);
-    if !lazy {
+    if !lazy || is_string_predicate {
+        // A string predicate is computed at once into a NumPy array of bools, as
+        // python-blosc2 does inside its evaluator (its string functions go eager there):
+        // the operators above it follow NumPy's rules (`u8 - contains(..)` wraps at 0) and
+        // a function of it is a lazy expression over the booleans, for numexpr
+        // (`log(contains(s, 'x')) // y`: `-inf // 2.0` is `-inf`).
         return Ok(Lazy::eager(value(&node, &values, len, Mode::NumPy)?));
     }
     if values.is_empty() {
@@ -979,17 +984,6 @@ fn lazy_value(e: &Expr, ops: &[Column], len: usize) -> R<Lazy> {
             .and_then(|v| kind_of(&v).ok()),
         _ => None,
     };
-    if is_string_predicate {
-        // python-blosc2 computes a string predicate over its strings first and hands the
-        // expression above it to its evaluator again with the booleans as an operand
-        // (numexpr then takes `log(contains(s, 'x')) // y`: `-inf // 2.0` is `-inf`).
-        return Ok(Lazy {
-            val,
-            lazy,
-            numpy: false,
-            kind: Some(Kind::Bool),
-        });
-    }
     if !is_where {
         return Ok(Lazy {
             val,
@@ -2110,12 +2104,13 @@ mod tests {
         );
     }
 
-    /// A string predicate is computed first; what is above it goes to numexpr with its
-    /// booleans as an operand (values from python-blosc2 4.14.1's lazy expressions over
-    /// these operands: `log` of a bool is float32 there, `-inf // 45.86` is `-inf`, where
-    /// NumPy's float16 `log` and divmod give 0.3333 and NaN).
+    /// A string predicate is computed first, into a NumPy array of bools: a function of it
+    /// goes to numexpr with the booleans as an operand, an operator with a NumPy array
+    /// follows NumPy's rules (values from python-blosc2 4.14.1's `ne_evaluate` over these
+    /// operands: `log` of a bool is float32 there, `-inf // 45.86` is `-inf`, where
+    /// NumPy's float16 `log` and divmod give 0.3333 and NaN; `0u8 - True` is 255).
     #[test]
-    fn string_predicates_are_operands_of_numexpr_above_them() {
+    fn string_predicates_are_numpy_arrays_computed_first() {
         let s = Column::Str(vec![
             "zxzz".into(),
             "ézé".into(),
@@ -2160,9 +2155,47 @@ mod tests {
             panic!("not float64")
         };
         let want = [0.0, f64::NEG_INFINITY, -0.0, f64::INFINITY, 0.0];
+        let bits = |v: &[f64]| v.iter().map(|g| g.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got), bits(&want));
+
+        let u = Column::U8(vec![246, 203, 0, 122, 0]);
+        let s = Column::Str(vec![
+            "".into(),
+            "x".into(),
+            "xé".into(),
+            "xzéz".into(),
+            "zy".into(),
+        ]);
+        let f = Column::F32(vec![f32::NAN, -2.9, 70.5, -98.97, 15.58]);
+        let i = Column::I8(vec![-128, 127, 5, -3, 0]);
+        let ops = [u, s, f, i];
         assert_eq!(
-            got.iter().map(|g| g.to_bits()).collect::<Vec<_>>(),
-            want.iter().map(|w| w.to_bits()).collect::<Vec<_>>()
+            ev("o0 - contains(o1, 'x')", &ops),
+            Column::U8(vec![246, 202, 255, 121, 0])
+        );
+        let Column::F64(got) = ev("((o0 - contains(o1, 'x')) // (144 % o2 * sqrt(71)))", &ops)
+        else {
+            panic!("not float64")
+        };
+        assert!(got[0].is_nan(), "{got:?}");
+        assert_eq!(bits(&got[1..]), bits(&[-24.0, 10.0, -1.0, 0.0]));
+        assert_eq!(
+            ev("(contains(o1, 'x') + o3) * 2", &ops),
+            Column::I8(vec![0, 0, 12, -4, 0])
+        );
+        assert_eq!(
+            ev("o3 - startswith(o1, 'x')", &ops),
+            Column::I8(vec![-128, 126, 4, -4, 0])
+        );
+        assert_eq!(
+            ev("(o3 - endswith(o1, 'z')) / 3", &ops),
+            Column::F64(vec![
+                -42.666666666666664,
+                42.333333333333336,
+                1.6666666666666667,
+                -1.3333333333333333,
+                0.0
+            ])
         );
     }
 
