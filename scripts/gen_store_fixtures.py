@@ -14,6 +14,7 @@ import os
 import shutil
 import sys
 import zipfile
+from typing import NamedTuple
 
 import blosc2
 import numpy as np
@@ -33,6 +34,13 @@ def p(name):
 def kind_of(value):
     name = type(value).__name__.lower()
     return name
+
+
+class WrittenItems(NamedTuple):
+    """The items written to an ObjectArray or BatchArray member."""
+
+    kind: str
+    items: list
 
 
 def describe(name, path, written):
@@ -62,10 +70,14 @@ def describe(name, path, written):
         except Exception as e:  # python-blosc2 cannot read what it wrote
             expected = written[key]
             m["python_error"] = f"{type(e).__name__}: {e}"
-            m["kind"] = "ndarray"
-            m["shape"] = list(expected.shape)
-            m["dtype"] = expected.dtype.str
-            m["hex"] = np.ascontiguousarray(expected).tobytes().hex()
+            if isinstance(expected, WrittenItems):
+                m["kind"] = expected.kind
+                m["items"] = expected.items
+            else:
+                m["kind"] = "ndarray"
+                m["shape"] = list(expected.shape)
+                m["dtype"] = expected.dtype.str
+                m["hex"] = np.ascontiguousarray(expected).tobytes().hex()
         out["members"][key] = m
     if isinstance(store, blosc2.TreeStore):
         out["group_attrs"] = {}
@@ -214,6 +226,37 @@ e["/dir/n2"] = np.ones(2)
 e["/wide"] = wide
 del e
 describe("embed.b2e", p("embed.b2e"), {"/n1": np.arange(3, dtype="<i8"), "/dir/n2": np.ones(2), "/wide": wide})
+
+# An EmbedStore python-blosc2 cannot read a member of: its members are byte ranges of one
+# SChunk whose blocks are as long as the first member, and python-blosc2 4.14.1's SChunk
+# slice of exactly one block's length from inside a block, not reaching the end, returns
+# other bytes (`/b`, of the length of `/a`, at an offset inside a block, `/m` after it).
+items = ["abc", 1, None, {"k": [1.5, "é"]}, True]
+e = blosc2.EmbedStore(p("embed_slice.b2e"), mode="w")
+for key in ["/a", "/b"]:
+    oa = blosc2.ObjectArray()
+    oa.extend(items)
+    e[key] = oa
+    if key == "/a":
+        e["/n"] = np.arange(3, dtype="<i8")
+e["/m"] = np.arange(3, dtype="<i8")
+cframe_b = oa.to_cframe()
+del e
+e = blosc2.EmbedStore(p("embed_slice.b2e"), mode="r")
+at, length = e._embed_map["/b"]["offset"], e._embed_map["/b"]["length"]
+backing = e._store
+decoded = b"".join(backing.decompress_chunk(i) for i in range(backing.nchunks))
+blocksize = int.from_bytes(backing.get_chunk(0)[8:12], "little")
+assert e._embed_map["/a"]["length"] == length == blocksize and at % blocksize, (at, length, blocksize)
+assert decoded[at : at + length] == cframe_b  # the chunks hold what was written
+assert bytes(backing[at : at + length]) != cframe_b  # python's slice of them does not
+try:
+    e["/b"]
+    raise AssertionError("python-blosc2 reads /b of embed_slice.b2e")
+except RuntimeError:
+    pass
+del e, backing
+describe("embed_slice.b2e", p("embed_slice.b2e"), {"/b": WrittenItems("objectarray", items)})
 
 # Hostile stores: each must be refused with an error, never read.
 bad = os.path.join(OUT, "bad")
