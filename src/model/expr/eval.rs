@@ -867,7 +867,8 @@ impl Lazy {
 /// it in Python over NumPy arrays.
 ///
 /// There python-blosc2's functions return lazy expressions (its string predicates
-/// excepted: they compute at once into NumPy arrays), and so does any operation with one: a function call and everything above it is computed when the result is asked for,
+/// excepted: they compute at once into NumPy arrays), and so does any operation with one:
+/// a function call and everything above it is computed when the result is asked for,
 /// by python-blosc2's evaluator again (numexpr when it takes that node, else NumPy), over
 /// the values NumPy computed below it. `where(c, x, y)` is `c.where(x, y)`: an error when
 /// `c` is a NumPy array, or a constant and `x` or `y` an array; its result is computed
