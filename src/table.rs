@@ -207,6 +207,8 @@ pub struct Table {
     /// The arrays read so far, by key, kept open: every read of a column shares one frame
     /// (its parsed index, and over a URL its chunk cache and fetches ahead).
     arrays: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<Array>>>,
+    /// Where the column arrays' reads run.
+    threads: crate::parallel::Threads,
 }
 
 impl std::fmt::Debug for Table {
@@ -346,6 +348,7 @@ impl Table {
             columns,
             valid: LiveRows::new(valid),
             arrays: Default::default(),
+            threads: Default::default(),
         };
         // Every readable column must exist and cover the physical rows.
         for c in t
@@ -495,13 +498,47 @@ impl Table {
         self.store.open_array(&self.key(name, ""))
     }
 
+    /// Where the reads of the table's columns run (default: rayon's global pool, see
+    /// [`Threads`](crate::Threads)). A caller that reads many row ranges at once, each on a
+    /// thread of its own (a query engine's partitions), gives [`Threads::Single`] so that a
+    /// read does not also wake threads to decode its blocks.
+    ///
+    /// [`Threads::Single`]: crate::Threads::Single
+    ///
+    /// ```
+    /// use b2nd::{Table, Threads};
+    /// let path = "tests/data/tables/basic.b2z";
+    /// let one = Table::open(path)?.with_threads(Threads::Single);
+    /// let n = one.n_rows();
+    /// let ids: Vec<i64> = one.read_rows("id", 0..n)?;
+    /// assert_eq!(ids, Table::open(path)?.read_rows::<i64>("id", 0..n)?);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn with_threads(mut self, threads: crate::parallel::Threads) -> Table {
+        let arrays = self.arrays.get_mut().unwrap_or_else(|e| e.into_inner());
+        let open = std::mem::take(arrays);
+        for (key, a) in open {
+            // An array no read holds is given the threads; one still held is opened again
+            // when next read.
+            if let Ok(a) = std::sync::Arc::try_unwrap(a) {
+                arrays.insert(key, std::sync::Arc::new(a.with_threads(threads.clone())));
+            }
+        }
+        self.threads = threads;
+        self
+    }
+
     /// The array at `key`, opened once and shared by the table's reads.
     fn shared_array(&self, key: &str) -> Result<std::sync::Arc<Array>> {
         let mut arrays = self.arrays.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(a) = arrays.get(key) {
             return Ok(a.clone());
         }
-        let a = std::sync::Arc::new(self.store.open_array(key)?);
+        let a = std::sync::Arc::new(
+            self.store
+                .open_array(key)?
+                .with_threads(self.threads.clone()),
+        );
         arrays.insert(key.to_string(), a.clone());
         Ok(a)
     }
@@ -571,6 +608,19 @@ impl Table {
         name: &str,
         rows: std::ops::Range<u64>,
     ) -> Result<(Dtype, Vec<u64>, Vec<u8>)> {
+        let mut out = Vec::new();
+        let (dtype, shape) = self.read_rows_bytes_into(name, rows, &mut out)?;
+        Ok((dtype, shape, out))
+    }
+
+    /// [`Table::read_rows_bytes`] into `out` (resized to the rows' bytes): a reader of many
+    /// row ranges reuses one buffer, writing no fresh pages for each range.
+    pub fn read_rows_bytes_into(
+        &self,
+        name: &str,
+        rows: std::ops::Range<u64>,
+        out: &mut Vec<u8>,
+    ) -> Result<(Dtype, Vec<u64>)> {
         if rows.start > rows.end || rows.end > self.valid.live() {
             return Err(Error::InvalidArgument(format!(
                 "rows {}..{} of a table of {} rows",
@@ -580,7 +630,9 @@ impl Table {
             )));
         }
         if let Some(cc) = &self.column(name)?.computed {
-            return self.computed_rows(name, cc, rows);
+            let (dtype, shape, bytes) = self.computed_rows(name, cc, rows)?;
+            *out = bytes;
+            return Ok((dtype, shape));
         }
         let a = self.column_shared(name)?;
         let row_items: u64 = a.shape()[1..].iter().product();
@@ -592,15 +644,20 @@ impl Table {
         shape.extend_from_slice(&a.shape()[1..]);
         if let Some(span) = self.valid.consecutive(rows.clone()) {
             // No deleted row among them: one slice read is the answer.
-            let out = if span.is_empty() {
-                Vec::new()
-            } else {
-                a.read_slice_bytes(&rows_slice(&span))?
-            };
-            return Ok((self.dtype_of(name, &a)?, shape, out));
+            let n = usize::try_from(span.end - span.start)
+                .ok()
+                .and_then(|n| n.checked_mul(row_bytes))
+                .ok_or_else(|| self.bad(name, "rows too large".into()))?;
+            // Every byte is written by the read: a longer buffer is cut, not cleared.
+            crate::alloc::fit(out, n, "the rows")?;
+            if n > 0 {
+                a.read_slice_bytes_into(&rows_slice(&span), out)?;
+            }
+            return Ok((self.dtype_of(name, &a)?, shape));
         }
         let picked = self.live_range(rows);
-        let mut out = Vec::with_capacity(picked.len() * row_bytes);
+        out.clear();
+        out.reserve(picked.len() * row_bytes);
         if let (Some(&first), Some(&last)) = (picked.first(), picked.last()) {
             // The physical rows spanning the live ones asked for.
             let span = a.read_slice_bytes(&[crate::model::selection::SliceItem::Range {
@@ -613,7 +670,7 @@ impl Table {
                 out.extend_from_slice(&span[at..at + row_bytes]);
             }
         }
-        Ok((self.dtype_of(name, &a)?, shape, out))
+        Ok((self.dtype_of(name, &a)?, shape))
     }
 
     /// Live rows `rows` of a fixed-width column as `T` (checked against its dtype).

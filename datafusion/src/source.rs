@@ -68,14 +68,26 @@ impl Source {
         if self.is_url() {
             return self.open_url(key);
         }
+        // A local scan's partitions are its parallelism (one thread each, cut at blocks): a
+        // read decodes its blocks on its own thread rather than waking others to help.
+        let one = || b2nd::Threads::Single;
         Ok(match (self.kind, key) {
-            (Kind::Table, None) => Opened::Table(Table::open(&self.location)?, Default::default()),
-            (Kind::Table, Some(k)) => Opened::Table(
-                Store::open(&self.location)?.open_table(k)?,
+            (Kind::Table, None) => Opened::Table(
+                Table::open(&self.location)?.with_threads(one()),
                 Default::default(),
             ),
-            (Kind::Array, None) => Opened::Array(Array::open(&self.location)?),
-            (Kind::Array, Some(k)) => Opened::Array(Store::open(&self.location)?.open_array(k)?),
+            (Kind::Table, Some(k)) => Opened::Table(
+                Store::open(&self.location)?
+                    .open_table(k)?
+                    .with_threads(one()),
+                Default::default(),
+            ),
+            (Kind::Array, None) => Opened::Array(Array::open(&self.location)?.with_threads(one())),
+            (Kind::Array, Some(k)) => Opened::Array(
+                Store::open(&self.location)?
+                    .open_array(k)?
+                    .with_threads(one()),
+            ),
         })
     }
 
