@@ -644,9 +644,8 @@ impl Table {
         shape.extend_from_slice(&a.shape()[1..]);
         if let Some(span) = self.valid.consecutive(rows.clone()) {
             // No deleted row among them: one slice read is the answer.
-            let n = usize::try_from(span.end - span.start)
-                .ok()
-                .and_then(|n| n.checked_mul(row_bytes))
+            let n = (span.end - span.start)
+                .checked_mul(row_bytes)
                 .ok_or_else(|| self.bad(name, "rows too large".into()))?;
             // Every byte is written by the read: a longer buffer is cut, not cleared.
             crate::alloc::fit(out, n, "the rows")?;

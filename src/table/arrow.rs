@@ -311,7 +311,24 @@ impl Table {
         rows: std::ops::Range<u64>,
         valid: Option<Vec<bool>>,
     ) -> Result<ArrayRef> {
-        let (dtype, _, bytes) = self.read_rows_bytes(name, rows)?;
+        let mut bytes = CODE_POINTS.take();
+        let r = self.strings_of(name, rows, valid, &mut bytes);
+        if bytes.capacity() <= KEPT_CODE_POINTS {
+            CODE_POINTS.set(bytes);
+        }
+        r
+    }
+
+    /// [`Table::strings_to_arrow`] with `bytes` the buffer its code points are read into.
+    fn strings_of(
+        &self,
+        name: &str,
+        rows: std::ops::Range<u64>,
+        valid: Option<Vec<bool>>,
+        bytes: &mut Vec<u8>,
+    ) -> Result<ArrayRef> {
+        let (dtype, _) = self.read_rows_bytes_into(name, rows, bytes)?;
+        let bytes = &bytes[..];
         let crate::model::dtype::Dtype::Unicode { chars, order } = dtype else {
             return Err(self.bad(
                 name,
@@ -323,7 +340,7 @@ impl Table {
         // A batch of a few distinct strings (python's category-like columns): those few
         // converted, then each row's view taken from them (no conversion per row). A code
         // unit that is no character fails below, naming its row.
-        if let Some((distinct, keys)) = few_distinct(&bytes, chars * 4, FEW_DISTINCT) {
+        if let Some((distinct, keys)) = few_distinct(bytes, chars * 4, FEW_DISTINCT) {
             if let Ok((utf8, offsets)) =
                 crate::read::typed::ucs4_to_utf8(chars, order, &distinct.concat())
             {
@@ -339,7 +356,7 @@ impl Table {
                     .map_err(bad);
             }
         }
-        let (utf8, offsets) = crate::read::typed::ucs4_to_utf8(chars, order, &bytes)?;
+        let (utf8, offsets) = crate::read::typed::ucs4_to_utf8(chars, order, bytes)?;
         // One UTF-8 check of the whole buffer (as a string array), then views of it: Arrow's
         // string views built one by one check each string again.
         let values = arrow_buffer::Buffer::from_vec(utf8);
@@ -609,43 +626,101 @@ fn list_array(t: &Table, name: &str, rows: Vec<Value>) -> Result<ArrayRef> {
 /// At most this many distinct strings in a batch make it a take of their views.
 const FEW_DISTINCT: usize = 32;
 
+thread_local! {
+    /// Each thread's buffer for the code points of the string rows it converts, kept from
+    /// one batch of rows to the next (its pages written once, not for every batch).
+    static CODE_POINTS: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The largest [`CODE_POINTS`] buffer a thread keeps (64 MiB).
+const KEPT_CODE_POINTS: usize = 64 << 20;
+
 /// The distinct items of `raw` (items of `item` bytes each), in first-seen order, and each
 /// item's index among them; `None` when there are more than `max` (or no items of bytes).
 /// An item's first 8 bytes pick a slot of a small table holding the index last seen
-/// there; items are compared 8 bytes at a time.
+/// there; the item is then compared whole with that one.
 fn few_distinct(raw: &[u8], item: usize, max: usize) -> Option<(Vec<&[u8]>, Vec<u32>)> {
     if item == 0 || !raw.len().is_multiple_of(item) {
         return None;
     }
-    let word = |x: &[u8]| u64::from_ne_bytes(x.try_into().unwrap_or_default());
-    let head = |it: &[u8]| {
-        if item >= 8 {
-            word(&it[..8])
-        } else {
-            let mut w = [0u8; 8];
-            w[..item].copy_from_slice(it);
-            u64::from_ne_bytes(w)
+    // Items of whole 8-byte words (NumPy `U` of an even length) compared as word arrays.
+    match item {
+        8 => few_distinct_words::<1>(raw, max),
+        16 => few_distinct_words::<2>(raw, max),
+        24 => few_distinct_words::<3>(raw, max),
+        32 => few_distinct_words::<4>(raw, max),
+        40 => few_distinct_words::<5>(raw, max),
+        48 => few_distinct_words::<6>(raw, max),
+        56 => few_distinct_words::<7>(raw, max),
+        64 => few_distinct_words::<8>(raw, max),
+        _ => few_distinct_bytes(raw, item, max),
+    }
+}
+
+/// The slot of [`few_distinct`]'s table for an item starting with `head`.
+fn slot(head: u64) -> usize {
+    (head.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize
+}
+
+/// Slots of [`few_distinct`]'s table (the 6 bits [`slot`] keeps).
+const SLOTS: usize = 64;
+
+/// [`few_distinct`] of items of `W` words.
+fn few_distinct_words<const W: usize>(raw: &[u8], max: usize) -> Option<(Vec<&[u8]>, Vec<u32>)> {
+    let item = W * 8;
+    let words = |it: &[u8]| -> [u64; W] {
+        let mut w = [0u64; W];
+        for (x, b) in w.iter_mut().zip(it.chunks_exact(8)) {
+            *x = u64::from_ne_bytes(b.try_into().unwrap_or_default());
         }
+        w
     };
-    let whole = item - item % 8;
-    let same = |a: &[u8], b: &[u8]| {
-        (0..whole)
-            .step_by(8)
-            .all(|i| word(&a[i..i + 8]) == word(&b[i..i + 8]))
-            && (whole == item || a[whole..] == b[whole..])
+    let mut slots = [u32::MAX; SLOTS];
+    let mut seen: Vec<[u64; W]> = Vec::new();
+    let mut distinct: Vec<&[u8]> = Vec::new();
+    let mut keys = Vec::with_capacity(raw.len() / item);
+    for it in raw.chunks_exact(item) {
+        let w = words(it);
+        let s = slot(w[0]);
+        let k = slots[s] as usize;
+        let k = if seen.get(k) == Some(&w) {
+            k
+        } else {
+            let k = match seen.iter().position(|d| *d == w) {
+                Some(k) => k,
+                None if seen.len() == max => return None,
+                None => {
+                    seen.push(w);
+                    distinct.push(it);
+                    seen.len() - 1
+                }
+            };
+            slots[s] = k as u32;
+            k
+        };
+        keys.push(k as u32);
+    }
+    Some((distinct, keys))
+}
+
+/// [`few_distinct`] of items of any length.
+fn few_distinct_bytes(raw: &[u8], item: usize, max: usize) -> Option<(Vec<&[u8]>, Vec<u32>)> {
+    let head = |it: &[u8]| {
+        let mut w = [0u8; 8];
+        let n = item.min(8);
+        w[..n].copy_from_slice(&it[..n]);
+        u64::from_ne_bytes(w)
     };
-    const SLOTS: usize = 64;
     let mut slots = [u32::MAX; SLOTS];
     let mut distinct: Vec<&[u8]> = Vec::new();
     let mut keys = Vec::with_capacity(raw.len() / item);
     for it in raw.chunks_exact(item) {
-        let h = head(it);
-        let s = (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % SLOTS;
+        let s = slot(head(it));
         let k = slots[s] as usize;
-        let k = if distinct.get(k).is_some_and(|d| same(d, it)) {
+        let k = if distinct.get(k).is_some_and(|d| *d == it) {
             k
         } else {
-            let k = match distinct.iter().position(|d| same(d, it)) {
+            let k = match distinct.iter().position(|d| *d == it) {
                 Some(k) => k,
                 None if distinct.len() == max => return None,
                 None => {
@@ -659,4 +734,64 @@ fn few_distinct(raw: &[u8], item: usize, max: usize) -> Option<(Vec<&[u8]>, Vec<
         keys.push(k as u32);
     }
     Some((distinct, keys))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The distinct items and keys by the plain definition.
+    fn naive(raw: &[u8], item: usize, max: usize) -> Option<(Vec<&[u8]>, Vec<u32>)> {
+        let mut distinct: Vec<&[u8]> = Vec::new();
+        let mut keys = Vec::new();
+        for it in raw.chunks_exact(item) {
+            let k = match distinct.iter().position(|d| *d == it) {
+                Some(k) => k,
+                None if distinct.len() == max => return None,
+                None => {
+                    distinct.push(it);
+                    distinct.len() - 1
+                }
+            };
+            keys.push(k as u32);
+        }
+        Some((distinct, keys))
+    }
+
+    #[test]
+    fn few_distinct_is_the_plain_definition() {
+        // Items differing in any byte (the first 8 alike for many), of every length up to 72.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut checked = 0;
+        for item in 1..=72usize {
+            for kinds in [1usize, 3, 31, 32, 33] {
+                let proto: Vec<Vec<u8>> = (0..kinds)
+                    .map(|_| {
+                        let mut v = vec![7u8; item];
+                        let at = (next() as usize) % item;
+                        v[at] = (next() % 4) as u8;
+                        v
+                    })
+                    .collect();
+                let raw: Vec<u8> = (0..300)
+                    .flat_map(|_| proto[(next() as usize) % kinds].clone())
+                    .collect();
+                assert_eq!(
+                    few_distinct(&raw, item, FEW_DISTINCT),
+                    naive(&raw, item, FEW_DISTINCT),
+                    "items of {item} bytes, {kinds} kinds"
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 72 * 5);
+        assert_eq!(few_distinct(&[1, 2, 3], 2, 4), None);
+        assert_eq!(few_distinct(&[], 0, 4), None);
+    }
 }
