@@ -78,6 +78,18 @@ pub(crate) struct ChunkHeader {
 }
 
 impl ChunkHeader {
+    /// Write `cbytes` (the chunk's whole length) into the header at the start of `b`.
+    pub(crate) fn set_cbytes(b: &mut [u8], cbytes: i32) {
+        b[12..16].copy_from_slice(&cbytes.to_le_bytes());
+    }
+
+    /// Write block `j`'s start into the offsets after the extended header at the start of
+    /// `b`.
+    pub(crate) fn set_block_start(b: &mut [u8], j: usize, start: i32) {
+        let at = EXTENDED_HEADER_LEN + 4 * j;
+        b[at..at + 4].copy_from_slice(&start.to_le_bytes());
+    }
+
     /// Parse the header at the start of `b`.
     pub(crate) fn parse(b: &[u8]) -> Result<ChunkHeader, Malformed> {
         if b.len() < MIN_HEADER_LEN {

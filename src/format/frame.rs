@@ -16,7 +16,7 @@ use crate::format::journal;
 use crate::format::lock::{FrameLock, Held};
 use crate::format::parts::FrameParts;
 use crate::format::Malformed;
-use crate::storage::{split_ranges, Directory, LocalDir, LocalFile, Memory, RangeRead, Window};
+use crate::storage::{packed_reads, Directory, LocalDir, LocalFile, Memory, RangeRead, Window};
 
 /// Bytes of the frame header this crate checks (through the filter pipeline).
 const HEADER_PREFIX: usize = 80;
@@ -1366,9 +1366,36 @@ impl Frame {
                 _ => merged.push(r),
             }
         }
-        let buf = out.buffer(ch.cbytes);
+        // The ranges are laid out one after another behind the header and offsets (a
+        // buffer of the bytes read, not of the whole chunk: a scan of a large chunk block by
+        // block writes no fresh pages for each part), and the header and offsets changed to
+        // match: the chunk's length, each read block's new start. A block not read points at
+        // a read one (a masked decode never reads it). The dictionary, right after the
+        // offsets, keeps its place.
+        let total = bstarts_end + merged.iter().map(|r| r.len()).sum::<usize>();
+        let moved = |at: usize| {
+            let mut to = bstarts_end;
+            for r in &merged {
+                if r.contains(&at) {
+                    return Some(to + (at - r.start));
+                }
+                to += r.len();
+            }
+            None
+        };
+        let first_read = starts
+            .iter()
+            .zip(wanted)
+            .find(|(_, w)| **w)
+            .and_then(|(&s, _)| moved(s))?;
+        let buf = out.buffer(total);
         buf[..bstarts_end].copy_from_slice(&head);
-        let mut reads = split_ranges(buf, base, &merged);
+        ChunkHeader::set_cbytes(buf, i32::try_from(total).ok()?);
+        for (j, &start) in starts.iter().enumerate() {
+            let to = i32::try_from(moved(start).unwrap_or(first_read)).ok()?;
+            ChunkHeader::set_block_start(buf, j, to);
+        }
+        let mut reads = packed_reads(&mut buf[bstarts_end..], base, &merged);
         src.read_vectored_at(&mut reads).ok()?;
         Some(true)
     }
