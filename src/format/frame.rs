@@ -1252,8 +1252,9 @@ pub(crate) fn chunk_file_id(name: &std::ffi::OsStr) -> Option<i64> {
 impl Frame {
     /// Fetch only what decoding the blocks flagged in `wanted` needs from chunk `n`: the
     /// chunk header, block offsets (and dictionary), and those blocks' bytes (plus block 0
-    /// when the chunk has DELTA), each at its place in a chunk-sized buffer whose other bytes
-    /// are unspecified, in one vectored read. Such a chunk must be decoded with the same mask
+    /// when the chunk has DELTA), packed one after another in one vectored read, as a chunk
+    /// of its own whose header and offsets say so (its length, each read block's start; a
+    /// block left out points at a read one). Such a chunk must be decoded with the same mask
     /// ([`Target::Blocks`](crate::codec::chunk::Target::Blocks) or
     /// [`Target::Runs`](crate::codec::chunk::Target::Runs) with `partial`), which never
     /// reads the blocks left out.
