@@ -1374,15 +1374,20 @@ impl Frame {
         // a read one (a masked decode never reads it). The dictionary, right after the
         // offsets, keeps its place.
         let total = bstarts_end + merged.iter().map(|r| r.len()).sum::<usize>();
+        // Where each merged range starts in the buffer; a position is found by binary search
+        // (the ranges are sorted and disjoint).
+        let packed: Vec<usize> = merged
+            .iter()
+            .scan(bstarts_end, |to, r| {
+                let at = *to;
+                *to += r.len();
+                Some(at)
+            })
+            .collect();
         let moved = |at: usize| {
-            let mut to = bstarts_end;
-            for r in &merged {
-                if r.contains(&at) {
-                    return Some(to + (at - r.start));
-                }
-                to += r.len();
-            }
-            None
+            let i = merged.partition_point(|r| r.end <= at);
+            let r = merged.get(i).filter(|r| r.contains(&at))?;
+            Some(packed[i] + (at - r.start))
         };
         let first_read = starts
             .iter()
