@@ -14,16 +14,60 @@ pub(crate) fn zeroed(n: usize, what: &str) -> Result<Vec<u8>> {
     })
 }
 
-/// `buf` made exactly `n` bytes long: a buffer that must grow is allocated afresh (zeroed
-/// by the allocator, its pages untouched until used), else resized in place.
+/// `buf` made exactly `n` bytes long: a buffer that must grow is replaced by a spare one
+/// ([`give_back`]) or allocated afresh (zeroed by the allocator, its pages untouched until
+/// used), else resized in place. Its bytes are whatever they were: callers write before
+/// they read.
 pub(crate) fn fit(buf: &mut Vec<u8>, n: usize, what: &str) -> Result<()> {
     if buf.capacity() < n {
         *buf = Vec::new();
-        *buf = zeroed(n, what)?;
-    } else {
-        buf.resize(n, 0);
+        *buf = match take_spare(n) {
+            Some(b) => b,
+            None => zeroed(n, what)?,
+        };
     }
+    buf.resize(n, 0);
     Ok(())
+}
+
+/// Large buffers the workers of dropped arrays gave back, for the next arrays' reads in this
+/// process (a table opened again for a server's next query): the allocator would hand the
+/// same memory back but clear all of it first (glibc's `calloc` of reused memory), where a
+/// read of a few blocks touches a few pages of it.
+static SPARE: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+/// Buffers under this size go back to the allocator.
+const SPARE_MIN: usize = 1 << 20;
+/// The most bytes (capacity) the spare buffers hold together.
+const SPARE_TOTAL: usize = 128 << 20;
+
+fn spare() -> std::sync::MutexGuard<'static, Vec<Vec<u8>>> {
+    SPARE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Keep `buf` for a later [`fit`] when it is large and the spare buffers leave room.
+pub(crate) fn give_back(buf: Vec<u8>) {
+    let cap = buf.capacity();
+    if cap < SPARE_MIN {
+        return;
+    }
+    let mut kept = spare();
+    if kept.iter().map(Vec::capacity).sum::<usize>() + cap <= SPARE_TOTAL {
+        kept.push(buf);
+    }
+}
+
+/// The smallest spare buffer that holds `n` bytes without being over 4 times that.
+fn take_spare(n: usize) -> Option<Vec<u8>> {
+    if n < SPARE_MIN {
+        return None;
+    }
+    let mut kept = spare();
+    let (i, _) = kept
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.capacity() >= n && b.capacity() / 4 <= n)
+        .min_by_key(|(_, b)| b.capacity())?;
+    Some(kept.swap_remove(i))
 }
 
 /// `n` copies of `v` for `what`.
@@ -56,5 +100,25 @@ mod tests {
         super::fit(&mut b, 1000, "x").unwrap();
         assert_eq!(b.len(), 1000);
         assert_eq!(super::zeroed(3, "x").unwrap(), [0, 0, 0]);
+    }
+
+    #[test]
+    fn large_buffers_given_back_are_taken_by_fit() {
+        let n = super::SPARE_MIN + 12345;
+        let b = vec![7u8; n];
+        let at = b.as_ptr() as usize;
+        super::give_back(b);
+        // Another test may take it first: then fit allocates, as it does with none spare.
+        let mut c = Vec::new();
+        super::fit(&mut c, n - 10, "x").unwrap();
+        assert_eq!(c.len(), n - 10);
+        if c.as_ptr() as usize == at {
+            assert!(c.iter().all(|&v| v == 7), "a spare buffer is not cleared");
+        }
+        // Small buffers, and spares too large for the size asked, are not used.
+        assert!(super::take_spare(100).is_none());
+        super::give_back(vec![1u8; 8 * super::SPARE_MIN]);
+        let taken = super::take_spare(super::SPARE_MIN);
+        assert!(taken.is_none_or(|s| s.capacity() <= 4 * super::SPARE_MIN));
     }
 }

@@ -234,20 +234,22 @@ fn rust_codec(h: &ChunkHeader) -> Result<Option<RustCodec>, ChunkError> {
 /// by default); [`kernels`] pick AVX2 at run time, so C then runs the codec only and the hook
 /// undoes the filters of each block. DELTA (blocks decoded against block 0) stays with C.
 fn rust_filters_faster(h: &ChunkHeader, typesize: usize) -> bool {
-    if kernels::Isa::best() != kernels::Isa::Avx2 {
-        return false;
-    }
+    let avx2 = kernels::Isa::best() == kernels::Isa::Avx2;
     let cts = filters::c_typesize(typesize.max(1));
     let mut active = (0..6)
         .filter(|&i| !filters::is_identity_backward(h.filters[i]))
         .peekable();
     active.peek().is_some()
         && active.all(|i| match h.filters[i] {
+            // A shuffle of 1-byte groups (bools, bytes, items over 255 bytes) moves nothing:
+            // c-blosc2 2.15 still copies each block through its byte-at-a-time generic
+            // unshuffle.
+            filters::SHUFFLE if filters::shuffle_width(h.filters_meta[i], cts) == 1 => true,
             filters::SHUFFLE => {
-                (h.filters_meta[i] == 0 || usize::from(h.filters_meta[i]) == typesize)
+                avx2 && (h.filters_meta[i] == 0 || usize::from(h.filters_meta[i]) == typesize)
                     && matches!(typesize, 2 | 4 | 8 | 16)
             }
-            filters::BITSHUFFLE => matches!(cts, 1 | 2 | 4 | 8 | 16),
+            filters::BITSHUFFLE => avx2 && matches!(cts, 1 | 2 | 4 | 8 | 16),
             _ => false,
         })
 }
@@ -1181,6 +1183,17 @@ mod tests {
         }
     }
 
+    /// `h` (its sizes made `nbytes` decoded, 80 compressed) plans the Rust-filters path.
+    fn assert_rust_filters(h: &ChunkHeader, typesize: usize, nbytes: usize) {
+        let mut h = h.clone();
+        h.nbytes = nbytes;
+        h.blocksize = nbytes / 4;
+        match plan(&h, nbytes, typesize, 80) {
+            Ok(Path::RustFilters) => {}
+            other => panic!("typesize {typesize}: {:?}", other.map(|_| ()).err()),
+        }
+    }
+
     #[test]
     fn plans() {
         // zstd (format 4), extended header, shuffle.
@@ -1208,6 +1221,17 @@ mod tests {
                 Ok(Path::C) => assert!(!want_rust, "{slots:?}"),
                 _ => panic!("{slots:?}"),
             }
+        }
+        // A shuffle of 1-byte groups (bools; items over 255 bytes) moves nothing: Rust,
+        // which copies, on every instruction set, not C's byte-at-a-time unshuffle.
+        for (typesize, meta) in [(1, 0), (1, 1), (400, 0), (8, 1)] {
+            let mut b = h.clone();
+            b[3] = filters::c_typesize(typesize) as u8;
+            b[21] = filters::SHUFFLE;
+            b[29] = meta;
+            let b = ChunkHeader::parse(&b).unwrap();
+            let nbytes = 400 * typesize;
+            assert_rust_filters(&b, typesize, nbytes);
         }
         // Codecs registered since c-blosc2 2.15 are refused by name, with their plugin.
         let mut j = header(0x05 | (6 << 5), 400, 100, 80);

@@ -143,7 +143,7 @@ pub(crate) fn is_identity_backward(id: u8) -> bool {
 }
 
 /// Byte-group width SHUFFLE uses in c-blosc2 3.x.
-fn shuffle_width(meta: u8, cts: usize) -> usize {
+pub(crate) fn shuffle_width(meta: u8, cts: usize) -> usize {
     if meta == 0 {
         cts
     } else {

@@ -87,6 +87,13 @@ impl Worker {
     }
 }
 
+impl Drop for Worker {
+    /// The decoded-chunk buffer goes to the process's spare buffers for the next array.
+    fn drop(&mut self) {
+        crate::alloc::give_back(std::mem::take(&mut self.decoded));
+    }
+}
+
 /// At least `n` workers with `inner` block-level threads each (decoding blocks of shape
 /// `blocks`), reusing those in `workers`; the first `n` are returned.
 pub(crate) fn workers_for<'w>(

@@ -286,9 +286,9 @@ impl Array {
     fn decode_chunk(&self, w: &mut Worker, idx: u64, masked: bool) -> Result<Decoded> {
         let g = &self.geom;
         if w.decoded.len() != g.chunk_bytes() {
-            // Zeroed by the allocator: the pages of blocks a mask skips are never touched.
-            w.decoded = Vec::new();
-            w.decoded = crate::alloc::zeroed(g.chunk_bytes(), "a decoded chunk")?;
+            // Fresh buffers are zeroed by the allocator: the pages of blocks a mask skips
+            // are never touched.
+            crate::alloc::fit(&mut w.decoded, g.chunk_bytes(), "a decoded chunk")?;
         }
         let bb = g.block_bytes();
         let (c, d) = (&mut w.compressed, &mut w.decoder);
