@@ -34,40 +34,57 @@ pub(crate) fn fit(buf: &mut Vec<u8>, n: usize, what: &str) -> Result<()> {
 /// process (a table opened again for a server's next query): the allocator would hand the
 /// same memory back but clear all of it first (glibc's `calloc` of reused memory), where a
 /// read of a few blocks touches a few pages of it.
-static SPARE: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+static SPARE: std::sync::Mutex<Spare> = std::sync::Mutex::new(Spare(Vec::new()));
 /// Buffers under this size go back to the allocator.
 const SPARE_MIN: usize = 1 << 20;
 /// The most bytes (capacity) the spare buffers hold together.
 const SPARE_TOTAL: usize = 128 << 20;
 
-fn spare() -> std::sync::MutexGuard<'static, Vec<Vec<u8>>> {
+/// Spare buffers of [`SPARE_MIN`] bytes or more, [`SPARE_TOTAL`] in all at most.
+struct Spare(Vec<Vec<u8>>);
+
+impl Spare {
+    /// Keep `buf` when it is large and the buffers kept leave room.
+    fn give(&mut self, buf: Vec<u8>) {
+        let cap = buf.capacity();
+        if cap >= SPARE_MIN && self.0.iter().map(Vec::capacity).sum::<usize>() + cap <= SPARE_TOTAL
+        {
+            self.0.push(buf);
+        }
+    }
+
+    /// The smallest kept buffer that holds `n` bytes without being over 4 times that.
+    fn take(&mut self, n: usize) -> Option<Vec<u8>> {
+        if n < SPARE_MIN {
+            return None;
+        }
+        let (i, _) = self
+            .0
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.capacity() >= n && b.capacity() / 4 <= n)
+            .min_by_key(|(_, b)| b.capacity())?;
+        Some(self.0.swap_remove(i))
+    }
+}
+
+fn spare() -> std::sync::MutexGuard<'static, Spare> {
     SPARE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Keep `buf` for a later [`fit`] when it is large and the spare buffers leave room.
 pub(crate) fn give_back(buf: Vec<u8>) {
-    let cap = buf.capacity();
-    if cap < SPARE_MIN {
-        return;
-    }
-    let mut kept = spare();
-    if kept.iter().map(Vec::capacity).sum::<usize>() + cap <= SPARE_TOTAL {
-        kept.push(buf);
+    if buf.capacity() >= SPARE_MIN {
+        spare().give(buf);
     }
 }
 
-/// The smallest spare buffer that holds `n` bytes without being over 4 times that.
+/// A spare buffer for [`fit`] of `n` bytes, if one fits.
 fn take_spare(n: usize) -> Option<Vec<u8>> {
     if n < SPARE_MIN {
         return None;
     }
-    let mut kept = spare();
-    let (i, _) = kept
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| b.capacity() >= n && b.capacity() / 4 <= n)
-        .min_by_key(|(_, b)| b.capacity())?;
-    Some(kept.swap_remove(i))
+    spare().take(n)
 }
 
 /// `n` copies of `v` for `what`.
@@ -120,5 +137,23 @@ mod tests {
         super::give_back(vec![1u8; 8 * super::SPARE_MIN]);
         let taken = super::take_spare(super::SPARE_MIN);
         assert!(taken.is_none_or(|s| s.capacity() <= 4 * super::SPARE_MIN));
+    }
+
+    #[test]
+    fn spare_buffers_best_fit_within_their_total() {
+        use super::{Spare, SPARE_MIN, SPARE_TOTAL};
+        let mut s = Spare(Vec::new());
+        s.give(vec![0; SPARE_MIN - 1]);
+        assert!(s.0.is_empty(), "a small buffer is not kept");
+        s.give(vec![1; 3 * SPARE_MIN]);
+        s.give(vec![2; 2 * SPARE_MIN]);
+        s.give(vec![3; SPARE_TOTAL]);
+        assert_eq!(s.0.len(), 2, "the total is kept to SPARE_TOTAL");
+        // The smallest that holds the size; none over 4 times it; none too small.
+        assert_eq!(s.take(2 * SPARE_MIN - 5).unwrap()[0], 2);
+        assert!(s.take(SPARE_MIN / 2).is_none());
+        assert!(s.take(4 * SPARE_MIN).is_none());
+        assert_eq!(s.take(SPARE_MIN).unwrap()[0], 1);
+        assert!(s.0.is_empty());
     }
 }

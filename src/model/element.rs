@@ -190,14 +190,12 @@ impl Element for bool {
         // Checked in one vectorised pass (a byte over 1 sets a bit above the lowest in the
         // OR of all), then converted; the position of a bad byte is looked for only then.
         if raw.iter().fold(0u8, |m, &b| m | b) > 1 {
-            let index = raw
-                .iter()
-                .position(|&b| b > 1)
-                .expect("some byte is over 1");
-            return Err(Error::InvalidBool {
-                index,
-                value: raw[index],
-            });
+            if let Some(index) = raw.iter().position(|&b| b > 1) {
+                return Err(Error::InvalidBool {
+                    index,
+                    value: raw[index],
+                });
+            }
         }
         for (o, &b) in out.iter_mut().zip(&raw) {
             *o = b != 0;
