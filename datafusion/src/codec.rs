@@ -1,7 +1,8 @@
 //! [`B2ndCodec`]: the datafusion-proto extension codec of b2nd's scans ([`B2ndSource`]), so that a
 //! distributed DataFusion can ship b2nd scans to workers: a scan is its files (kind, path or
-//! URL, key; rows; batch size), its columns, its partitions' pieces (a file's row range) and
-//! limit; the worker opens the files itself.
+//! URL, key; rows; batch size), its columns, its partitions' pieces (a file's row range),
+//! limit and the string filters it applies (datafusion-proto expressions); the worker opens
+//! the files itself.
 
 use std::sync::Arc;
 
@@ -15,16 +16,20 @@ use datafusion::logical_expr::{
 };
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
-use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+use datafusion_proto::physical_plan::{
+    PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
+};
+use datafusion_proto::protobuf::PhysicalExprNode;
+use prost::Message;
 
 use crate::provider::B2ndTable;
 use crate::scan::{scan_exec, B2ndSource, Piece, ScanFile};
 use crate::source::Source;
 
-const MAGIC: &[u8] = b"b2nd-scan-3";
+const MAGIC: &[u8] = b"b2nd-scan-4";
 
 /// Serializes and deserializes b2nd's scans in physical plans (DataFusion's `DataSourceExec`
-/// over a [`B2ndSource`]: its files, columns, partitions' pieces and limit).
+/// over a [`B2ndSource`]: its files, columns, partitions' pieces, limit and string filters).
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -83,8 +88,8 @@ impl PhysicalExtensionCodec for B2ndCodec {
         &self,
         buf: &[u8],
         inputs: &[Arc<dyn ExecutionPlan>],
-        _ctx: &TaskContext,
-        _proto: &dyn PhysicalProtoConverterExtension,
+        ctx: &TaskContext,
+        proto: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         if !inputs.is_empty() {
             return Err(DataFusionError::Execution(
@@ -124,7 +129,12 @@ impl PhysicalExtensionCodec for B2ndCodec {
             u64::MAX => None,
             l => Some(usize::try_from(l).map_err(|_| Reader::bad())?),
         };
-        if !r.0.is_empty() || files.is_empty() {
+        let nfilters = r.number()?;
+        let mut filters = Vec::new();
+        for _ in 0..nfilters.min(1 << 16) {
+            filters.push(r.field()?);
+        }
+        if !r.0.is_empty() || files.is_empty() || filters.len() as u64 != nfilters {
             return Err(Reader::bad());
         }
         // Pieces of files the scan does not have, or of rows a file does not have (or
@@ -176,7 +186,18 @@ impl PhysicalExtensionCodec for B2ndCodec {
                 .skip(1)
                 .map(|(s, rows, batch)| ScanFile::new(s, rows, batch, None, None)),
         );
-        let source = B2ndSource::new(scan_files.into(), schema);
+        // The string filters, over the scan's columns, each checked to be one.
+        let decode = PhysicalPlanDecodeContext::new(ctx, self);
+        let exprs = filters
+            .into_iter()
+            .map(|bytes| {
+                let node = PhysicalExprNode::decode(bytes).map_err(|e| {
+                    DataFusionError::Execution(format!("b2nd scan: a filter's encoding: {e}"))
+                })?;
+                proto.proto_to_physical_expr(&node, &schema, &decode)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let source = B2ndSource::new(scan_files.into(), schema).with_string_filters(exprs)?;
         Ok(scan_exec(source, &parts, limit, None))
     }
 
@@ -184,7 +205,7 @@ impl PhysicalExtensionCodec for B2ndCodec {
         &self,
         node: Arc<dyn ExecutionPlan>,
         buf: &mut Vec<u8>,
-        _proto: &dyn PhysicalProtoConverterExtension,
+        proto: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
         let Some((scan, partitions)) = B2ndSource::of_plan(node.as_ref()) else {
             return Err(DataFusionError::Execution(format!(
@@ -224,6 +245,11 @@ impl PhysicalExtensionCodec for B2ndCodec {
             }
         }
         put(buf, &limit.map_or(u64::MAX, |l| l as u64).to_le_bytes());
+        let filters: Vec<_> = scan.string_filters().collect();
+        put(buf, &(filters.len() as u64).to_le_bytes());
+        for f in filters {
+            put(buf, &proto.physical_expr_to_proto(f, self)?.encode_to_vec());
+        }
         Ok(())
     }
 }

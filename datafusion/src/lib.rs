@@ -3,7 +3,8 @@
 //!
 //! - [`B2ndTable`]: a table or an array as a DataFusion `TableProvider` (projection, limit
 //!   and numeric comparisons pushed down, the last skipping blocks of rows by python-blosc2's
-//!   SUMMARY indexes or zone maps b2nd computes; partitions of about equal rows; row counts,
+//!   SUMMARY indexes or zone maps b2nd computes; filters over one string column applied in
+//!   the scan, on a batch's few distinct strings; partitions of about equal rows; row counts,
 //!   column bounds and no-NULL facts for the planner).
 //! - [`B2ndSource`]: its scan, a DataFusion file scan (`DataSourceExec`) whose partitions are
 //!   row ranges ([`Piece`]s) of its files ([`Source`]s).
@@ -36,6 +37,7 @@ mod prune;
 mod rows;
 mod scan;
 mod source;
+mod strings;
 mod terms;
 
 pub use codec::{B2ndCodec, B2ndLogicalCodec};

@@ -22,7 +22,7 @@ use datafusion::arrow::datatypes::{
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::{DataFusionError, Result};
 
-fn ext(e: impl std::fmt::Display) -> DataFusionError {
+pub(crate) fn ext(e: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::External(e.to_string().into())
 }
 
@@ -105,20 +105,30 @@ pub(crate) fn table_batch(
 ) -> Result<RecordBatch> {
     let mut arrays = Vec::with_capacity(schema.fields().len());
     for f in schema.fields() {
-        let c = t.column(f.name()).map_err(ext)?;
-        let a = if by_range(c) {
-            t.rows_to_arrow(f.name(), rows.clone()).map_err(ext)?
-        } else {
-            whole
-                .get(t, f.name())?
-                .slice(rows.start as usize, (rows.end - rows.start) as usize)
-        };
-        arrays.push(a);
+        arrays.push(table_rows(t, whole, f.name(), rows.clone())?);
     }
     batch(schema, arrays, rows.end - rows.start)
 }
 
-fn batch(schema: &SchemaRef, arrays: Vec<ArrayRef>, n: u64) -> Result<RecordBatch> {
+/// Live rows `rows` of the table's column `name`.
+pub(crate) fn table_rows(
+    t: &Table,
+    whole: &WholeColumns,
+    name: &str,
+    rows: Range<u64>,
+) -> Result<ArrayRef> {
+    let c = t.column(name).map_err(ext)?;
+    Ok(if by_range(c) {
+        t.rows_to_arrow(name, rows).map_err(ext)?
+    } else {
+        whole
+            .get(t, name)?
+            .slice(rows.start as usize, (rows.end - rows.start) as usize)
+    })
+}
+
+/// A batch of `schema` of `n` rows.
+pub(crate) fn batch(schema: &SchemaRef, arrays: Vec<ArrayRef>, n: u64) -> Result<RecordBatch> {
     let options =
         datafusion::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(n as usize));
     RecordBatch::try_new_with_options(schema.clone(), arrays, &options).map_err(Into::into)

@@ -33,6 +33,7 @@ use futures::StreamExt;
 
 use crate::prune::Zones;
 use crate::source::{Opened, Shared, Source};
+use crate::strings::{filtered_batch, StringFilter};
 use crate::terms::physical_terms;
 
 /// Rows `rows` of file `file` of a scan: partitions are lists of them.
@@ -152,7 +153,8 @@ pub(crate) fn scan_exec(
 
 /// b2nd's file source for DataFusion's file scans: the files a scan reads (each opened on
 /// first use) and the columns it produces; batches of whole blocks or chunks; dynamic
-/// filters (a top-k's threshold) skip the batches the files' zones show no row of can pass.
+/// filters (a top-k's threshold) skip the batches the files' zones show no row of can pass;
+/// filters over one string column are evaluated in the scan ([`crate::strings`]).
 #[derive(Clone)]
 pub struct B2ndSource {
     pub(crate) files: Arc<[ScanFile]>,
@@ -161,6 +163,9 @@ pub struct B2ndSource {
     /// Dynamic filters its parents pushed: before each batch, the batch is skipped when the
     /// zones show no row of it can pass their current state.
     dynamic: Vec<Arc<dyn PhysicalExpr>>,
+    /// Filters over one string column its parents pushed: only the rows that pass them
+    /// leave the scan.
+    strings: Vec<StringFilter>,
     /// The columns whose zones pruned rows, and where those zones came from; rows read of
     /// rows in all (shown in plans).
     pruned_by: Vec<String>,
@@ -184,6 +189,7 @@ impl B2ndSource {
             schema: TableSchema::from(schema),
             metrics: ExecutionPlanMetricsSet::new(),
             dynamic: Vec::new(),
+            strings: Vec::new(),
             pruned_by: Vec::new(),
             rows: (0, 0),
         }
@@ -200,6 +206,28 @@ impl B2ndSource {
     /// The columns produced.
     pub(crate) fn schema(&self) -> &SchemaRef {
         self.schema.file_schema()
+    }
+
+    /// The filters over one string column the scan applies itself.
+    pub(crate) fn string_filters(&self) -> impl Iterator<Item = &Arc<dyn PhysicalExpr>> {
+        self.strings.iter().map(|f| &f.expr)
+    }
+
+    /// The source applying the filters `exprs` (over its columns) itself, each a filter
+    /// over one string column; an error names one that is not.
+    pub(crate) fn with_string_filters(
+        mut self,
+        exprs: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<B2ndSource> {
+        for e in exprs {
+            let f = StringFilter::of(&e, self.schema()).ok_or_else(|| {
+                DataFusionError::Execution(format!(
+                    "b2nd scan: {e} is not a filter over one string column"
+                ))
+            })?;
+            self.strings.push(f);
+        }
+        Ok(self)
     }
 
     /// The files this scan reads, in the order [`Piece::file`] counts them.
@@ -263,6 +291,7 @@ impl FileSource for B2ndSource {
             files: self.files.clone(),
             schema: self.schema().clone(),
             dynamic: self.dynamic.clone(),
+            strings: self.strings.clone().into(),
             skipped: MetricBuilder::new(&self.metrics).counter("batches_skipped", partition),
         }))
     }
@@ -271,12 +300,18 @@ impl FileSource for B2ndSource {
         &self.schema
     }
 
-    /// The dynamic filters it holds.
+    /// The filters over one string column it applies (so that DataFusion knows the row
+    /// counts it was given are no longer exact).
+    fn filter(&self) -> Option<Arc<dyn PhysicalExpr>> {
+        datafusion::physical_expr::conjunction_opt(self.strings.iter().map(|f| f.expr.clone()))
+    }
+
+    /// The dynamic filters it holds and the string filters it applies.
     fn apply_expressions(
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        for e in &self.dynamic {
+        for e in self.dynamic.iter().chain(self.string_filters()) {
             if f(e)? == TreeNodeRecursion::Stop {
                 return Ok(TreeNodeRecursion::Stop);
             }
@@ -310,6 +345,10 @@ impl FileSource for B2ndSource {
         if !self.dynamic.is_empty() {
             write!(f, ", dynamic filters={}", self.dynamic.len())?;
         }
+        if !self.strings.is_empty() {
+            let e: Vec<String> = self.string_filters().map(|e| e.to_string()).collect();
+            write!(f, ", string filters=[{}]", e.join(", "))?;
+        }
         Ok(())
     }
 
@@ -329,26 +368,39 @@ impl FileSource for B2ndSource {
         Ok(None)
     }
 
-    /// Dynamic filters (a top-k's) are kept, for skipping batches by the zones; DataFusion
-    /// still applies every filter (none is reported pushed down).
+    /// Filters over one string column are applied here (reported pushed down: DataFusion
+    /// drops them); dynamic filters (a top-k's) are kept, for skipping batches by the
+    /// zones, and DataFusion still applies them and every other filter.
     fn try_pushdown_filters(
         &self,
         filters: Vec<Arc<dyn PhysicalExpr>>,
         _config: &ConfigOptions,
     ) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
-        let no = vec![PushedDown::No; filters.len()];
         let zoned = self.files.iter().any(|f| f.zones.is_some());
-        let dynamic: Vec<_> = filters
-            .into_iter()
-            .filter(|f| snapshot_generation(f) != 0)
-            .collect();
-        if !zoned || dynamic.is_empty() {
-            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(no));
-        }
         let mut source = self.clone();
-        source.dynamic = self.dynamic.iter().cloned().chain(dynamic).collect();
-        Ok(FilterPushdownPropagation::with_parent_pushdown_result(no)
-            .with_updated_node(Arc::new(source) as Arc<dyn FileSource>))
+        let mut changed = false;
+        let mut pushed = Vec::with_capacity(filters.len());
+        for f in filters {
+            if snapshot_generation(&f) != 0 {
+                if zoned {
+                    source.dynamic.push(f);
+                    changed = true;
+                }
+                pushed.push(PushedDown::No);
+            } else if let Some(s) = StringFilter::of(&f, self.schema()) {
+                source.strings.push(s);
+                changed = true;
+                pushed.push(PushedDown::Yes);
+            } else {
+                pushed.push(PushedDown::No);
+            }
+        }
+        let p = FilterPushdownPropagation::with_parent_pushdown_result(pushed);
+        Ok(if changed {
+            p.with_updated_node(Arc::new(source) as Arc<dyn FileSource>)
+        } else {
+            p
+        })
     }
 }
 
@@ -358,6 +410,7 @@ struct B2ndOpener {
     files: Arc<[ScanFile]>,
     schema: SchemaRef,
     dynamic: Vec<Arc<dyn PhysicalExpr>>,
+    strings: Arc<[StringFilter]>,
     skipped: datafusion::physical_plan::metrics::Count,
 }
 
@@ -387,6 +440,7 @@ impl FileOpener for B2ndOpener {
             self.dynamic.clone(),
             self.skipped.clone(),
         );
+        let strings = self.strings.clone();
         // Batches of whole blocks or chunks (cut at multiples of the file's batch rows).
         let r = piece.rows;
         let mut at = r.start;
@@ -404,6 +458,7 @@ impl FileOpener for B2ndOpener {
             .then(move |r| {
                 let (files, schema) = (files.clone(), schema.clone());
                 let (dynamic, skipped) = (dynamic.clone(), skipped.clone());
+                let strings = strings.clone();
                 async move {
                     tokio::task::spawn_blocking(move || {
                         let f = &files[file];
@@ -424,7 +479,14 @@ impl FileOpener for B2ndOpener {
                                 return Ok(None);
                             }
                         }
-                        opened.batch(&schema, r).map(Some)
+                        if strings.is_empty() {
+                            return opened.batch(&schema, r).map(Some);
+                        }
+                        let b = filtered_batch(&opened, &schema, r, &strings)?;
+                        if b.is_none() {
+                            skipped.add(1);
+                        }
+                        Ok(b)
                     })
                     .await
                     .map_err(|e| DataFusionError::External(Box::new(e)))?

@@ -685,7 +685,8 @@ async fn limits_on_arrays_cut_anywhere() {
     }
 }
 
-/// The batches a scan skipped by the dynamic filters pushed into it.
+/// The batches a scan skipped by the dynamic filters pushed into it, or because no row of
+/// them passes its string filters.
 fn batches_skipped(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> usize {
     let own = b2nd_datafusion::B2ndSource::of_plan(plan.as_ref())
         .and_then(|_| plan.metrics())
@@ -837,8 +838,9 @@ async fn hostile_scan_encodings_are_errors() {
         assert!(decode(&good[..i]).is_err(), "truncated to {i} bytes");
     }
     assert!(decoded > 0);
-    // The last piece's end (the field before the limit) set to 2^64 - 1.
-    let end = good.len() - 2 * 16 + 8;
+    // The last piece's end (the field before the limit and the filter count) set to
+    // 2^64 - 1.
+    let end = good.len() - 3 * 16 + 8;
     let mut b = good.clone();
     b[end..end + 8].copy_from_slice(&u64::MAX.to_le_bytes());
     let e = decode(&b).unwrap_err().to_string();
@@ -1015,4 +1017,180 @@ async fn many_files_read_as_one_table() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("no file matches"), "{e}");
+}
+
+/// A `.b2d` table of `n` rows: `id`, `cat` (five strings and every 11th row null) and
+/// `word` (a string of its own per row: no batch of it has few distinct strings).
+fn string_table(dir: &Path, n: usize) -> (PathBuf, Vec<Option<&'static str>>, Vec<String>) {
+    const CATS: [&str; 5] = ["alpha", "beta", "gamma", "delta", "épsilon"];
+    let p = dir.join("s.b2d");
+    b2nd::TableBuilder::new()
+        .column("id", &(0..n as i64).collect::<Vec<_>>())
+        .unwrap()
+        .write(&p)
+        .unwrap();
+    let cat: Vec<Option<&str>> = (0..n)
+        .map(|i| (i % 11 != 0).then_some(CATS[(i * 7 / 3) % 5]))
+        .collect();
+    let word: Vec<String> = (0..n).map(|i| format!("w{i}")).collect();
+    let words: Vec<Option<&str>> = word.iter().map(|w| Some(w.as_str())).collect();
+    let mut t = b2nd::TableMut::open(&p).unwrap();
+    t.add_column("cat", &b2nd::NewColumn::string(8).strings(&cat))
+        .unwrap();
+    t.add_column("word", &b2nd::NewColumn::string(12).strings(&words))
+        .unwrap();
+    (p, cat, word)
+}
+
+#[tokio::test]
+async fn filters_over_one_string_column_are_applied_in_the_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 200_000;
+    let (p, cat, word) = string_table(dir.path(), n);
+    let ctx = ctx(2);
+    ctx.register_table(
+        "t",
+        Arc::new(B2ndTable::table(p.to_str().unwrap()).unwrap()),
+    )
+    .unwrap();
+    type Pred = Box<dyn Fn(Option<&str>, &str, i64) -> bool>;
+    let cases: Vec<(&str, Pred)> = vec![
+        ("cat = 'beta'", Box::new(|c, _, _| c == Some("beta"))),
+        (
+            "cat LIKE '%lt%'",
+            Box::new(|c, _, _| c.is_some_and(|c| c.contains("lt"))),
+        ),
+        (
+            "cat IN ('alpha', 'épsilon')",
+            Box::new(|c, _, _| matches!(c, Some("alpha" | "épsilon"))),
+        ),
+        (
+            "NOT (cat = 'beta')",
+            Box::new(|c, _, _| c.is_some_and(|c| c != "beta")),
+        ),
+        (
+            "cat <> 'beta' OR cat IS NULL",
+            Box::new(|c, _, _| c != Some("beta")),
+        ),
+        ("cat IS NULL", Box::new(|c, _, _| c.is_none())),
+        (
+            "upper(cat) = 'DELTA'",
+            Box::new(|c, _, _| c == Some("delta")),
+        ),
+        ("cat = 'none'", Box::new(|_, _, _| false)),
+        ("word = 'w12345'", Box::new(|_, w, _| w == "w12345")),
+        (
+            "word LIKE 'w1%7'",
+            Box::new(|_, w, _| w.starts_with("w1") && w.ends_with('7')),
+        ),
+        (
+            "cat = 'gamma' AND word LIKE '%3'",
+            Box::new(|c, w, _| c == Some("gamma") && w.ends_with('3')),
+        ),
+        (
+            "cat = 'beta' AND id % 3 = 0",
+            Box::new(|c, _, i| c == Some("beta") && i % 3 == 0),
+        ),
+        (
+            "cat = 'beta' OR id < 10",
+            Box::new(|c, _, i| c == Some("beta") || i < 10),
+        ),
+    ];
+    for (pred, want) in &cases {
+        let q = format!("SELECT count(*), sum(id), min(word), max(cat) FROM t WHERE {pred}");
+        let got = rows(&ctx, &q).await;
+        let keep: Vec<usize> = (0..n)
+            .filter(|&i| want(cat[i], &word[i], i as i64))
+            .collect();
+        assert_eq!(i64s(&got, 0), vec![Some(keep.len() as i64)], "{pred}");
+        let sum = (!keep.is_empty()).then(|| keep.iter().map(|&i| i as i64).sum::<i64>());
+        assert_eq!(i64s(&got, 1), vec![sum], "{pred}");
+        let text = |c: usize| {
+            let a = got[0].column(c).as_string_view();
+            a.is_valid(0).then(|| a.value(0).to_string())
+        };
+        let min_word = keep.iter().map(|&i| word[i].clone()).min();
+        let max_cat = keep
+            .iter()
+            .filter_map(|&i| cat[i])
+            .max()
+            .map(str::to_string);
+        assert_eq!(text(2), min_word, "{pred}");
+        assert_eq!(text(3), max_cat, "{pred}");
+    }
+    // The rows themselves, strings included, not only aggregates.
+    let got = rows(
+        &ctx,
+        "SELECT id, cat FROM t WHERE cat LIKE 'b%' ORDER BY id",
+    )
+    .await;
+    let ids: Vec<Option<i64>> = (0..n)
+        .filter(|&i| cat[i] == Some("beta"))
+        .map(|i| Some(i as i64))
+        .collect();
+    assert_eq!(i64s(&got, 0), ids);
+    assert!(got.iter().all(|b| b
+        .column(1)
+        .as_string_view()
+        .iter()
+        .all(|c| c == Some("beta"))));
+    // Applied in the scan, DataFusion's filter gone; a filter over two columns is not.
+    let shown = |q: &'static str| {
+        let ctx = &ctx;
+        async move {
+            let plan = physical_plan(ctx, q).await;
+            let s = displayable(plan.as_ref()).indent(true).to_string();
+            s
+        }
+    };
+    let s = shown("SELECT count(*) FROM t WHERE cat = 'beta'").await;
+    assert!(
+        s.contains("string filters=[cat@0 = beta]") && !s.contains("FilterExec"),
+        "{s}"
+    );
+    let s = shown("SELECT count(*) FROM t WHERE cat = 'beta' OR id < 10").await;
+    assert!(
+        !s.contains("string filters") && s.contains("FilterExec"),
+        "{s}"
+    );
+    // A batch no row of which passes is skipped: every batch for a string no row holds, all
+    // but one for a string one row holds.
+    let mut skipped = Vec::new();
+    for q in [
+        "SELECT count(*) FROM t WHERE cat = 'none'",
+        "SELECT count(*) FROM t WHERE word = 'w7'",
+    ] {
+        let plan = physical_plan(&ctx, q).await;
+        datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx())
+            .await
+            .unwrap();
+        skipped.push(batches_skipped(&plan));
+    }
+    assert!(
+        skipped[1] > 0 && skipped[0] == skipped[1] + 1,
+        "{skipped:?}"
+    );
+    // The count is not answered from the table's row count.
+    let s = shown("SELECT count(*) FROM t WHERE cat LIKE '%a'").await;
+    assert!(s.contains("AggregateExec"), "{s}");
+
+    // Shipped through the codec to a session that has nothing registered: the same rows.
+    let q = "SELECT count(*), sum(id) FROM t WHERE cat LIKE '%ta' AND word LIKE '%9'";
+    let plan = physical_plan(&ctx, q).await;
+    let bytes = physical_plan_to_bytes_with_extension_codec(plan, &B2ndCodec).unwrap();
+    let worker = SessionContext::new();
+    let back =
+        physical_plan_from_bytes_with_extension_codec(&bytes, &worker.task_ctx(), &B2ndCodec)
+            .unwrap();
+    let shipped = displayable(back.as_ref()).indent(true).to_string();
+    assert!(shipped.contains("string filters=["), "{shipped}");
+    let got = datafusion::physical_plan::collect(back, worker.task_ctx())
+        .await
+        .unwrap();
+    let keep: Vec<i64> = (0..n)
+        .filter(|&i| cat[i].is_some_and(|c| c.ends_with("ta")) && word[i].ends_with('9'))
+        .map(|i| i as i64)
+        .collect();
+    assert_eq!(i64s(&got, 0), vec![Some(keep.len() as i64)]);
+    assert_eq!(i64s(&got, 1), vec![Some(keep.iter().sum())]);
 }

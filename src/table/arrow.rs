@@ -302,6 +302,42 @@ impl Table {
         Ok(a)
     }
 
+    /// Live rows `rows` of a fixed-width `string` column (NumPy `U`) as a dictionary of its
+    /// few distinct strings (string views) and each row's key (nulls on the keys), when the
+    /// rows hold at most 32 distinct strings; `None` for more, for another kind of column,
+    /// or for code units that are no characters ([`Table::rows_to_arrow`] names the row).
+    /// A predicate over the column can then be evaluated on the few values alone.
+    ///
+    /// ```
+    /// use arrow_array::Array;
+    /// let t = b2nd::Table::open("tests/data/tables/basic.b2z")?;
+    /// let d = t.string_rows_as_dictionary("name", 0..t.n_rows())?.expect("few names");
+    /// assert_eq!(d.len() as u64, t.n_rows());
+    /// let whole = t.rows_to_arrow("name", 0..t.n_rows())?;
+    /// let taken = arrow_select::take::take(d.values(), d.keys(), None)?;
+    /// assert_eq!(taken.to_data(), whole.to_data());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn string_rows_as_dictionary(
+        &self,
+        name: &str,
+        rows: std::ops::Range<u64>,
+    ) -> Result<Option<arrow_array::DictionaryArray<UInt32Type>>> {
+        if !matches!(self.column(name)?.kind(), ColumnKind::String) {
+            return Ok(None);
+        }
+        let valid = self.read_validity_rows(name, rows.clone())?;
+        let mut bytes = CODE_POINTS.take();
+        let r = self.strings_of(name, rows, valid, &mut bytes);
+        if bytes.capacity() <= KEPT_CODE_POINTS {
+            CODE_POINTS.set(bytes);
+        }
+        match r? {
+            Strings::Dictionary(d) => Ok(Some(d)),
+            Strings::Views(_) => Ok(None),
+        }
+    }
+
     /// Rows of a fixed-width `string` column (NumPy `U`) as Arrow string views: its code
     /// points decoded into one UTF-8 buffer, each row a view (short strings, up to 12 bytes,
     /// held in the view itself), nulls as a bitmap.
@@ -316,17 +352,26 @@ impl Table {
         if bytes.capacity() <= KEPT_CODE_POINTS {
             CODE_POINTS.set(bytes);
         }
-        r
+        let bad = |e: arrow_schema::ArrowError| self.bad(name, format!("arrow: {e}"));
+        match r? {
+            // Each row's view taken from the few distinct ones (no conversion per row).
+            Strings::Dictionary(d) => {
+                arrow_select::take::take(d.values(), d.keys(), None).map_err(bad)
+            }
+            Strings::Views(v) => Ok(v),
+        }
     }
 
-    /// [`Table::strings_to_arrow`] with `bytes` the buffer its code points are read into.
+    /// A `string` column's rows read into `bytes`: a dictionary of a batch's few distinct
+    /// strings (python's category-like columns: only those few converted), else views of
+    /// every row.
     fn strings_of(
         &self,
         name: &str,
         rows: std::ops::Range<u64>,
         valid: Option<Vec<bool>>,
         bytes: &mut Vec<u8>,
-    ) -> Result<ArrayRef> {
+    ) -> Result<Strings> {
         let (dtype, _) = self.read_rows_bytes_into(name, rows, bytes)?;
         let bytes = &bytes[..];
         let crate::model::dtype::Dtype::Unicode { chars, order } = dtype else {
@@ -337,9 +382,7 @@ impl Table {
         };
         let nulls = valid.map(NullBuffer::from);
         let bad = |e: arrow_schema::ArrowError| self.bad(name, format!("arrow: {e}"));
-        // A batch of a few distinct strings (python's category-like columns): those few
-        // converted, then each row's view taken from them (no conversion per row). A code
-        // unit that is no character fails below, naming its row.
+        // A code unit that is no character fails below, naming its row.
         if let Some((distinct, keys)) = few_distinct(bytes, chars * 4, FEW_DISTINCT) {
             if let Ok((utf8, offsets)) =
                 crate::read::typed::ucs4_to_utf8(chars, order, &distinct.concat())
@@ -352,7 +395,9 @@ impl Table {
                 )
                 .map_err(bad)?;
                 let keys = UInt32Array::new(ScalarBuffer::from(keys), nulls);
-                return arrow_select::take::take(&StringViewArray::from(&strings), &keys, None)
+                let values: ArrayRef = Arc::new(StringViewArray::from(&strings));
+                return arrow_array::DictionaryArray::try_new(keys, values)
+                    .map(Strings::Dictionary)
                     .map_err(bad);
             }
         }
@@ -373,7 +418,7 @@ impl Table {
                 StringViewArray::from(&strings)
             }
         };
-        Ok(Arc::new(views))
+        Ok(Strings::Views(Arc::new(views)))
     }
 
     /// An ndarray column's live rows `rows` as nested fixed-size lists (nulls on the rows only).
@@ -623,6 +668,14 @@ fn list_array(t: &Table, name: &str, rows: Vec<Value>) -> Result<ArrayRef> {
     })
 }
 
+/// A `string` column's rows as [`Table::strings_of`] reads them.
+enum Strings {
+    /// A few distinct strings and each row's key.
+    Dictionary(arrow_array::DictionaryArray<UInt32Type>),
+    /// Every row's view.
+    Views(ArrayRef),
+}
+
 /// At most this many distinct strings in a batch make it a take of their views.
 const FEW_DISTINCT: usize = 32;
 
@@ -667,7 +720,6 @@ const SLOTS: usize = 64;
 
 /// [`few_distinct`] of items of `W` words.
 fn few_distinct_words<const W: usize>(raw: &[u8], max: usize) -> Option<(Vec<&[u8]>, Vec<u32>)> {
-    let item = W * 8;
     let words = |it: &[u8]| -> [u64; W] {
         let mut w = [0u64; W];
         for (x, b) in w.iter_mut().zip(it.chunks_exact(8)) {
@@ -675,13 +727,36 @@ fn few_distinct_words<const W: usize>(raw: &[u8], max: usize) -> Option<(Vec<&[u
         }
         w
     };
+    few_distinct_by(raw, W * 8, max, words, |w| w[0])
+}
+
+/// [`few_distinct`] of items of any length.
+fn few_distinct_bytes(raw: &[u8], item: usize, max: usize) -> Option<(Vec<&[u8]>, Vec<u32>)> {
+    let head = |it: &&[u8]| {
+        let mut w = [0u8; 8];
+        let n = item.min(8);
+        w[..n].copy_from_slice(&it[..n]);
+        u64::from_ne_bytes(w)
+    };
+    few_distinct_by(raw, item, max, |it| it, head)
+}
+
+/// [`few_distinct`] with items compared as the keys `key` makes of them, `head` a key's
+/// first 8 bytes.
+fn few_distinct_by<'a, K: PartialEq>(
+    raw: &'a [u8],
+    item: usize,
+    max: usize,
+    key: impl Fn(&'a [u8]) -> K,
+    head: impl Fn(&K) -> u64,
+) -> Option<(Vec<&'a [u8]>, Vec<u32>)> {
     let mut slots = [u32::MAX; SLOTS];
-    let mut seen: Vec<[u64; W]> = Vec::new();
+    let mut seen: Vec<K> = Vec::new();
     let mut distinct: Vec<&[u8]> = Vec::new();
     let mut keys = Vec::with_capacity(raw.len() / item);
     for it in raw.chunks_exact(item) {
-        let w = words(it);
-        let s = slot(w[0]);
+        let w = key(it);
+        let s = slot(head(&w));
         let k = slots[s] as usize;
         let k = if seen.get(k) == Some(&w) {
             k
@@ -693,39 +768,6 @@ fn few_distinct_words<const W: usize>(raw: &[u8], max: usize) -> Option<(Vec<&[u
                     seen.push(w);
                     distinct.push(it);
                     seen.len() - 1
-                }
-            };
-            slots[s] = k as u32;
-            k
-        };
-        keys.push(k as u32);
-    }
-    Some((distinct, keys))
-}
-
-/// [`few_distinct`] of items of any length.
-fn few_distinct_bytes(raw: &[u8], item: usize, max: usize) -> Option<(Vec<&[u8]>, Vec<u32>)> {
-    let head = |it: &[u8]| {
-        let mut w = [0u8; 8];
-        let n = item.min(8);
-        w[..n].copy_from_slice(&it[..n]);
-        u64::from_ne_bytes(w)
-    };
-    let mut slots = [u32::MAX; SLOTS];
-    let mut distinct: Vec<&[u8]> = Vec::new();
-    let mut keys = Vec::with_capacity(raw.len() / item);
-    for it in raw.chunks_exact(item) {
-        let s = slot(head(it));
-        let k = slots[s] as usize;
-        let k = if distinct.get(k).is_some_and(|d| *d == it) {
-            k
-        } else {
-            let k = match distinct.iter().position(|d| *d == it) {
-                Some(k) => k,
-                None if distinct.len() == max => return None,
-                None => {
-                    distinct.push(it);
-                    distinct.len() - 1
                 }
             };
             slots[s] = k as u32;
