@@ -154,7 +154,8 @@ pub(crate) fn scan_exec(
 /// b2nd's file source for DataFusion's file scans: the files a scan reads (each opened on
 /// first use) and the columns it produces; batches of whole blocks or chunks; dynamic
 /// filters (a top-k's threshold) skip the batches the files' zones show no row of can pass;
-/// filters over one string column are evaluated in the scan ([`crate::strings`]).
+/// filters over one string column are evaluated in the scan, on a batch's few distinct
+/// strings where it has few.
 #[derive(Clone)]
 pub struct B2ndSource {
     pub(crate) files: Arc<[ScanFile]>,
