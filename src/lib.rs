@@ -184,6 +184,8 @@ pub use schunk::{SChunk, MAX_ATTR_BYTES};
 #[cfg(feature = "remote")]
 pub use storage::{list_url, RemoteOptions};
 pub use store::{MemberKind, Store, StoreKind};
+#[cfg(feature = "arrow")]
+pub use table::StringRows;
 pub use table::{BlockSummary, Bound, Column, ColumnKind, Computed, Segment, Table};
 pub use write::ArrayMut;
 pub use write::{ArrayBuilder, Codec, Filter, StoreBuilder, TableBuilder, Target, Writer};

@@ -37,6 +37,8 @@ use crate::store::Store;
 
 #[cfg(feature = "arrow")]
 mod arrow;
+#[cfg(feature = "arrow")]
+pub use arrow::StringRows;
 mod kind;
 mod live;
 mod summary;

@@ -2,7 +2,7 @@
 //! filter's conjuncts into the scan, and one that reads a single `Utf8View` column and is
 //! deterministic (`cat = 'beta'`, `LIKE`, `IN`, ...) becomes a [`StringFilter`]. Where a
 //! batch of the column holds a few distinct strings
-//! ([`b2nd::Table::string_rows_as_dictionary`]), the filter is evaluated on those few values
+//! ([`b2nd::Table::string_rows`]), the filter is evaluated on those few values
 //! and each row takes its value's answer; a batch no row of which passes is skipped before
 //! any other column is read; the other columns are read and filtered by the rows that pass.
 //! Elsewhere the filter is evaluated on the column's rows. Either way the scan's rows are
@@ -23,6 +23,8 @@ use datafusion::logical_expr::Volatility;
 use datafusion::physical_expr::expressions as px;
 use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 use datafusion::physical_expr_common::physical_expr::snapshot_generation;
+
+use b2nd::StringRows;
 
 use crate::rows::{batch, ext, table_rows};
 use crate::source::Opened;
@@ -168,21 +170,10 @@ pub(crate) fn filtered_batch(
     filters: &[StringFilter],
 ) -> Result<Option<RecordBatch>> {
     let Opened::Table(t, whole) = opened else {
-        // Arrays have no string columns: the filters over the batch as read.
-        let b = opened.batch(schema, rows)?;
-        let mut mask: Option<BooleanArray> = None;
-        for f in filters {
-            let m = f.passes(Arc::clone(b.column(f.column.1)))?;
-            mask = Some(match mask {
-                Some(k) => and(&k, &m)?,
-                None => m,
-            });
-        }
-        return Ok(match mask {
-            Some(m) if m.true_count() == 0 => None,
-            Some(m) => Some(datafusion::arrow::compute::filter_record_batch(&b, &m)?),
-            None => Some(b),
-        });
+        // An array's columns are numbers and bools: no string filter is made for them.
+        return Err(DataFusionError::Internal(
+            "b2nd scan: a string filter over an array".into(),
+        ));
     };
     let mut read: Vec<Option<Read>> = (0..schema.fields().len()).map(|_| None).collect();
     let mut mask: Option<BooleanArray> = None;
@@ -192,15 +183,11 @@ pub(crate) fn filtered_batch(
             DataFusionError::Internal(format!("b2nd scan: no column {i} for {}", f.expr))
         })?;
         if slot.is_none() {
-            *slot = Some(
-                match t
-                    .string_rows_as_dictionary(name, rows.clone())
-                    .map_err(ext)?
-                {
-                    Some(d) => Read::Keyed(d),
-                    None => Read::Rows(table_rows(t, whole, name, rows.clone())?),
-                },
-            );
+            *slot = Some(match t.string_rows(name, rows.clone()).map_err(ext)? {
+                Some(StringRows::Dictionary(d)) => Read::Keyed(d),
+                Some(StringRows::Views(a)) => Read::Rows(a),
+                None => Read::Rows(table_rows(t, whole, name, rows.clone())?),
+            });
         }
         let m = slot.as_ref().expect("read above").passes(f)?;
         let m = match mask {

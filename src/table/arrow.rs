@@ -302,27 +302,30 @@ impl Table {
         Ok(a)
     }
 
-    /// Live rows `rows` of a fixed-width `string` column (NumPy `U`) as a dictionary of its
-    /// few distinct strings (string views) and each row's key (nulls on the keys), when the
-    /// rows hold at most 32 distinct strings; `None` for more, for another kind of column,
-    /// or for code units that are no characters ([`Table::rows_to_arrow`] names the row).
-    /// A predicate over the column can then be evaluated on the few values alone.
+    /// Live rows `rows` of a fixed-width `string` column (NumPy `U`): a dictionary of its
+    /// few distinct strings (string views) and each row's key (nulls on the keys) when the
+    /// rows hold at most 32 distinct strings, else every row's view; `None` for another
+    /// kind of column. A predicate over the column can then be evaluated on the few values
+    /// alone.
     ///
     /// ```
     /// use arrow_array::Array;
+    /// use b2nd::StringRows;
     /// let t = b2nd::Table::open("tests/data/tables/basic.b2z")?;
-    /// let d = t.string_rows_as_dictionary("name", 0..t.n_rows())?.expect("few names");
+    /// let Some(StringRows::Dictionary(d)) = t.string_rows("name", 0..t.n_rows())? else {
+    ///     panic!("few names")
+    /// };
     /// assert_eq!(d.len() as u64, t.n_rows());
     /// let whole = t.rows_to_arrow("name", 0..t.n_rows())?;
     /// let taken = arrow_select::take::take(d.values(), d.keys(), None)?;
     /// assert_eq!(taken.to_data(), whole.to_data());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn string_rows_as_dictionary(
+    pub fn string_rows(
         &self,
         name: &str,
         rows: std::ops::Range<u64>,
-    ) -> Result<Option<arrow_array::DictionaryArray<UInt32Type>>> {
+    ) -> Result<Option<StringRows>> {
         if !matches!(self.column(name)?.kind(), ColumnKind::String) {
             return Ok(None);
         }
@@ -332,10 +335,7 @@ impl Table {
         if bytes.capacity() <= KEPT_CODE_POINTS {
             CODE_POINTS.set(bytes);
         }
-        match r? {
-            Strings::Dictionary(d) => Ok(Some(d)),
-            Strings::Views(_) => Ok(None),
-        }
+        r.map(Some)
     }
 
     /// Rows of a fixed-width `string` column (NumPy `U`) as Arrow string views: its code
@@ -355,10 +355,10 @@ impl Table {
         let bad = |e: arrow_schema::ArrowError| self.bad(name, format!("arrow: {e}"));
         match r? {
             // Each row's view taken from the few distinct ones (no conversion per row).
-            Strings::Dictionary(d) => {
+            StringRows::Dictionary(d) => {
                 arrow_select::take::take(d.values(), d.keys(), None).map_err(bad)
             }
-            Strings::Views(v) => Ok(v),
+            StringRows::Views(v) => Ok(v),
         }
     }
 
@@ -371,7 +371,7 @@ impl Table {
         rows: std::ops::Range<u64>,
         valid: Option<Vec<bool>>,
         bytes: &mut Vec<u8>,
-    ) -> Result<Strings> {
+    ) -> Result<StringRows> {
         let (dtype, _) = self.read_rows_bytes_into(name, rows, bytes)?;
         let bytes = &bytes[..];
         let crate::model::dtype::Dtype::Unicode { chars, order } = dtype else {
@@ -397,7 +397,7 @@ impl Table {
                 let keys = UInt32Array::new(ScalarBuffer::from(keys), nulls);
                 let values: ArrayRef = Arc::new(StringViewArray::from(&strings));
                 return arrow_array::DictionaryArray::try_new(keys, values)
-                    .map(Strings::Dictionary)
+                    .map(StringRows::Dictionary)
                     .map_err(bad);
             }
         }
@@ -418,7 +418,7 @@ impl Table {
                 StringViewArray::from(&strings)
             }
         };
-        Ok(Strings::Views(Arc::new(views)))
+        Ok(StringRows::Views(Arc::new(views)))
     }
 
     /// An ndarray column's live rows `rows` as nested fixed-size lists (nulls on the rows only).
@@ -668,11 +668,12 @@ fn list_array(t: &Table, name: &str, rows: Vec<Value>) -> Result<ArrayRef> {
     })
 }
 
-/// A `string` column's rows as [`Table::strings_of`] reads them.
-enum Strings {
-    /// A few distinct strings and each row's key.
+/// A `string` column's rows as [`Table::string_rows`] reads them.
+#[derive(Debug)]
+pub enum StringRows {
+    /// A few distinct strings (string views) and each row's key, nulls on the keys.
     Dictionary(arrow_array::DictionaryArray<UInt32Type>),
-    /// Every row's view.
+    /// Every row's string view, nulls included.
     Views(ArrayRef),
 }
 
