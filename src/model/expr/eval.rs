@@ -1058,6 +1058,10 @@ fn value(e: &Expr, ops: &[Column], len: usize, mode: Mode) -> R<Val> {
             }
             binary(*op, a, b, len, mode)?
         }
+        Expr::Call(..) if ne && numpy_folded(e)?.is_some() => {
+            let folded = numpy_folded(e)?.expect("checked");
+            numexpr_constant(folded, len)?
+        }
         Expr::Call(f, args) => {
             let vals = args
                 .iter()
@@ -1069,6 +1073,73 @@ fn value(e: &Expr, ops: &[Column], len: usize, mode: Mode) -> R<Val> {
             call(f, vals, len, mode)?
         }
     })
+}
+
+/// NumPy's value of `e` where numexpr folds it before evaluating anything: a function of
+/// constants (and of such functions, and arithmetic on them), which numexpr hands to
+/// NumPy's function on the Python values (`numexpr.expressions.func`; not `where`, which it
+/// folds otherwise). `None` where `e` is not such a function. The value is a NumPy scalar:
+/// a length-1 array of its type (`log(True)` is float16, `abs(-3)` int64).
+fn numpy_folded(e: &Expr) -> R<Option<Val>> {
+    fn operand(e: &Expr) -> R<Option<Val>> {
+        Ok(match e {
+            Expr::Int(i) => Some(Val::Int(*i)),
+            Expr::Float(f) => Some(Val::Float(*f)),
+            Expr::Bool(b) => Some(Val::Bool(*b)),
+            e => numpy_folded(e)?,
+        })
+    }
+    Ok(match e {
+        Expr::Call(f, args) if f != "where" && NUMEXPR_FUNCTIONS.contains(&f.as_str()) => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                match operand(a)? {
+                    Some(v) => vals.push(v),
+                    None => return Ok(None),
+                }
+            }
+            let v = call(f, vals, 1, Mode::NumPy)?;
+            if !matches!(v, Val::Arr(_)) {
+                return Ok(None);
+            }
+            Some(v)
+        }
+        Expr::Unary(op, a) => match numpy_folded(a)? {
+            Some(v) => Some(unary(*op, v)?),
+            None => None,
+        },
+        Expr::Binary(op, a, b) => match (operand(a)?, operand(b)?) {
+            (Some(x), Some(y)) if !(is_scalar(&x) && is_scalar(&y)) => {
+                Some(binary(*op, x, y, 1, Mode::NumPy)?)
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// A NumPy scalar (a length-1 array) as the numexpr constant it becomes, over `len` rows
+/// (`numexpr.expressions.bestConstantType`): float64 stays double, float32 and float16
+/// become float, int64 long, other integers int (long beyond int32), bools bool.
+fn numexpr_constant(v: Val, len: usize) -> R<Val> {
+    let int = |i: i128| match i32::try_from(i) {
+        Ok(x) => Wide::Int(Kind::I32, vec![i64::from(x); len]),
+        Err(_) => Wide::Int(Kind::I64, vec![i as i64; len]),
+    };
+    Ok(Val::Arr(match v {
+        Val::Arr(Wide::Float(k, x)) if x.len() == 1 => {
+            Wide::Float(if k == Kind::F64 { k } else { Kind::F32 }, vec![x[0]; len])
+        }
+        Val::Arr(Wide::Int(Kind::I64, x)) if x.len() == 1 => Wide::Int(Kind::I64, vec![x[0]; len]),
+        Val::Arr(Wide::Int(_, x)) if x.len() == 1 => int(i128::from(x[0])),
+        Val::Arr(Wide::UInt(_, x)) if x.len() == 1 => int(i128::from(x[0])),
+        Val::Arr(Wide::Bool(x)) if x.len() == 1 => Wide::Bool(vec![x[0]; len]),
+        v => {
+            return Err(format!(
+                "a folded constant that is not a NumPy scalar: {v:?}"
+            ))
+        }
+    }))
 }
 
 /// `v` as numexpr holds it: an array widened to numexpr's kinds, a Python scalar typed as
@@ -1630,10 +1701,12 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
         let k = float_kind(kind_of(&args[0])?);
         let x = items_f(&args[0], k, len)?;
         // The sign of the NaN a domain error gives, where NumPy's and numexpr's functions
-        // differ from the platform libm's (`log(-1)` is +NaN in NumPy, -NaN in glibc).
-        let nan_sign = match (f, k) {
-            ("log" | "log2", Kind::F64) => Some(false),
-            ("arccosh" | "acosh", _) => Some(true),
+        // differ from the C library's: NumPy's is always -NaN (`log(-1)`, `arcsin(2)`);
+        // numexpr's float64 `log` and `log2` give +NaN (glibc's -NaN), its `arccosh` -NaN.
+        let nan_sign = match (mode, f, k) {
+            (Mode::NumPy, ..) => Some(true),
+            (_, "log" | "log2", Kind::F64) => Some(false),
+            (_, "arccosh" | "acosh", _) => Some(true),
             _ => None,
         };
         return Ok(Val::Arr(Wide::Float(
@@ -1898,6 +1971,30 @@ mod tests {
         assert_eq!(
             ev_as("negative(maximum(o0, o1))", &ops, "int16"),
             Column::I16(vec![-2, -5])
+        );
+    }
+
+    /// numexpr folds a function of constants with NumPy, whose NaN of a domain error is
+    /// -NaN where numexpr's own float64 `log` gives +NaN; the folded value is a NumPy
+    /// scalar (`sqrt(True)` float16, a float32 constant to numexpr; `sqrt(2)` float64).
+    /// Bits from python-blosc2 4.14.1's `ne_evaluate` over the same operands.
+    #[test]
+    fn functions_of_constants_are_numpy_scalars() {
+        let bits = |c: Column| match c {
+            Column::F64(v) => v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            c => panic!("{c:?}"),
+        };
+        let a = [Column::F64(vec![1.0, -2.0])];
+        assert_eq!(
+            bits(ev("cos(log(-2.812) * o0)", &a)),
+            [0xfff8_0000_0000_0000, 0xfff8_0000_0000_0000]
+        );
+        assert_eq!(bits(ev("log(o0)", &a)), [0, 0x7ff8_0000_0000_0000]);
+        let f = [Column::F32(vec![1.5, 2.0])];
+        assert_eq!(ev("(sqrt(True) + o0)", &f), Column::F32(vec![2.5, 3.0]));
+        assert_eq!(
+            bits(ev("(sqrt(2) + o0)", &f)),
+            [4613744644356808166, 4614870544263650790]
         );
     }
 
