@@ -58,6 +58,7 @@ def folded_constants(f):
 def ulps(a, b):
     """ulp distance of same-dtype float arrays (NaN vs NaN of the same sign = 0, NaN vs a NaN
     of the other sign or a number = inf)."""
+    assert a.dtype == b.dtype, (a.dtype, b.dtype)
     bits = np.int32 if a.dtype == np.float32 else np.int64
     # Map the sign-magnitude bit patterns onto a monotonic integer line, in integers: float64
     # holds int64 bit patterns only to within 1024.
@@ -85,6 +86,8 @@ def numpy_against_c_library(x):
     for f in FUNCS:
         with np.errstate(all="ignore"):
             a, b = getattr(np, f)(x), numexpr.evaluate(f"{f}(x)", {"x": x})
+        if a.dtype != b.dtype:
+            continue  # numexpr's trunc is float64 whatever the operand: exact in both
         d = ulps(a, b)[~(np.isnan(a) & np.isnan(b))]
         out[f] = float(d.max())
     return out
