@@ -28,7 +28,9 @@ appends and deletes; as `.b2z` or `.b2d`). Then:
   composes a `where` wrongly (its value differs from the evaluation with every `where`
   computed alone first), b2nd must give the evaluator's (or that) value, or refuse a `where`
   python-blosc2 gives no meaning (docs/meaning-audit.md); such columns are counted as
-  "python wrong". `EXPRS=where` draws mostly expressions numexpr refuses (a constant `//` a
+  "python wrong". A column that differs only where numexpr folded a function of constants
+  with NumPy's own math passes when b2nd equals it folded by the C library (counted "numpy
+  math": `c_library_folded`). `EXPRS=where` draws mostly expressions numexpr refuses (a constant `//` a
   column) around `where`s whose conditions call functions: python-blosc2's lazy `where`;
 - `b2nd cat --key /_cols/NAME` must give python's `t[NAME][:]` for every live row of every list
   column (msgpack- or Arrow-serialized; the binary needs b2nd's `arrow` feature, as the CLI's
