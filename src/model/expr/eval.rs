@@ -1058,11 +1058,12 @@ fn value(e: &Expr, ops: &[Column], len: usize, mode: Mode) -> R<Val> {
             }
             binary(*op, a, b, len, mode)?
         }
-        Expr::Call(..) if ne && numpy_folded(e)?.is_some() => {
-            let folded = numpy_folded(e)?.expect("checked");
-            numexpr_constant(folded, len)?
-        }
         Expr::Call(f, args) => {
+            if ne {
+                if let Some(folded) = numpy_folded(e)? {
+                    return numexpr_constant(folded, len);
+                }
+            }
             let vals = args
                 .iter()
                 .map(|a| value(a, ops, len, mode))
