@@ -14,6 +14,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{
     new_null_array, Array, ArrayRef, AsArray, BooleanArray, DictionaryArray, UInt32Array,
 };
+use datafusion::arrow::buffer::{BooleanBuffer, Buffer};
 use datafusion::arrow::compute::{and, concat, filter, prep_null_mask_filter, take};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
@@ -140,14 +141,7 @@ impl Read {
                 let values = d.values();
                 let with_null = concat(&[values.as_ref(), &new_null_array(values.data_type(), 1)])?;
                 let answers = f.passes(with_null)?;
-                let null_key = values.len() as u32;
-                let keys = d.keys();
-                let keys: UInt32Array = if keys.null_count() == 0 {
-                    keys.clone()
-                } else {
-                    keys.iter().map(|k| Some(k.unwrap_or(null_key))).collect()
-                };
-                Ok(take(&answers, &keys, None)?.as_boolean().clone())
+                keyed_answers(d.keys(), &answers)
             }
         }
     }
@@ -159,6 +153,51 @@ impl Read {
             Read::Keyed(d) => take(d.values(), &filter(d.keys(), mask)?, None)?,
         })
     }
+}
+
+/// Each row's answer from its key's: `answers[k]` for key `k`, the last answer for a NULL
+/// row. With at most 64 answers, a bitmask looked up 64 rows at a time; else a take.
+fn keyed_answers(keys: &UInt32Array, answers: &BooleanArray) -> Result<BooleanArray> {
+    let n = keys.len();
+    let null_answer = answers
+        .len()
+        .checked_sub(1)
+        .is_some_and(|i| answers.value(i));
+    let on_values = answers.len().saturating_sub(1);
+    if answers.len() > 64 {
+        let null_key = on_values as u32;
+        let keys: UInt32Array = keys.iter().map(|k| Some(k.unwrap_or(null_key))).collect();
+        return Ok(take(answers, &keys, None)?.as_boolean().clone());
+    }
+    // Bit `k` of `bits`: string `k` passes (a key beyond the strings fails).
+    let bits = (0..on_values)
+        .filter(|&k| answers.value(k))
+        .fold(0u64, |b, k| b | 1 << k);
+    let of_keys = |bits: u64| {
+        if bits == 0 {
+            BooleanBuffer::new_unset(n)
+        } else {
+            // 64 rows to a word, without a branch (a key beyond 63 fails).
+            let words: Vec<u64> = keys
+                .values()
+                .chunks(64)
+                .map(|c| {
+                    c.iter().enumerate().fold(0u64, |w, (j, &k)| {
+                        let pass = (bits >> (k & 63)) & u64::from(k < 64);
+                        w | (pass & 1) << j
+                    })
+                })
+                .collect();
+            BooleanBuffer::new(Buffer::from_vec(words), 0, n)
+        }
+    };
+    let rows = match keys.nulls() {
+        None => of_keys(bits),
+        // A NULL row's key is any: the NULL's answer is put in its place.
+        Some(valid) if null_answer => &of_keys(bits) | &!valid.inner(),
+        Some(valid) => &of_keys(bits) & valid.inner(),
+    };
+    Ok(BooleanArray::new(rows, None))
 }
 
 /// Rows `rows` of `schema`'s columns of `opened` that pass every filter of `filters`, or
@@ -217,4 +256,43 @@ pub(crate) fn filtered_batch(
         .as_ref()
         .map_or(rows.end - rows.start, |m| m.true_count() as u64);
     batch(schema, arrays, n).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_answers_are_each_rows_keys_answer() {
+        // Keys of 3 and of 70 strings, every 5th row NULL (its key left at a value of its
+        // own), each string's answer drawn; the NULL's answer both ways.
+        let mut x = 0x9E37_79B9u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for strings in [1usize, 3, 63, 64, 70] {
+            for null_answer in [false, true] {
+                let n = 1000;
+                let keys: Vec<u32> = (0..n).map(|_| (next() % strings as u64) as u32).collect();
+                let valid: Vec<bool> = (0..n).map(|i| i % 5 != 0).collect();
+                let keys = UInt32Array::new(keys.into(), Some(valid.clone().into()));
+                let mut answers: Vec<bool> = (0..strings).map(|_| next() % 2 == 0).collect();
+                answers.push(null_answer);
+                let got = keyed_answers(&keys, &BooleanArray::from(answers.clone())).unwrap();
+                let want: Vec<Option<bool>> = (0..n)
+                    .map(|i| {
+                        Some(match valid[i] {
+                            true => answers[keys.value(i) as usize],
+                            false => null_answer,
+                        })
+                    })
+                    .collect();
+                assert_eq!(got, BooleanArray::from(want), "{strings} strings");
+                assert_eq!(got.null_count(), 0);
+            }
+        }
+    }
 }
