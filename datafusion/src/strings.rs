@@ -173,29 +173,27 @@ fn keyed_answers(keys: &UInt32Array, answers: &BooleanArray) -> Result<BooleanAr
     let bits = (0..on_values)
         .filter(|&k| answers.value(k))
         .fold(0u64, |b, k| b | 1 << k);
-    let of_keys = |bits: u64| {
-        if bits == 0 {
-            BooleanBuffer::new_unset(n)
-        } else {
-            // 64 rows to a word, without a branch (a key beyond 63 fails).
-            let words: Vec<u64> = keys
-                .values()
-                .chunks(64)
-                .map(|c| {
-                    c.iter().enumerate().fold(0u64, |w, (j, &k)| {
-                        let pass = (bits >> (k & 63)) & u64::from(k < 64);
-                        w | (pass & 1) << j
-                    })
+    let of_keys = if bits == 0 {
+        BooleanBuffer::new_unset(n)
+    } else {
+        // 64 rows to a word, without a branch (a key beyond 63 fails).
+        let words: Vec<u64> = keys
+            .values()
+            .chunks(64)
+            .map(|c| {
+                c.iter().enumerate().fold(0u64, |w, (j, &k)| {
+                    let pass = (bits >> (k & 63)) & u64::from(k < 64);
+                    w | (pass & 1) << j
                 })
-                .collect();
-            BooleanBuffer::new(Buffer::from_vec(words), 0, n)
-        }
+            })
+            .collect();
+        BooleanBuffer::new(Buffer::from_vec(words), 0, n)
     };
     let rows = match keys.nulls() {
-        None => of_keys(bits),
+        None => of_keys,
         // A NULL row's key is any: the NULL's answer is put in its place.
-        Some(valid) if null_answer => &of_keys(bits) | &!valid.inner(),
-        Some(valid) => &of_keys(bits) & valid.inner(),
+        Some(valid) if null_answer => &of_keys | &!valid.inner(),
+        Some(valid) => &of_keys & valid.inner(),
     };
     Ok(BooleanArray::new(rows, None))
 }
