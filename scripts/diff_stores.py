@@ -30,8 +30,8 @@ appends and deletes; as `.b2z` or `.b2d`). Then:
   python-blosc2 gives no meaning (docs/meaning-audit.md); such columns are counted as
   "python wrong". A column that differs only where numexpr folded a function of constants
   with NumPy's own math passes when b2nd equals it folded by the C library (counted "numpy
-  math": `c_library_folded`). `EXPRS=where` draws mostly expressions numexpr refuses (a constant `//` a
-  column) around `where`s whose conditions call functions: python-blosc2's lazy `where`;
+  math": `c_library_folded`). `EXPRS=where` draws mostly expressions numexpr refuses (a
+  constant `//` a column) around `where`s whose conditions call functions: python-blosc2's lazy `where`;
 - `b2nd cat --key /_cols/NAME` must give python's `t[NAME][:]` for every live row of every list
   column (msgpack- or Arrow-serialized; the binary needs b2nd's `arrow` feature, as the CLI's
   `sql` build has).
