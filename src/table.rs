@@ -342,13 +342,15 @@ impl Table {
                 valid_arr.shape()
             )));
         }
-        let valid: Vec<bool> = valid_arr.read()?;
+        let valid = LiveRows::new(valid_arr.read_bytes()?).map_err(|(index, value)| {
+            bad(format!("`_valid_rows` item {index} is {value}, not a bool"))
+        })?;
         let t = Table {
             store,
             root,
             schema,
             columns,
-            valid: LiveRows::new(valid),
+            valid,
             arrays: Default::default(),
             threads: Default::default(),
         };

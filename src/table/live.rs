@@ -7,25 +7,30 @@
 /// Physical rows per checkpoint of the live-row count.
 const STRIDE: usize = 4096;
 
-/// The live flags of a table's physical rows, with the count of live rows before every
-/// [`STRIDE`]-th physical row.
+/// The live flags of a table's physical rows (one byte each, 0 or 1: `_valid_rows`' own
+/// bytes), with the count of live rows before every [`STRIDE`]-th physical row.
 #[derive(Debug, Clone)]
 pub(crate) struct LiveRows {
-    valid: Vec<bool>,
+    valid: Vec<u8>,
     /// `marks[k]`: live rows among physical rows `0 .. k * STRIDE`.
     marks: Vec<u64>,
     live: u64,
 }
 
 impl LiveRows {
-    pub(crate) fn new(valid: Vec<bool>) -> LiveRows {
+    /// The live rows of the flags `valid`, or the position and value of a byte that is
+    /// neither 0 nor 1.
+    pub(crate) fn new(valid: Vec<u8>) -> Result<LiveRows, (usize, u8)> {
         let mut marks = Vec::with_capacity(valid.len() / STRIDE + 1);
         let mut live = 0u64;
-        for part in valid.chunks(STRIDE) {
+        for (k, part) in valid.chunks(STRIDE).enumerate() {
             marks.push(live);
-            live += part.iter().filter(|&&v| v).count() as u64;
+            live += count(part).ok_or_else(|| {
+                let at = part.iter().position(|&b| b > 1).unwrap_or(0);
+                (k * STRIDE + at, part[at])
+            })?;
         }
-        LiveRows { valid, marks, live }
+        Ok(LiveRows { valid, marks, live })
     }
 
     /// Live rows.
@@ -33,8 +38,8 @@ impl LiveRows {
         self.live
     }
 
-    /// The live flag of every physical row.
-    pub(crate) fn flags(&self) -> &[bool] {
+    /// The live flag (1 live, 0 deleted) of every physical row.
+    pub(crate) fn flags(&self) -> &[u8] {
         &self.valid
     }
 
@@ -50,7 +55,7 @@ impl LiveRows {
         let Some(&mark) = self.marks.get(k) else {
             return self.live;
         };
-        mark + self.valid[k * STRIDE..p].iter().filter(|&&v| v).count() as u64
+        mark + count(&self.valid[k * STRIDE..p]).unwrap_or(0)
     }
 
     /// The physical rows holding live rows `rows` (positions among live rows, in range).
@@ -67,7 +72,7 @@ impl LiveRows {
             if out.len() == want {
                 break;
             }
-            if v {
+            if v != 0 {
                 if seen >= rows.start {
                     out.push(i);
                 }
@@ -93,7 +98,7 @@ impl LiveRows {
     pub(crate) fn end(&self) -> u64 {
         self.valid
             .iter()
-            .rposition(|&v| v)
+            .rposition(|&v| v != 0)
             .map_or(0, |i| i as u64 + 1)
     }
 
@@ -108,7 +113,7 @@ impl LiveRows {
         let mut seen = 0u64;
         for (i, &v) in self.valid.iter().enumerate() {
             let Some(&&next) = want.peek() else { break };
-            if v {
+            if v != 0 {
                 if seen == next {
                     out.push(i);
                     want.next();
@@ -124,14 +129,95 @@ impl LiveRows {
         self.valid
             .iter()
             .enumerate()
-            .filter(|(_, &v)| v)
+            .filter(|(_, &v)| v != 0)
             .map(|(i, _)| i)
     }
+}
+
+/// Live rows among `flags`, `None` when one is neither 0 nor 1. Words of 8 flags are summed
+/// bytewise and OR-ed 4 at a time, a [`STRIDE`] at a time (a byte lane adds at most
+/// `STRIDE / 32` ones, so it cannot carry), then each word's bytes are added up.
+fn count(flags: &[u8]) -> Option<u64> {
+    const _: () = assert!(STRIDE / 32 <= u8::MAX as usize);
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
+    let bytes = |w: u64| {
+        let pairs = (w & 0x00FF_00FF_00FF_00FF) + ((w >> 8) & 0x00FF_00FF_00FF_00FF);
+        pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48
+    };
+    let mut n = 0u64;
+    for part in flags.chunks(STRIDE) {
+        let (mut sum, mut or) = ([0u64; 4], 0u64);
+        let mut quads = part.chunks_exact(32);
+        for q in &mut quads {
+            for (i, s) in sum.iter_mut().enumerate() {
+                let w = word(&q[8 * i..8 * i + 8]);
+                *s += w;
+                or |= w;
+            }
+        }
+        for &b in quads.remainder() {
+            n += u64::from(b);
+            or |= u64::from(b);
+        }
+        if or & !0x0101_0101_0101_0101 != 0 {
+            return None;
+        }
+        n += sum.iter().map(|&s| bytes(s)).sum::<u64>();
+    }
+    Some(n)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn live(flags: &[bool]) -> LiveRows {
+        LiveRows::new(flags.iter().map(|&v| u8::from(v)).collect()).unwrap()
+    }
+
+    #[test]
+    fn count_is_the_number_of_ones() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for len in [
+            0,
+            1,
+            31,
+            32,
+            33,
+            STRIDE - 1,
+            STRIDE,
+            STRIDE + 7,
+            3 * STRIDE + 45,
+        ] {
+            let flags: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x & 1) as u8
+                })
+                .collect();
+            let ones = flags.iter().filter(|&&b| b == 1).count() as u64;
+            assert_eq!(count(&flags), Some(ones), "{len} flags");
+            assert_eq!(count(&vec![1; len]), Some(len as u64), "{len} ones");
+            for at in [0, len / 2, len.saturating_sub(1)]
+                .into_iter()
+                .filter(|&a| a < len)
+            {
+                let mut bad = flags.clone();
+                bad[at] = 0x81;
+                assert_eq!(count(&bad), None, "{len} flags, 0x81 at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_flag_byte_over_one_is_refused_with_its_position() {
+        let mut bytes = vec![1u8; 2 * STRIDE];
+        bytes[STRIDE + 3] = 2;
+        bytes[STRIDE + 9] = 7;
+        assert_eq!(LiveRows::new(bytes).unwrap_err(), (STRIDE + 3, 2));
+    }
 
     #[test]
     fn positions_agree_with_a_walk_of_the_flags() {
@@ -145,7 +231,7 @@ mod tests {
                 !(STRIDE..STRIDE + 5000).contains(&i) && (x >> 60) != 0
             })
             .collect();
-        let rows = LiveRows::new(valid.clone());
+        let rows = live(&valid);
         let walk: Vec<usize> = (0..valid.len()).filter(|&i| valid[i]).collect();
         assert_eq!(rows.live(), walk.len() as u64);
         assert_eq!(rows.iter().collect::<Vec<_>>(), walk);
@@ -180,13 +266,13 @@ mod tests {
             rows.consecutive(0..10),
             Some(0..10).filter(|_| walk[9] == 9)
         );
-        let all = LiveRows::new(vec![true; 3 * STRIDE]);
+        let all = live(&[true; 3 * STRIDE]);
         assert_eq!(all.consecutive(5..9000), Some(5..9000));
         assert_eq!(
             rows.consecutive(n - 1..n),
             Some(walk[n as usize - 1]..walk[n as usize - 1] + 1)
         );
-        let holes = LiveRows::new(vec![true, false, true, true]);
+        let holes = live(&[true, false, true, true]);
         assert_eq!(
             (holes.consecutive(0..2), holes.consecutive(1..3)),
             (None, Some(2..4))
@@ -201,8 +287,8 @@ mod tests {
         assert_eq!(rows.physical_of_sorted(&[n]), None);
         assert_eq!(rows.end(), *walk.last().unwrap() as u64 + 1);
         assert_eq!(holes.end(), 4);
-        assert_eq!(LiveRows::new(vec![true, false, false]).end(), 1);
-        let none = LiveRows::new(Vec::new());
+        assert_eq!(live(&[true, false, false]).end(), 1);
+        let none = live(&[]);
         assert_eq!((none.live(), none.before(5), none.end()), (0, 0, 0));
         assert!(none.physical_of(0..0).is_empty());
     }

@@ -718,10 +718,7 @@ impl TableMut {
         let (Some(&first), Some(&last)) = (physical.first(), physical.last()) else {
             return Ok(0);
         };
-        let mut flags: Vec<u8> = live.flags()[first..=last]
-            .iter()
-            .map(|&v| u8::from(v))
-            .collect();
+        let mut flags = live.flags()[first..=last].to_vec();
         for &p in &physical {
             flags[p - first] = 0;
         }
@@ -731,9 +728,12 @@ impl TableMut {
         let end = {
             let mut after = live.flags().to_vec();
             for &p in &physical {
-                after[p] = false;
+                after[p] = 0;
             }
-            after.iter().rposition(|&v| v).map_or(0, |i| i as u64 + 1)
+            after
+                .iter()
+                .rposition(|&v| v != 0)
+                .map_or(0, |i| i as u64 + 1)
         };
         let masks = self.mask_files()?;
 
