@@ -58,27 +58,44 @@ impl LiveRows {
         mark + count(&self.valid[k * STRIDE..p]).unwrap_or(0)
     }
 
+    /// The physical row of live row `row`, `None` past the last.
+    fn nth_live(&self, row: u64) -> Option<usize> {
+        if row >= self.live {
+            return None;
+        }
+        // The last checkpoint at or before the row: its stride holds it.
+        let k = self.marks.partition_point(|&m| m <= row).saturating_sub(1);
+        let base = k * STRIDE;
+        let end = (base + STRIDE).min(self.valid.len());
+        let live_in = self.marks.get(k + 1).copied().unwrap_or(self.live) - self.marks[k];
+        let skip = (row - self.marks[k]) as usize;
+        if live_in as usize == end - base {
+            // A stride of live rows only: no walk.
+            return Some(base + skip);
+        }
+        self.valid[base..end]
+            .iter()
+            .enumerate()
+            .filter(|(_, &v)| v != 0)
+            .nth(skip)
+            .map(|(i, _)| base + i)
+    }
+
     /// The physical rows holding live rows `rows` (positions among live rows, in range).
     pub(crate) fn physical_of(&self, rows: std::ops::Range<u64>) -> Vec<usize> {
         let want = (rows.end.saturating_sub(rows.start)) as usize;
-        // The last checkpoint at or before the first wanted live row.
-        let k = self
-            .marks
-            .partition_point(|&m| m <= rows.start)
-            .saturating_sub(1);
-        let mut seen = self.marks.get(k).copied().unwrap_or(0);
-        let mut out = Vec::with_capacity(want);
-        for (i, &v) in self.valid.iter().enumerate().skip(k * STRIDE) {
-            if out.len() == want {
-                break;
-            }
-            if v != 0 {
-                if seen >= rows.start {
-                    out.push(i);
-                }
-                seen += 1;
-            }
-        }
+        let Some(first) = self.nth_live(rows.start).filter(|_| want > 0) else {
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(want.min(self.valid.len() - first));
+        out.extend(
+            self.valid[first..]
+                .iter()
+                .enumerate()
+                .filter(|(_, &v)| v != 0)
+                .map(|(i, _)| first + i)
+                .take(want),
+        );
         out
     }
 
@@ -88,8 +105,8 @@ impl LiveRows {
         if rows.is_empty() {
             return Some(0..0);
         }
-        let first = *self.physical_of(rows.start..rows.start + 1).first()?;
-        let last = *self.physical_of(rows.end - 1..rows.end).first()?;
+        let first = self.nth_live(rows.start)?;
+        let last = self.nth_live(rows.end - 1)?;
         ((last - first + 1) as u64 == rows.end - rows.start).then_some(first..last + 1)
     }
 
@@ -173,6 +190,38 @@ mod tests {
 
     fn live(flags: &[bool]) -> LiveRows {
         LiveRows::new(flags.iter().map(|&v| u8::from(v)).collect()).unwrap()
+    }
+
+    #[test]
+    fn strides_all_live_and_not_agree_with_a_walk() {
+        // Strides 0 and 2 and the short last one all live, stride 1 with holes.
+        let valid: Vec<bool> = (0..3 * STRIDE + 100)
+            .map(|i| !(STRIDE..2 * STRIDE).contains(&i) || i % 3 != 0)
+            .collect();
+        let rows = live(&valid);
+        let walk: Vec<usize> = (0..valid.len()).filter(|&i| valid[i]).collect();
+        let n = walk.len() as u64;
+        for r in [
+            0..1,
+            0..n,
+            4095..4097,
+            4096..4200,
+            6000..9000,
+            n - 150..n,
+            n - 1..n,
+        ] {
+            let want = &walk[r.start as usize..r.end as usize];
+            assert_eq!(rows.physical_of(r.clone()), want, "{r:?}");
+            let run = want.last().map(|&l| l + 1 - want[0] == want.len());
+            assert_eq!(
+                rows.consecutive(r.clone()),
+                run.filter(|&c| c)
+                    .map(|_| want[0]..want[want.len() - 1] + 1),
+                "{r:?}"
+            );
+        }
+        assert_eq!(rows.physical_of(n..n + 3), Vec::<usize>::new());
+        assert_eq!(rows.consecutive(n - 1..n + 1), None);
     }
 
     #[test]
