@@ -11,6 +11,7 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result, Statistics};
@@ -405,8 +406,9 @@ impl FileSource for B2ndSource {
     }
 }
 
-/// Opens the pieces of a partition: each read in batches on Tokio's blocking threads (b2nd's
-/// reads block; remote ones on a runtime of their own), its file opened by its first batch.
+/// Opens the pieces of a partition: each read in batches on one of Tokio's blocking threads
+/// (b2nd's reads block; remote ones on a runtime of their own), its file opened by its first
+/// batch.
 struct B2ndOpener {
     files: Arc<[ScanFile]>,
     schema: SchemaRef,
@@ -455,46 +457,62 @@ impl FileOpener for B2ndOpener {
             Some(span)
         });
         let file = piece.file;
-        let stream = futures::stream::iter(batches)
-            .then(move |r| {
-                let (files, schema) = (files.clone(), schema.clone());
-                let (dynamic, skipped) = (dynamic.clone(), skipped.clone());
-                let strings = strings.clone();
-                async move {
-                    tokio::task::spawn_blocking(move || {
-                        let f = &files[file];
-                        let opened = f.opened()?;
-                        // A decoded plan's rows are checked against the file itself.
-                        if r.end > opened.n_rows() {
-                            return Err(DataFusionError::Execution(format!(
-                                "b2nd scan: rows {}..{} are not rows of {} ({} rows)",
-                                r.start,
-                                r.end,
-                                f.source.display(),
-                                opened.n_rows()
-                            )));
-                        }
-                        if let Some(z) = f.zones.as_ref().filter(|_| !dynamic.is_empty()) {
-                            if !B2ndSource::may_pass(&opened, z, &schema, &dynamic, &r)? {
-                                skipped.add(1);
-                                return Ok(None);
-                            }
-                        }
-                        if strings.is_empty() {
-                            return opened.batch(&schema, r).map(Some);
-                        }
-                        let b = filtered_batch(&opened, &schema, r, &strings)?;
-                        if b.is_none() {
-                            skipped.add(1);
-                        }
-                        Ok(b)
-                    })
-                    .await
-                    .map_err(|e| DataFusionError::External(Box::new(e)))?
+        let read = move |r: Range<u64>| -> Result<Option<RecordBatch>> {
+            let f = &files[file];
+            let opened = f.opened()?;
+            // A decoded plan's rows are checked against the file itself.
+            if r.end > opened.n_rows() {
+                return Err(DataFusionError::Execution(format!(
+                    "b2nd scan: rows {}..{} are not rows of {} ({} rows)",
+                    r.start,
+                    r.end,
+                    f.source.display(),
+                    opened.n_rows()
+                )));
+            }
+            if let Some(z) = f.zones.as_ref().filter(|_| !dynamic.is_empty()) {
+                if !B2ndSource::may_pass(&opened, z, &schema, &dynamic, &r)? {
+                    skipped.add(1);
+                    return Ok(None);
+                }
+            }
+            if strings.is_empty() {
+                return opened.batch(&schema, r).map(Some);
+            }
+            let b = filtered_batch(&opened, &schema, r, &strings)?;
+            if b.is_none() {
+                skipped.add(1);
+            }
+            Ok(b)
+        };
+        Ok(Box::pin(async move {
+            // One blocking thread reads the piece's batches in order, one batch ahead of the
+            // consumer (no hand-over to a fresh blocking task per batch); it stops at the
+            // first error or when the stream is dropped (its send fails).
+            let (tx, rx) = tokio::sync::mpsc::channel(1);
+            let reader = tokio::task::spawn_blocking(move || {
+                for r in batches {
+                    let b = read(r);
+                    let failed = b.is_err();
+                    if tx.blocking_send(b).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+            // After the last batch, the reader's end: a panic in it is an error, not a
+            // stream cut short.
+            let stream = futures::stream::unfold((rx, Some(reader)), |(mut rx, reader)| async {
+                match rx.recv().await {
+                    Some(b) => Some((b, (rx, reader))),
+                    None => match reader?.await {
+                        Ok(()) => None,
+                        Err(e) => Some((Err(DataFusionError::External(Box::new(e))), (rx, None))),
+                    },
                 }
             })
             .filter_map(|b| async move { b.transpose() });
-        Ok(Box::pin(async move { Ok(stream.boxed()) }))
+            Ok(stream.boxed())
+        }))
     }
 }
 
