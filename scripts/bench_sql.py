@@ -13,6 +13,10 @@ shuffle, a SUMMARY index per numeric column on close): id i8 (0..ROWS in order),
 join; and `t.parquet`, `d.parquet`, the same rows exported by pyarrow with its defaults
 (snappy, row groups of 1Mi rows, statistics).
 
+A second table gives, for each query that reads whole columns of `t`, what reading those
+columns costs before any query work: b2nd decoding them (bench/sql's `decode`) and
+python-blosc2 decompressing every chunk of them, 2 threads each.
+
 Each cell: RUNS runs of one process (a fresh session and open per run, 2 partitions /
 threads), the median (and best) wall time; the same answer checked across engines. b2nd and
 DataFusion run in bench/sql's binary; DuckDB (python package) in this process over the
@@ -51,6 +55,18 @@ QUERIES = {
     "like": "SELECT count(*), sum(x) FROM t WHERE cat LIKE '%lta%'",
     "join": "SELECT d.w, count(*), sum(t.x) FROM t JOIN d ON t.cat = d.cat GROUP BY d.w "
             "ORDER BY d.w",
+}
+
+# The columns of `t` each query reads whole (no batch skipped: not the selective query, whose
+# summaries leave one block, nor top-k and DISTINCT, whose summaries skip batches).
+WHOLE = {
+    "scan": ["x"],
+    "filter": ["q", "flag", "x"],
+    "group by string": ["cat", "x"],
+    "group by two": ["cat", "flag", "x"],
+    "string filter": ["cat", "x"],
+    "like": ["cat", "x"],
+    "join": ["cat", "x"],
 }
 
 
@@ -137,6 +153,24 @@ def duckdb_time(files, query):
     return {"best": min(times), "median": sorted(times)[len(times) // 2], "row": row}
 
 
+def decode_time(path, columns):
+    """python-blosc2 (its wheel's c-blosc2, 2 threads) decompressing every chunk of the
+    table's `columns`, best of RUNS: what reading those columns whole costs before any query
+    work, in the file's own codec."""
+    blosc2.set_nthreads(2)
+    t = blosc2.open(str(path))
+    schunks = [t._cols[c].schunk for c in columns]  # 4.14.1's column arrays
+    best = None
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        for s in schunks:
+            for i in range(s.nchunks):
+                s.decompress_chunk(i)
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    return best
+
+
 def same(a, b):
     """Answers equal: counts and strings exactly, numbers to 1e-9 relative."""
     if len(a) != len(b):
@@ -212,6 +246,20 @@ def main():
             line += f" {rb * 1000:.1f} ms ({rbq}) | {rp * 1000:.1f} ms ({rpq}) | {rp / rb:.2f}x |"
         print(line)
     print("\nmedians of", RUNS, "runs; 'b2nd speed': the peer's time / b2nd's")
+    # What the file's codec alone costs on the queries that read whole columns.
+    print("\n| query | columns read whole | b2nd decode of them | python-blosc2 decode of them |"
+          " b2nd query | DataFusion / Parquet query |")
+    print("|---|---|---|---|---|---|")
+    for name, lb, lp, dk, remote in out:
+        cols = WHOLE.get(name)
+        if cols:
+            mine = rust(binary, "decode", str(files["t"][0]), ",".join(cols))["median"]
+            py = decode_time(files["t"][0], cols)
+            print(f"| {name} | {', '.join(cols)} | {mine * 1000:.1f} ms | {py * 1000:.1f} ms |"
+                  f" {lb['median'] * 1000:.1f} ms | {lp['median'] * 1000:.1f} ms |")
+    print(f"\ndecode: b2nd (bench/sql's `decode`, the table's open included, median of {RUNS})"
+          " reading the columns' live rows a few blocks at a time into one buffer each;"
+          f" python-blosc2 decompressing every chunk of them, best of {RUNS}; 2 threads")
 
 
 if __name__ == "__main__":

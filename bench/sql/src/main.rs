@@ -4,9 +4,13 @@
 //! the answer (to check that every source gives the same answer) and the plan's scan line.
 //!
 //! usage: b2nd-bench-sql (b2nd|parquet) SOURCES QUERY [RUNS] [PARTITIONS]
+//!        b2nd-bench-sql decode TABLE_PATH COLUMNS [RUNS] [THREADS]
 //!
 //! SOURCES: `PATH_OR_URL` (the table `t`) or `NAME=PATH_OR_URL,NAME=...` (several tables).
-//! Prints the best and the median time.
+//! Prints the best and the median time. `decode` times b2nd reading the comma-separated
+//! COLUMNS of a local table whole as raw bytes (open included, no SQL), in ranges of
+//! [`DECODE_BLOCKS`] blocks into one reused buffer per column: what a query that reads those
+//! columns pays for the file's codec alone.
 
 use std::sync::Arc;
 
@@ -23,6 +27,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::process::exit(2);
     }
     let (kind, sources, query) = (&args[1], &args[2], &args[3]);
+    if kind == "decode" {
+        return decode(sources, query, &args[4..]);
+    }
     let sources: Vec<(String, String)> = sources
         .split(',')
         .map(|s| match s.split_once('=') {
@@ -94,9 +101,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .take(300)
             .collect();
     }
-    let mut sorted = times.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted[sorted.len() / 2];
+    let median = median(&times);
     let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
     println!(
         "{{\"best\": {best:.6}, \"median\": {median:.6}, \"times\": [{}], \"row\": [{}], \"scan\": {}}}",
@@ -111,6 +116,47 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect::<Vec<_>>()
             .join(", "),
         q(&scan)
+    );
+    Ok(())
+}
+
+/// The median of `times`.
+fn median(times: &[f64]) -> f64 {
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+/// Whole blocks per read of `decode` (buffers stay small, no block is decoded twice).
+const DECODE_BLOCKS: u64 = 4;
+
+/// `decode`: the table at `path` opened and its `columns` read whole, `RUNS` times on
+/// `THREADS` threads; prints the best and median times and the bytes read.
+fn decode(path: &str, columns: &str, rest: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let runs: usize = rest.first().map_or(Ok(3), |s| s.parse())?;
+    let threads: usize = rest.get(1).map_or(Ok(2), |s| s.parse())?;
+    let pool = b2nd::Threads::count(threads)?;
+    let mut times = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..runs {
+        let t0 = Instant::now();
+        let t = b2nd::Table::open(path)?.with_threads(pool.clone());
+        bytes = 0;
+        let n = t.n_rows();
+        for c in columns.split(',') {
+            let step = t.column_array(c)?.blocks()[0] * DECODE_BLOCKS;
+            let mut buf = Vec::new();
+            for a in (0..n).step_by(step as usize) {
+                t.read_rows_bytes_into(c, a..(a + step).min(n), &mut buf)?;
+                bytes += buf.len();
+            }
+        }
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    let best = times.iter().copied().fold(f64::INFINITY, f64::min);
+    println!(
+        "{{\"best\": {best:.6}, \"median\": {:.6}, \"bytes\": {bytes}}}",
+        median(&times)
     );
     Ok(())
 }
