@@ -718,3 +718,40 @@ fn string_batches_of_few_and_many_distinct_values_read_alike() {
         }
     }
 }
+
+/// A bool column as Arrow: each row's value, a null where the row is null, across the 64-row
+/// words the values are packed in.
+#[cfg(feature = "arrow")]
+#[test]
+fn bool_columns_as_arrow_keep_values_and_nulls() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::Array;
+    let n = 200usize;
+    let flags: Vec<bool> = (0..n).map(|i| i % 3 == 0 || i % 7 == 1).collect();
+    let valid: Vec<bool> = (0..n).map(|i| i % 5 != 2).collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("bools.b2z");
+    b2nd::TableBuilder::new()
+        .column("f", &flags)
+        .unwrap()
+        .nullable_column("g", &flags, &valid)
+        .unwrap()
+        .write(&path)
+        .unwrap();
+    let t = Table::open(&path).unwrap();
+    for (name, nulls) in [("f", false), ("g", true)] {
+        for rows in [0..n as u64, 3..131, 64..128, 199..200] {
+            let a = t.rows_to_arrow(name, rows.clone()).unwrap();
+            let a = a.as_boolean();
+            assert_eq!(a.len() as u64, rows.end - rows.start, "{name} {rows:?}");
+            for (j, r) in rows.clone().enumerate() {
+                let r = r as usize;
+                let null = nulls && !valid[r];
+                assert_eq!(a.is_null(j), null, "{name} row {r}: null");
+                if !null {
+                    assert_eq!(a.value(j), flags[r], "{name} row {r}");
+                }
+            }
+        }
+    }
+}
