@@ -486,9 +486,10 @@ impl FileOpener for B2ndOpener {
             Ok(b)
         };
         Ok(Box::pin(async move {
-            // One blocking thread reads the piece's batches in order, one batch ahead of the
-            // consumer (no hand-over to a fresh blocking task per batch); it stops at the
-            // first error or when the stream is dropped (its send fails).
+            // One blocking thread reads the piece's batches in order, at most two ahead of
+            // the consumer's (one waiting in the channel, one being read; no hand-over to a
+            // fresh blocking task per batch); it stops at the first error or when the stream
+            // is dropped (its send fails).
             let (tx, rx) = tokio::sync::mpsc::channel(1);
             let reader = tokio::task::spawn_blocking(move || {
                 for r in batches {
