@@ -676,6 +676,70 @@ impl Table {
         Ok((self.dtype_of(name, &a)?, shape))
     }
 
+    /// Live rows `rows` of a stored little-endian `string` column (NumPy `<U`) as one byte a
+    /// character into `out` (`chars` bytes a row: the strings' Latin-1, NUL-padded), read
+    /// without unshuffling the column's other three bytes a character: `Ok(false)`, `out`
+    /// unspecified, when a character read is beyond U+00FF or the column is not such a column
+    /// (computed, big-endian, of items): read the rows whole instead.
+    pub(crate) fn read_rows_latin1_into(
+        &self,
+        name: &str,
+        rows: std::ops::Range<u64>,
+        out: &mut Vec<u8>,
+    ) -> Result<bool> {
+        if rows.start > rows.end || rows.end > self.valid.live() {
+            return Err(Error::InvalidArgument(format!(
+                "rows {}..{} of a table of {} rows",
+                rows.start,
+                rows.end,
+                self.valid.live()
+            )));
+        }
+        if self.column(name)?.computed.is_some() {
+            return Ok(false);
+        }
+        let a = self.column_shared(name)?;
+        let little = matches!(
+            self.dtype_of(name, &a)?,
+            Dtype::Unicode {
+                order: crate::model::dtype::ByteOrder::Little,
+                ..
+            }
+        );
+        if !little || a.shape().len() != 1 {
+            return Ok(false);
+        }
+        let chars = a.itemsize() / 4;
+        let too_large = || self.bad(name, "rows too large".into());
+        if let Some(span) = self.valid.consecutive(rows.clone()) {
+            let n = span.len().checked_mul(chars).ok_or_else(too_large)?;
+            crate::alloc::fit(out, n, "the rows")?;
+            return a.read_rows_narrow_into(span.start as u64..span.end as u64, out);
+        }
+        let picked = self.live_range(rows);
+        let (Some(&first), Some(&last)) = (picked.first(), picked.last()) else {
+            out.clear();
+            return Ok(true);
+        };
+        // The physical rows spanning the live ones asked for, then the live ones picked.
+        let mut span = vec![
+            0u8;
+            (last + 1 - first)
+                .checked_mul(chars)
+                .ok_or_else(too_large)?
+        ];
+        if !a.read_rows_narrow_into(first as u64..last as u64 + 1, &mut span)? {
+            return Ok(false);
+        }
+        out.clear();
+        out.reserve(picked.len() * chars);
+        for i in &picked {
+            let at = (i - first) * chars;
+            out.extend_from_slice(&span[at..at + chars]);
+        }
+        Ok(true)
+    }
+
     /// Live rows `rows` of a fixed-width column as `T` (checked against its dtype).
     pub fn read_rows<T: Element + Default>(
         &self,

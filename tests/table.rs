@@ -719,6 +719,95 @@ fn string_batches_of_few_and_many_distinct_values_read_alike() {
     }
 }
 
+/// A string column whose rows are Latin-1 in some blocks and not in others (characters past
+/// U+00FF), with deleted rows among them: every range of live rows reads as the strings
+/// written, as views and as a dictionary of its few strings, whichever way its blocks read.
+#[cfg(feature = "arrow")]
+#[test]
+fn string_rows_beyond_latin1_and_around_deleted_rows_read_as_written() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::Array;
+    let tmp = tempfile::tempdir().unwrap();
+    let n = 60000usize;
+    let names = ["alpha", "b\u{e9}ta", "", "g\0m", "delta"];
+    let mut want: Vec<String> = (0..n).map(|i| names[i * 7 % 5].to_string()).collect();
+    for (i, s) in [(1500, "\u{20ac}5"), (59990, "\u{4e2d}")] {
+        want[i] = s.to_string();
+    }
+    let mut bytes = Vec::new();
+    for s in &want {
+        let mut units: Vec<u32> = s.chars().map(u32::from).collect();
+        units.resize(5, 0);
+        bytes.extend(units.iter().flat_map(|u| u.to_le_bytes()));
+    }
+    // NumPy drops trailing NULs only: "g\0m" keeps its inner one.
+    let path = tmp.path().join("latin.b2d");
+    b2nd::TableBuilder::new()
+        .column_bytes("s", b2nd::Dtype::parse("<U5").unwrap(), &bytes)
+        .unwrap()
+        .write(&path)
+        .unwrap();
+    // Blocks of fewer rows than the ranges below: some read only Latin-1 blocks, others the
+    // blocks of rows 1500 and 59990.
+    let col = b2nd::Array::open(path.join("_cols").join("s.b2nd")).unwrap();
+    let b = col.blocks()[0];
+    assert!(
+        1500 / b < 8000 / b && 40000 / b < 59990 / b,
+        "blocks of {b} rows"
+    );
+    let deleted = [10u64, 11, 1499, 30000];
+    let mut m = b2nd::TableMut::open(&path).unwrap();
+    // Positions among live rows, so each later one is shifted by those before it.
+    let live_positions: Vec<u64> = deleted
+        .iter()
+        .enumerate()
+        .map(|(k, &r)| r - k as u64)
+        .collect();
+    for p in live_positions {
+        assert_eq!(m.delete(&[p]).unwrap(), 1);
+    }
+    drop(m);
+    let want: Vec<&str> = want
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !deleted.contains(&(*i as u64)))
+        .map(|(_, s)| s.as_str())
+        .collect();
+    let t = Table::open(&path).unwrap();
+    let live = want.len();
+    assert_eq!(t.n_rows() as usize, live);
+    let mut checked = 0;
+    for (a, b) in [
+        (0, live),
+        (0, 9),
+        (5, 20),
+        (1400, 1600),
+        (1498, 1499),
+        (8000, 8100),
+        (20000, 40000),
+        (59900, live),
+        (live - 1, live),
+    ] {
+        let views = t.rows_to_arrow("s", a as u64..b as u64).unwrap();
+        let got: Vec<&str> = views.as_string_view().iter().map(Option::unwrap).collect();
+        assert_eq!(got, want[a..b], "rows {a}..{b} as views");
+        match t.string_rows("s", a as u64..b as u64).unwrap() {
+            Some(b2nd::StringRows::Dictionary(d)) => {
+                let taken = arrow_select::take::take(d.values(), d.keys(), None).unwrap();
+                assert_eq!(
+                    taken.to_data(),
+                    views.to_data(),
+                    "rows {a}..{b} as a dictionary"
+                );
+            }
+            Some(b2nd::StringRows::Views(v)) => assert_eq!(v.to_data(), views.to_data()),
+            None => panic!("a string column"),
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 9);
+}
+
 /// A bool column as Arrow: each row's value, a null where the row is null, across the 64-row
 /// words the values are packed in.
 #[cfg(feature = "arrow")]

@@ -408,11 +408,23 @@ pub(crate) struct BlockMask<'a> {
 struct FilterHook {
     /// The pipeline and the (filters, meta, typesize) it was built for.
     pipeline: Option<(filters::Pipeline, [u8; 6], [u8; 6], usize)>,
+    /// Blocks are projected to the low byte of each 4-byte code unit
+    /// ([`filters::Pipeline::narrow_block_into`]) instead of undone whole.
+    narrow: bool,
+    /// Set when a projected block had a code unit of 256 or more (the call then fails).
+    wide: std::sync::atomic::AtomicBool,
 }
 
 impl BlockHook for FilterHook {
     fn finish_block(&self, input: &mut [u8], output: &mut [u8]) -> bool {
         match &self.pipeline {
+            Some((p, ..)) if self.narrow => {
+                let ok = p.narrow_block_into(input, output);
+                if !ok {
+                    self.wide.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                ok
+            }
             Some((p, ..)) => p.undo_block_into(input, output).is_ok(),
             None => false,
         }
@@ -475,6 +487,25 @@ pub(crate) enum Target<'a> {
     Blocks(&'a mut [u8], BlockMask<'a>),
     /// Byte runs of the decoded chunk copied into an output.
     Runs(Runs<'a>),
+    /// Consecutive whole blocks of little-endian 4-byte code units, projected to each unit's
+    /// low byte (decoded with the blocks' mask, so a fetch of those blocks alone is enough).
+    Narrow(Narrow<'a>),
+}
+
+/// Blocks `first_block..` of a chunk of 4-byte code units (NumPy `U`, little-endian) as one
+/// byte a unit: what a column of Latin-1 strings needs, without the other three bytes.
+pub(crate) struct Narrow<'a> {
+    /// A chunk-size scratch buffer (its decoded size).
+    pub(crate) decoded: &'a mut [u8],
+    /// The first block wanted.
+    pub(crate) first_block: usize,
+    /// A quarter of the wanted blocks' decoded bytes (whole blocks, the chunk's last one
+    /// possibly short).
+    pub(crate) out: &'a mut [u8],
+    /// Bytes per block.
+    pub(crate) block_bytes: usize,
+    /// Set (and `out` unspecified) when a unit is 256 or more: the caller reads them whole.
+    pub(crate) wide: &'a mut bool,
 }
 
 /// Runs of a decoded chunk to copy into an output (a region of an array, in C order).
@@ -584,7 +615,88 @@ impl Decoder {
                 self.decode_runs(&p, src, typesize, r)?;
                 Ok(Decoded::Data)
             }
+            Target::Narrow(n) => {
+                let p = ChunkPlan::new(src, n.decoded.len(), typesize)?;
+                self.decode_narrow(&p, src, typesize, n)?;
+                Ok(Decoded::Data)
+            }
         }
+    }
+
+    /// [`Target::Narrow`], for the chunk planned as `p`: blockwise chunks whose pipeline
+    /// [`narrows`](filters::Pipeline::narrows) are projected block by block by the hook
+    /// (never unshuffled nor written whole); any other chunk is decoded (the wanted blocks)
+    /// and projected after.
+    fn decode_narrow(
+        &mut self,
+        p: &ChunkPlan,
+        src: &mut [u8],
+        typesize: usize,
+        n: Narrow<'_>,
+    ) -> Result<(), ChunkError> {
+        let Narrow {
+            decoded,
+            first_block,
+            out,
+            block_bytes: bb,
+            wide,
+        } = n;
+        *wide = false;
+        let chunk_bytes = decoded.len();
+        let start = first_block.saturating_mul(bb);
+        let end = start
+            .saturating_add(out.len().saturating_mul(4))
+            .min(chunk_bytes);
+        if bb == 0 || start >= end || (end - start) != out.len() * 4 {
+            return Err(ChunkError::Corrupt(format!(
+                "{} projected bytes from block {first_block} of a chunk of {chunk_bytes}",
+                out.len()
+            )));
+        }
+        let nblocks = chunk_bytes.div_ceil(bb);
+        let end_block = end.div_ceil(bb);
+        let by_hook = p.blockwise(nblocks, bb)
+            && usize::from(p.h.typesize) == typesize
+            && end <= p.h.nbytes
+            && filters::rust_can_undo(&p.h.filters, &p.h.filters_meta).is_ok()
+            && self.hooked_for(&p.h, typesize)?.narrows();
+        if by_hook {
+            self.maskout.clear();
+            self.maskout
+                .extend((0..nblocks).map(|j| j < first_block || j >= end_block));
+            let hooked = self.hooked.as_mut().expect("made by hooked_for");
+            let hook = hooked.hook_mut();
+            hook.narrow = true;
+            hook.wide.store(false, std::sync::atomic::Ordering::Relaxed);
+            let mut cleared = FiltersCleared::new(src);
+            let r = hooked.decompress_part(cleared.chunk(), decoded, &self.maskout, out, start, 4);
+            let hook = hooked.hook_mut();
+            hook.narrow = false;
+            if hook.wide.load(std::sync::atomic::Ordering::Relaxed) {
+                *wide = true;
+                return Ok(());
+            }
+            let n = r?;
+            if n != chunk_bytes {
+                return Err(ChunkError::Corrupt(format!(
+                    "decoded {n} bytes, expected {chunk_bytes}"
+                )));
+            }
+            return Ok(());
+        }
+        let wanted: Vec<bool> = (0..nblocks)
+            .map(|j| j >= first_block && j < end_block)
+            .collect();
+        let mask = BlockMask {
+            wanted: &wanted,
+            block_bytes: bb,
+        };
+        // Always with the mask: a fetch of the wanted blocks alone must be decoded with it.
+        match self.decode_planned(p, src, decoded, typesize, Some(mask))? {
+            Decoded::Zeros => out.fill(0),
+            Decoded::Data => *wide = !filters::narrow_ucs4(&decoded[start..end], out),
+        }
+        Ok(())
     }
 
     /// [`Target::Runs`], for the chunk planned as `p`.
@@ -791,9 +903,16 @@ impl Decoder {
     ) -> Result<&filters::Pipeline, ChunkError> {
         let key = (h.filters, h.filters_meta, typesize);
         let nthreads = self.nthreads;
-        let hooked = self
-            .hooked
-            .get_or_insert_with(|| HookedDctx::new(nthreads, FilterHook { pipeline: None }));
+        let hooked = self.hooked.get_or_insert_with(|| {
+            HookedDctx::new(
+                nthreads,
+                FilterHook {
+                    pipeline: None,
+                    narrow: false,
+                    wide: Default::default(),
+                },
+            )
+        });
         let hook = hooked.hook_mut();
         if !matches!(&hook.pipeline, Some((_, f, m, t)) if (*f, *m, *t) == key) {
             hook.pipeline = None;
@@ -853,7 +972,7 @@ impl Decoder {
             .extend((0..nblocks).map(|j| j < first_block || j >= end_block));
         let hooked = self.hooked.as_mut().expect("made by hooked_for");
         let mut cleared = FiltersCleared::new(src);
-        let n = hooked.decompress_part(cleared.chunk(), scratch, &self.maskout, out, start)?;
+        let n = hooked.decompress_part(cleared.chunk(), scratch, &self.maskout, out, start, 1)?;
         if n != scratch.len() {
             return Err(ChunkError::Corrupt(format!(
                 "decoded {n} bytes, expected {}",

@@ -387,6 +387,71 @@ impl Pipeline {
     }
 }
 
+impl Pipeline {
+    /// Whether [`Pipeline::narrow_block_into`] can project this pipeline's blocks: no filter,
+    /// or a SHUFFLE of 4-byte groups (python-blosc2's for NumPy `U` strings), whose first
+    /// byte plane is the low byte of every code unit.
+    pub(crate) fn narrows(&self) -> bool {
+        matches!(self.steps.as_slice(), [] | [Step::Shuffle(4)])
+    }
+
+    /// One block of little-endian 4-byte code units (UCS-4), as the codec produced it, projected
+    /// to the low byte of each unit into `dst` (`src.len() / 4` bytes): `false` when a unit is
+    /// 256 or more (the block is not Latin-1), when the block is not whole units, or when
+    /// [`Pipeline::narrows`] does not hold. Under a 4-byte SHUFFLE the low bytes are the
+    /// block's first quarter and the other three quarters must be zero: no unshuffle.
+    pub(crate) fn narrow_block_into(&self, src: &[u8], dst: &mut [u8]) -> bool {
+        if !src.len().is_multiple_of(4) || dst.len() != src.len() / 4 {
+            return false;
+        }
+        match self.steps.as_slice() {
+            [] => narrow_ucs4(src, dst),
+            [Step::Shuffle(4)] => {
+                let (low, high) = src.split_at(dst.len());
+                if !all_zero(high) {
+                    return false;
+                }
+                dst.copy_from_slice(low);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Little-endian 4-byte code units `src` to their low bytes in `dst` (`src.len() / 4`
+/// bytes): `false`, with `dst` partly written, when a unit is 256 or more.
+pub(crate) fn narrow_ucs4(src: &[u8], dst: &mut [u8]) -> bool {
+    if !src.len().is_multiple_of(4) || dst.len() != src.len() / 4 {
+        return false;
+    }
+    // 1024 units at a time: the high bytes OR-ed without a branch, checked per run.
+    for (s, d) in src.chunks(4096).zip(dst.chunks_mut(1024)) {
+        let mut high = 0u32;
+        for (u, b) in s.chunks_exact(4).zip(d.iter_mut()) {
+            let v = u32::from_le_bytes([u[0], u[1], u[2], u[3]]);
+            high |= v;
+            *b = v as u8;
+        }
+        if high > 0xFF {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether every byte of `b` is zero (OR-ed 4 KiB at a time, stopping at the first run with a
+/// non-zero byte).
+fn all_zero(b: &[u8]) -> bool {
+    b.chunks(4096).all(|run| {
+        let (words, tail) = run.split_at(run.len() / 8 * 8);
+        let w = words.chunks_exact(8).fold(0u64, |a, w| {
+            a | u64::from_ne_bytes(w.try_into().unwrap_or([1; 8]))
+        });
+        w == 0 && tail.iter().all(|&x| x == 0)
+    })
+}
+
 /// A pipeline of SHUFFLE (any group width), BITSHUFFLE, BYTEDELTA, NDCELL and NDMEAN steps
 /// applied in Rust when writing: the linked c-blosc2 2.15 does not encode a byte-group SHUFFLE
 /// as c-blosc2 3.x defines it (it shuffles by item size) and has none of the others but

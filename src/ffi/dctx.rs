@@ -15,8 +15,9 @@ use super::{init, CError};
 /// Called from c-blosc2's block threads, possibly several at once, hence `Sync`.
 pub(crate) trait BlockHook: Sync {
     /// Finish one block: `input` holds the block as the codec produced it (the hook may use it
-    /// as working memory), `output` is where the block's final bytes go (same length; the last
-    /// block of a chunk may be shorter than the others). `false` fails the decompression.
+    /// as working memory), `output` is where the block's final bytes go (the same length, or
+    /// `1 / shrink` of it for [`HookedDctx::decompress_part`]'s `shrink`; the last block of a
+    /// chunk may be shorter than the others). `false` fails the decompression.
     fn finish_block(&self, input: &mut [u8], output: &mut [u8]) -> bool;
 }
 
@@ -163,6 +164,8 @@ struct HookState<H> {
     target_len: AtomicUsize,
     /// The chunk offset (bytes) of the target's first byte.
     target_first: AtomicUsize,
+    /// How many bytes of a block make one byte of the target (1: the block's own bytes).
+    target_shrink: AtomicUsize,
 }
 
 // SAFETY: the context has no thread affinity and is only used through `&mut self`; the hook
@@ -177,6 +180,7 @@ impl<H: BlockHook> HookedDctx<H> {
             target: AtomicPtr::new(std::ptr::null_mut()),
             target_len: AtomicUsize::new(0),
             target_first: AtomicUsize::new(0),
+            target_shrink: AtomicUsize::new(1),
         })));
         let mut params = sys::blosc2_postfilter_params {
             user_data: state.as_ptr() as *mut c_void,
@@ -210,9 +214,12 @@ impl<H: BlockHook> HookedDctx<H> {
     }
 
     /// Decode only some consecutive blocks of chunk `src` straight into `target`: the block
-    /// at chunk offset `o` (bytes) is finished by the hook into `target[o - first..]`, never
-    /// into `dst`. `maskout` (one entry per block, as for [`Dctx::decompress_masked`]) must
-    /// skip every block outside `target`: a block that does not fit in it fails the call.
+    /// at chunk offset `o` (bytes) of `len` bytes is finished by the hook into the `len /
+    /// shrink` bytes at `target[(o - first) / shrink..]`, never into `dst` (`shrink` 1: the
+    /// block's own bytes; more: a projection the hook makes, such as one byte of each code
+    /// unit). `maskout` (one entry per block, as for [`Dctx::decompress_masked`]) must skip
+    /// every block outside `target`: a block that does not fit in it, or whose offset or
+    /// length `shrink` does not divide, fails the call.
     ///
     /// `dst` must still be the chunk's whole decoded size (c-blosc2 checks it), but for the
     /// chunks a hooked context is for, C decodes each block into its own buffer and leaves
@@ -225,6 +232,7 @@ impl<H: BlockHook> HookedDctx<H> {
         maskout: &[bool],
         target: &mut [u8],
         first: usize,
+        shrink: usize,
     ) -> Result<usize, CError> {
         /// Clears the redirection however the call ends.
         struct Reset<'a>(&'a AtomicPtr<u8>);
@@ -238,6 +246,7 @@ impl<H: BlockHook> HookedDctx<H> {
         let state = unsafe { self.state.as_ref() };
         state.target_len.store(target.len(), Ordering::Relaxed);
         state.target_first.store(first, Ordering::Relaxed);
+        state.target_shrink.store(shrink.max(1), Ordering::Relaxed);
         state.target.store(target.as_mut_ptr(), Ordering::Release);
         let _reset = Reset(&state.target);
         self.dctx.decompress_masked(src, dst, maskout)
@@ -292,22 +301,30 @@ unsafe extern "C" fn hook_trampoline<H: BlockHook>(
         // touches (blocks are disjoint).
         unsafe { std::slice::from_raw_parts_mut(p.output, len) }
     } else {
-        let (first, tlen) = (
+        let (first, tlen, shrink) = (
             state.target_first.load(Ordering::Relaxed),
             state.target_len.load(Ordering::Relaxed),
+            state.target_shrink.load(Ordering::Relaxed).max(1),
         );
+        if !len.is_multiple_of(shrink) {
+            return -1;
+        }
+        let out_len = len / shrink;
         let Some(at) = usize::try_from(p.offset)
             .ok()
             .and_then(|o| o.checked_sub(first))
-            .filter(|&at| at.checked_add(len).is_some_and(|end| end <= tlen))
+            .filter(|&at| at.is_multiple_of(shrink))
+            .map(|at| at / shrink)
+            .filter(|&at| at.checked_add(out_len).is_some_and(|end| end <= tlen))
         else {
             return -1;
         };
         // SAFETY: `target` is the `&mut [u8]` of `tlen` bytes that `decompress_part` holds
-        // exclusively for the whole C call (reset to null before it returns); `at + len <=
-        // tlen` was checked; each block has its own chunk offset, so the blocks C's threads
-        // finish at once write disjoint ranges of it.
-        unsafe { std::slice::from_raw_parts_mut(target.add(at), len) }
+        // exclusively for the whole C call (reset to null before it returns); `at + out_len
+        // <= tlen` was checked; each block has its own chunk offset, a multiple of `shrink`
+        // from `first`, and blocks do not overlap, so the ranges `[(o - first) / shrink,
+        // + len / shrink)` the blocks C's threads finish at once are disjoint too.
+        unsafe { std::slice::from_raw_parts_mut(target.add(at), out_len) }
     };
     let hook = &state.hook;
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -397,6 +397,35 @@ impl Geometry {
         (d, ranges)
     }
 
+    /// Rows `rows` of a 1-d array by chunk: `(chunk, first block, end block, rows)` for each
+    /// chunk they touch, the blocks (of that chunk) holding its part of the rows. Empty for
+    /// arrays of other ranks or rows outside the shape.
+    pub(crate) fn row_blocks(
+        &self,
+        rows: std::ops::Range<u64>,
+    ) -> Vec<(u64, usize, usize, std::ops::Range<u64>)> {
+        let (Some(&n), Some(&c), Some(&b)) =
+            (self.shape.first(), self.chunks.first(), self.blocks.first())
+        else {
+            return Vec::new();
+        };
+        if self.ndim() != 1 || c == 0 || b == 0 || rows.start >= rows.end || rows.end > n {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut at = rows.start;
+        while at < rows.end {
+            let chunk = at / c;
+            let c0 = chunk * c;
+            let stop = (c0 + c).min(rows.end);
+            let first = ((at - c0) / b) as usize;
+            let end = (stop - c0).div_ceil(b) as usize;
+            out.push((chunk, first, end, at..stop));
+            at = stop;
+        }
+        out
+    }
+
     /// The runs of [`Self::chunk_runs`] as one, when they follow each other both in the
     /// decoded chunk and in the region's buffer: `(chunk offset, buffer offset, bytes)`.
     pub(crate) fn one_run(runs: &[(usize, usize, usize)]) -> Option<(usize, usize, usize)> {

@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod chunk_iter;
+pub(crate) mod narrow;
 pub(crate) mod slice;
 pub(crate) mod typed;
 

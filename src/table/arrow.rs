@@ -36,6 +36,7 @@ use arrow_schema::{Field, Schema};
 use super::Table;
 use crate::error::{Error, Result};
 use crate::model::attrs::Value;
+use crate::model::dtype::Dtype;
 use crate::model::element::Element;
 
 impl Table {
@@ -366,7 +367,8 @@ impl Table {
 
     /// A `string` column's rows read into `bytes`: a dictionary of a batch's few distinct
     /// strings (python's category-like columns: only those few converted), else views of
-    /// every row.
+    /// every row. Rows of Latin-1 strings are read one byte a character
+    /// ([`Table::read_rows_latin1_into`]), others four.
     fn strings_of(
         &self,
         name: &str,
@@ -374,53 +376,39 @@ impl Table {
         valid: Option<Vec<bool>>,
         bytes: &mut Vec<u8>,
     ) -> Result<StringRows> {
+        let nulls = valid.map(NullBuffer::from);
+        let bad = |e: arrow_schema::ArrowError| self.bad(name, format!("arrow: {e}"));
+        if self.read_rows_latin1_into(name, rows.clone(), bytes)? {
+            let Dtype::Unicode { chars, order } = self.column_dtype(name)?.0 else {
+                return Err(self.bad(name, "a string column of another dtype".into()));
+            };
+            // The few distinct strings found among 1-byte characters, and only they (or, with
+            // many, every row) turned back into code points.
+            if let Some((distinct, keys)) = few_distinct(bytes, chars, FEW_DISTINCT) {
+                let units = widen(&distinct.concat());
+                let (utf8, offsets) = crate::read::typed::ucs4_to_utf8(chars, order, &units)?;
+                return dictionary(utf8, offsets, keys, nulls).map_err(bad);
+            }
+            let units = widen(bytes);
+            return string_views(chars, order, &units, nulls, &bad);
+        }
         let (dtype, _) = self.read_rows_bytes_into(name, rows, bytes)?;
         let bytes = &bytes[..];
-        let crate::model::dtype::Dtype::Unicode { chars, order } = dtype else {
+        let Dtype::Unicode { chars, order } = dtype else {
             return Err(self.bad(
                 name,
                 format!("a string column of dtype {}", dtype.to_numpy_str()),
             ));
         };
-        let nulls = valid.map(NullBuffer::from);
-        let bad = |e: arrow_schema::ArrowError| self.bad(name, format!("arrow: {e}"));
         // A code unit that is no character fails below, naming its row.
         if let Some((distinct, keys)) = few_distinct(bytes, chars * 4, FEW_DISTINCT) {
             if let Ok((utf8, offsets)) =
                 crate::read::typed::ucs4_to_utf8(chars, order, &distinct.concat())
             {
-                let offsets = offsets.iter().map(|&o| o as i32).collect::<Vec<_>>();
-                let strings = StringArray::try_new(
-                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
-                    arrow_buffer::Buffer::from_vec(utf8),
-                    None,
-                )
-                .map_err(bad)?;
-                let keys = UInt32Array::new(ScalarBuffer::from(keys), nulls);
-                let values: ArrayRef = Arc::new(StringViewArray::from(&strings));
-                return arrow_array::DictionaryArray::try_new(keys, values)
-                    .map(StringRows::Dictionary)
-                    .map_err(bad);
+                return dictionary(utf8, offsets, keys, nulls).map_err(bad);
             }
         }
-        let (utf8, offsets) = crate::read::typed::ucs4_to_utf8(chars, order, bytes)?;
-        // One UTF-8 check of the whole buffer (as a string array), then views of it: Arrow's
-        // string views built one by one check each string again.
-        let values = arrow_buffer::Buffer::from_vec(utf8);
-        let views = match i32::try_from(values.len()) {
-            Ok(_) => {
-                let offsets = offsets.iter().map(|&o| o as i32).collect::<Vec<_>>();
-                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-                StringViewArray::from(&StringArray::try_new(offsets, values, nulls).map_err(bad)?)
-            }
-            Err(_) => {
-                let offsets = offsets.iter().map(|&o| o as i64).collect::<Vec<_>>();
-                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-                let strings = LargeStringArray::try_new(offsets, values, nulls).map_err(bad)?;
-                StringViewArray::from(&strings)
-            }
-        };
-        Ok(StringRows::Views(Arc::new(views)))
+        string_views(chars, order, bytes, nulls, &bad)
     }
 
     /// An ndarray column's live rows `rows` as nested fixed-size lists (nulls on the rows only).
@@ -668,6 +656,58 @@ fn list_array(t: &Table, name: &str, rows: Vec<Value>) -> Result<ArrayRef> {
             "a list column of mixed or nested items has no Arrow form here".into(),
         ));
     })
+}
+
+/// Strings (`utf8` cut at `offsets`) as string views and each row's key among them, nulls on
+/// the keys.
+fn dictionary(
+    utf8: Vec<u8>,
+    offsets: Vec<usize>,
+    keys: Vec<u32>,
+    nulls: Option<NullBuffer>,
+) -> std::result::Result<StringRows, arrow_schema::ArrowError> {
+    let offsets = offsets.iter().map(|&o| o as i32).collect::<Vec<_>>();
+    let strings = StringArray::try_new(
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        arrow_buffer::Buffer::from_vec(utf8),
+        None,
+    )?;
+    let keys = UInt32Array::new(ScalarBuffer::from(keys), nulls);
+    let values: ArrayRef = Arc::new(StringViewArray::from(&strings));
+    arrow_array::DictionaryArray::try_new(keys, values).map(StringRows::Dictionary)
+}
+
+/// Every row of `units` (code points of `chars` characters a row) as a string view.
+fn string_views(
+    chars: usize,
+    order: crate::model::dtype::ByteOrder,
+    units: &[u8],
+    nulls: Option<NullBuffer>,
+    bad: &dyn Fn(arrow_schema::ArrowError) -> crate::Error,
+) -> Result<StringRows> {
+    let (utf8, offsets) = crate::read::typed::ucs4_to_utf8(chars, order, units)?;
+    // One UTF-8 check of the whole buffer (as a string array), then views of it: Arrow's
+    // string views built one by one check each string again.
+    let values = arrow_buffer::Buffer::from_vec(utf8);
+    let views = match i32::try_from(values.len()) {
+        Ok(_) => {
+            let offsets = offsets.iter().map(|&o| o as i32).collect::<Vec<_>>();
+            let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+            StringViewArray::from(&StringArray::try_new(offsets, values, nulls).map_err(bad)?)
+        }
+        Err(_) => {
+            let offsets = offsets.iter().map(|&o| o as i64).collect::<Vec<_>>();
+            let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+            let strings = LargeStringArray::try_new(offsets, values, nulls).map_err(bad)?;
+            StringViewArray::from(&strings)
+        }
+    };
+    Ok(StringRows::Views(Arc::new(views)))
+}
+
+/// Latin-1 bytes back to little-endian 4-byte code units (each byte its own code point).
+fn widen(latin1: &[u8]) -> Vec<u8> {
+    latin1.iter().flat_map(|&b| [b, 0, 0, 0]).collect()
 }
 
 /// A `string` column's rows as [`Table::string_rows`] reads them.
