@@ -625,14 +625,7 @@ impl Table {
         rows: std::ops::Range<u64>,
         out: &mut Vec<u8>,
     ) -> Result<(Dtype, Vec<u64>)> {
-        if rows.start > rows.end || rows.end > self.valid.live() {
-            return Err(Error::InvalidArgument(format!(
-                "rows {}..{} of a table of {} rows",
-                rows.start,
-                rows.end,
-                self.valid.live()
-            )));
-        }
+        self.check_live_rows(&rows)?;
         if let Some(cc) = &self.column(name)?.computed {
             let (dtype, shape, bytes) = self.computed_rows(name, cc, rows)?;
             *out = bytes;
@@ -646,33 +639,10 @@ impl Table {
             .ok_or_else(|| self.bad(name, "rows too large".into()))?;
         let mut shape = vec![rows.end - rows.start];
         shape.extend_from_slice(&a.shape()[1..]);
-        if let Some(span) = self.valid.consecutive(rows.clone()) {
-            // No deleted row among them: one slice read is the answer.
-            let n = (span.end - span.start)
-                .checked_mul(row_bytes)
-                .ok_or_else(|| self.bad(name, "rows too large".into()))?;
-            // Every byte is written by the read: a longer buffer is cut, not cleared.
-            crate::alloc::fit(out, n, "the rows")?;
-            if n > 0 {
-                a.read_slice_bytes_into(&rows_slice(&span), out)?;
-            }
-            return Ok((self.dtype_of(name, &a)?, shape));
-        }
-        let picked = self.live_range(rows);
-        out.clear();
-        out.reserve(picked.len() * row_bytes);
-        if let (Some(&first), Some(&last)) = (picked.first(), picked.last()) {
-            // The physical rows spanning the live ones asked for.
-            let span = a.read_slice_bytes(&[crate::model::selection::SliceItem::Range {
-                start: Some(first as i64),
-                stop: Some(last as i64 + 1),
-                step: 1,
-            }])?;
-            for i in &picked {
-                let at = (i - first) * row_bytes;
-                out.extend_from_slice(&span[at..at + row_bytes]);
-            }
-        }
+        self.gather_live(name, rows, row_bytes, out, |span, buf| {
+            a.read_slice_bytes_into(&rows_slice(&span), buf)?;
+            Ok(true)
+        })?;
         Ok((self.dtype_of(name, &a)?, shape))
     }
 
@@ -687,14 +657,7 @@ impl Table {
         rows: std::ops::Range<u64>,
         out: &mut Vec<u8>,
     ) -> Result<bool> {
-        if rows.start > rows.end || rows.end > self.valid.live() {
-            return Err(Error::InvalidArgument(format!(
-                "rows {}..{} of a table of {} rows",
-                rows.start,
-                rows.end,
-                self.valid.live()
-            )));
-        }
+        self.check_live_rows(&rows)?;
         if self.column(name)?.computed.is_some() {
             return Ok(false);
         }
@@ -709,33 +672,64 @@ impl Table {
         if !little || a.shape().len() != 1 {
             return Ok(false);
         }
-        let chars = a.itemsize() / 4;
+        self.gather_live(name, rows, a.itemsize() / 4, out, |span, buf| {
+            a.read_rows_narrow_into(span.start as u64..span.end as u64, buf)
+        })
+    }
+
+    /// An error unless `rows` are live rows of the table.
+    fn check_live_rows(&self, rows: &std::ops::Range<u64>) -> Result<()> {
+        if rows.start > rows.end || rows.end > self.valid.live() {
+            return Err(Error::InvalidArgument(format!(
+                "rows {}..{} of a table of {} rows",
+                rows.start,
+                rows.end,
+                self.valid.live()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Live rows `rows` of column `name`, `row_bytes` a row, into `out` (resized to their
+    /// bytes), physical rows read by `read` into a buffer of exactly their bytes: one read
+    /// when no row among them is deleted, else one of the rows from the first live one to
+    /// the last, the live ones then picked. `false` from `read` is handed back (`out`
+    /// unspecified).
+    fn gather_live(
+        &self,
+        name: &str,
+        rows: std::ops::Range<u64>,
+        row_bytes: usize,
+        out: &mut Vec<u8>,
+        mut read: impl FnMut(std::ops::Range<usize>, &mut [u8]) -> Result<bool>,
+    ) -> Result<bool> {
         let too_large = || self.bad(name, "rows too large".into());
         if let Some(span) = self.valid.consecutive(rows.clone()) {
-            let n = span.len().checked_mul(chars).ok_or_else(too_large)?;
+            // No deleted row among them: one read is the answer.
+            let n = span.len().checked_mul(row_bytes).ok_or_else(too_large)?;
+            // Every byte is written by the read: a longer buffer is cut, not cleared.
             crate::alloc::fit(out, n, "the rows")?;
-            return a.read_rows_narrow_into(span.start as u64..span.end as u64, out);
+            return if n > 0 { read(span, out) } else { Ok(true) };
         }
         let picked = self.live_range(rows);
         let (Some(&first), Some(&last)) = (picked.first(), picked.last()) else {
             out.clear();
             return Ok(true);
         };
-        // The physical rows spanning the live ones asked for, then the live ones picked.
-        let mut span = vec![
-            0u8;
-            (last + 1 - first)
-                .checked_mul(chars)
-                .ok_or_else(too_large)?
-        ];
-        if !a.read_rows_narrow_into(first as u64..last as u64 + 1, &mut span)? {
+        // The physical rows spanning the live ones asked for.
+        let n = (last + 1 - first)
+            .checked_mul(row_bytes)
+            .ok_or_else(too_large)?;
+        let mut span = Vec::new();
+        crate::alloc::fit(&mut span, n, "the rows")?;
+        if !read(first..last + 1, &mut span)? {
             return Ok(false);
         }
         out.clear();
-        out.reserve(picked.len() * chars);
+        out.reserve(picked.len() * row_bytes);
         for i in &picked {
-            let at = (i - first) * chars;
-            out.extend_from_slice(&span[at..at + chars]);
+            let at = (i - first) * row_bytes;
+            out.extend_from_slice(&span[at..at + row_bytes]);
         }
         Ok(true)
     }
@@ -1022,14 +1016,7 @@ impl Table {
         rows: std::ops::Range<u64>,
     ) -> Result<Option<Vec<bool>>> {
         let c = self.column(name)?.clone();
-        if rows.start > rows.end || rows.end > self.valid.live() {
-            return Err(Error::InvalidArgument(format!(
-                "rows {}..{} of a table of {} rows",
-                rows.start,
-                rows.end,
-                self.valid.live()
-            )));
-        }
+        self.check_live_rows(&rows)?;
         let n = (rows.end - rows.start) as usize;
         if !c.nullable && c.null_value.is_none() {
             return Ok(None);

@@ -647,7 +647,7 @@ impl Decoder {
         let end = start
             .saturating_add(out.len().saturating_mul(4))
             .min(chunk_bytes);
-        if bb == 0 || start >= end || (end - start) != out.len() * 4 {
+        if bb == 0 || start >= end || (end - start) != out.len().saturating_mul(4) {
             return Err(ChunkError::Corrupt(format!(
                 "{} projected bytes from block {first_block} of a chunk of {chunk_bytes}",
                 out.len()
