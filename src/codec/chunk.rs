@@ -488,24 +488,9 @@ pub(crate) enum Target<'a> {
     /// Byte runs of the decoded chunk copied into an output.
     Runs(Runs<'a>),
     /// Consecutive whole blocks of little-endian 4-byte code units, projected to each unit's
-    /// low byte (decoded with the blocks' mask, so a fetch of those blocks alone is enough).
+    /// low byte as the codec produces them (decoded with the blocks' mask, so a fetch of
+    /// those blocks alone is enough).
     Narrow(Narrow<'a>),
-}
-
-/// Blocks `first_block..` of a chunk of 4-byte code units (NumPy `U`, little-endian) as one
-/// byte a unit: what a column of Latin-1 strings needs, without the other three bytes.
-pub(crate) struct Narrow<'a> {
-    /// A chunk-size scratch buffer (its decoded size).
-    pub(crate) decoded: &'a mut [u8],
-    /// The first block wanted.
-    pub(crate) first_block: usize,
-    /// A quarter of the wanted blocks' decoded bytes (whole blocks, the chunk's last one
-    /// possibly short).
-    pub(crate) out: &'a mut [u8],
-    /// Bytes per block.
-    pub(crate) block_bytes: usize,
-    /// Set (and `out` unspecified) when a unit is 256 or more: the caller reads them whole.
-    pub(crate) wide: &'a mut bool,
 }
 
 /// Runs of a decoded chunk to copy into an output (a region of an array, in C order).
@@ -523,6 +508,34 @@ pub(crate) struct Runs<'a> {
     /// Only the touched blocks' bytes were fetched (the others are unspecified): they must be
     /// decoded with their mask.
     pub(crate) partial: bool,
+}
+
+/// Blocks `first_block..` of a chunk of 4-byte code units (NumPy `U`, little-endian) as one
+/// byte a unit: what a column of Latin-1 strings needs, without the other three bytes.
+pub(crate) struct Narrow<'a> {
+    /// A chunk-size destination c-blosc2 asks for and never writes: its pages stay untouched.
+    pub(crate) blank: &'a mut [u8],
+    /// The first block wanted.
+    pub(crate) first_block: usize,
+    /// A quarter of the wanted blocks' decoded bytes (whole blocks, the chunk's last one
+    /// possibly short).
+    pub(crate) out: &'a mut [u8],
+    /// Bytes per block.
+    pub(crate) block_bytes: usize,
+    /// What became of the blocks.
+    pub(crate) outcome: &'a mut Narrowed,
+}
+
+/// What a [`Target::Narrow`] decode did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Narrowed {
+    /// `out` holds the blocks' low bytes.
+    Done,
+    /// A unit of the blocks is 256 or more (`out` unspecified): read them whole.
+    Wide,
+    /// The chunk's blocks cannot be projected as the codec produces them (another filter,
+    /// a codec Rust runs, a special or stored chunk): read them whole and project them.
+    Unprojectable,
 }
 
 impl Decoder {
@@ -616,7 +629,7 @@ impl Decoder {
                 Ok(Decoded::Data)
             }
             Target::Narrow(n) => {
-                let p = ChunkPlan::new(src, n.decoded.len(), typesize)?;
+                let p = ChunkPlan::new(src, n.blank.len(), typesize)?;
                 self.decode_narrow(&p, src, typesize, n)?;
                 Ok(Decoded::Data)
             }
@@ -624,9 +637,8 @@ impl Decoder {
     }
 
     /// [`Target::Narrow`], for the chunk planned as `p`: blockwise chunks whose pipeline
-    /// [`narrows`](filters::Pipeline::narrows) are projected block by block by the hook
-    /// (never unshuffled nor written whole); any other chunk is decoded (the wanted blocks)
-    /// and projected after.
+    /// [`narrows`](filters::Pipeline::narrows) are projected block by block by the hook,
+    /// never unshuffled nor written whole; others are left to the caller.
     fn decode_narrow(
         &mut self,
         p: &ChunkPlan,
@@ -635,14 +647,13 @@ impl Decoder {
         n: Narrow<'_>,
     ) -> Result<(), ChunkError> {
         let Narrow {
-            decoded,
+            blank,
             first_block,
             out,
             block_bytes: bb,
-            wide,
+            outcome,
         } = n;
-        *wide = false;
-        let chunk_bytes = decoded.len();
+        let chunk_bytes = blank.len();
         let start = first_block.saturating_mul(bb);
         let end = start
             .saturating_add(out.len().saturating_mul(4))
@@ -660,42 +671,32 @@ impl Decoder {
             && end <= p.h.nbytes
             && filters::rust_can_undo(&p.h.filters, &p.h.filters_meta).is_ok()
             && self.hooked_for(&p.h, typesize)?.narrows();
-        if by_hook {
-            self.maskout.clear();
-            self.maskout
-                .extend((0..nblocks).map(|j| j < first_block || j >= end_block));
-            let hooked = self.hooked.as_mut().expect("made by hooked_for");
-            let hook = hooked.hook_mut();
-            hook.narrow = true;
-            hook.wide.store(false, std::sync::atomic::Ordering::Relaxed);
-            let mut cleared = FiltersCleared::new(src);
-            let r = hooked.decompress_part(cleared.chunk(), decoded, &self.maskout, out, start, 4);
-            let hook = hooked.hook_mut();
-            hook.narrow = false;
-            if hook.wide.load(std::sync::atomic::Ordering::Relaxed) {
-                *wide = true;
-                return Ok(());
-            }
-            let n = r?;
-            if n != chunk_bytes {
-                return Err(ChunkError::Corrupt(format!(
-                    "decoded {n} bytes, expected {chunk_bytes}"
-                )));
-            }
+        if !by_hook {
+            *outcome = Narrowed::Unprojectable;
             return Ok(());
         }
-        let wanted: Vec<bool> = (0..nblocks)
-            .map(|j| j >= first_block && j < end_block)
-            .collect();
-        let mask = BlockMask {
-            wanted: &wanted,
-            block_bytes: bb,
-        };
-        // Always with the mask: a fetch of the wanted blocks alone must be decoded with it.
-        match self.decode_planned(p, src, decoded, typesize, Some(mask))? {
-            Decoded::Zeros => out.fill(0),
-            Decoded::Data => *wide = !filters::narrow_ucs4(&decoded[start..end], out),
+        self.maskout.clear();
+        self.maskout
+            .extend((0..nblocks).map(|j| j < first_block || j >= end_block));
+        let hooked = self.hooked.as_mut().expect("made by hooked_for");
+        let hook = hooked.hook_mut();
+        hook.narrow = true;
+        hook.wide.store(false, std::sync::atomic::Ordering::Relaxed);
+        let mut cleared = FiltersCleared::new(src);
+        let r = hooked.decompress_part(cleared.chunk(), blank, &self.maskout, out, start, 4);
+        let hook = hooked.hook_mut();
+        hook.narrow = false;
+        if hook.wide.load(std::sync::atomic::Ordering::Relaxed) {
+            *outcome = Narrowed::Wide;
+            return Ok(());
         }
+        let n = r?;
+        if n != chunk_bytes {
+            return Err(ChunkError::Corrupt(format!(
+                "decoded {n} bytes, expected {chunk_bytes}"
+            )));
+        }
+        *outcome = Narrowed::Done;
         Ok(())
     }
 

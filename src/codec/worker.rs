@@ -38,6 +38,16 @@ pub(crate) fn fetch_decode<'t>(
 
 const KEPT_CHUNK_BUFFER_MAX: usize = 64 << 20;
 
+/// A worker's [`Worker::blank`] of `n` bytes: only ever handed to c-blosc2 as a destination it
+/// does not write (never to a decode that writes its output).
+pub(crate) fn blank(buf: &mut Vec<u8>, n: usize) -> Result<&mut [u8]> {
+    if buf.len() < n {
+        *buf = Vec::new();
+        *buf = crate::alloc::zeroed(n, "a chunk-size destination")?;
+    }
+    Ok(&mut buf[..n])
+}
+
 /// One reading thread's decoder and buffers.
 pub(crate) struct Worker {
     pub(crate) decoder: Decoder,
@@ -45,6 +55,9 @@ pub(crate) struct Worker {
     inner: usize,
     pub(crate) compressed: crate::ffi::ChunkBytes,
     pub(crate) decoded: Vec<u8>,
+    /// A chunk-size destination c-blosc2 is handed and never writes (projected reads): fresh
+    /// zeroed pages never touched, so it is kept whatever its size. See [`blank`].
+    pub(crate) blank: Vec<u8>,
     /// Scattered chunks: the current chunk's copy runs and the blocks they touch.
     pub(crate) runs: Vec<(usize, usize, usize)>,
     pub(crate) touched: Vec<bool>,
@@ -60,6 +73,7 @@ impl Worker {
             inner,
             compressed: Default::default(),
             decoded: Vec::new(),
+            blank: Vec::new(),
             runs: Vec::new(),
             touched: Vec::new(),
             wanted: Vec::new(),

@@ -7,15 +7,18 @@
 use std::ops::Range;
 
 use crate::array::Array;
-use crate::codec::chunk::{Narrow, Target};
-use crate::codec::worker::{fetch_decode, workers_for};
+use crate::codec::chunk::{Narrow, Narrowed, Target};
+use crate::codec::filters;
+use crate::codec::worker::{blank, fetch_decode, workers_for};
 use crate::error::{Error, Result};
+use crate::model::region::Region;
 
 impl Array {
     /// Rows `rows` of a 1-d array of little-endian 4-byte code units (NumPy `<U`), each unit
     /// as its low byte, into `out` (`itemsize / 4` bytes a row): `Ok(false)`, `out`
-    /// unspecified, when a unit of the blocks read is 256 or more (not Latin-1: read the rows
-    /// whole instead). Only the blocks holding the rows are fetched and decoded.
+    /// unspecified, when a unit of the rows, or of the blocks holding them, is 256 or more
+    /// (not Latin-1: read the rows whole instead). Only the blocks holding the rows are
+    /// fetched and decoded.
     pub(crate) fn read_rows_narrow_into(&self, rows: Range<u64>, out: &mut [u8]) -> Result<bool> {
         let g = &self.geom;
         let isz = g.itemsize();
@@ -54,8 +57,8 @@ impl Array {
         let (bb, block_rows, chunk_rows) = (g.block_bytes(), g.blocks()[0], g.chunks()[0]);
         let nblocks = g.chunk_bytes() / bb.max(1);
         self.workers.with(|ws| {
-            let w = &mut workers_for(ws, 1, self.threads, g.blocks())[0];
-            // The wanted blocks' projection, when the rows do not start and end with them.
+            // The wanted blocks' projection, when the rows do not start and end with them, or
+            // the rows whole, when their chunk cannot be projected as it is decoded.
             let mut part = Vec::new();
             for (chunk, first, end, r) in spans {
                 let lo = chunk * chunk_rows + first as u64 * block_rows;
@@ -64,7 +67,7 @@ impl Array {
                 let len = (r.end - r.start) as usize * unit;
                 let skip = (r.start - lo) as usize * unit;
                 let aligned = skip == 0 && len == whole;
-                crate::alloc::fit(&mut w.decoded, g.chunk_bytes(), "a decoded chunk")?;
+                let w = &mut workers_for(ws, 1, self.threads, g.blocks())[0];
                 w.wanted.clear();
                 w.wanted.extend((0..nblocks).map(|j| j >= first && j < end));
                 let target: &mut [u8] = if aligned {
@@ -73,24 +76,36 @@ impl Array {
                     crate::alloc::fit(&mut part, whole, "a projected part")?;
                     &mut part[..]
                 };
-                let mut wide = false;
-                let (c, d, wanted, decoded) =
-                    (&mut w.compressed, &mut w.decoder, &w.wanted, &mut w.decoded);
+                let mut outcome = Narrowed::Unprojectable;
+                let blank = blank(&mut w.blank, g.chunk_bytes())?;
+                let (c, d, wanted) = (&mut w.compressed, &mut w.decoder, &w.wanted);
                 fetch_decode(&self.frame, chunk, c, d, isz, Some((wanted, bb)), |_| {
                     Target::Narrow(Narrow {
-                        decoded,
+                        blank,
                         first_block: first,
                         out: target,
                         block_bytes: bb,
-                        wide: &mut wide,
+                        outcome: &mut outcome,
                     })
                 })?;
-                if wide {
-                    return Ok(false);
-                }
-                if !aligned {
-                    let from = part.get(skip..skip + len).ok_or_else(too_large)?;
-                    out[at..at + len].copy_from_slice(from);
+                match outcome {
+                    Narrowed::Done if aligned => {}
+                    Narrowed::Done => {
+                        let from = part.get(skip..skip + len).ok_or_else(too_large)?;
+                        out[at..at + len].copy_from_slice(from);
+                    }
+                    Narrowed::Wide => return Ok(false),
+                    Narrowed::Unprojectable => {
+                        // Read whole (only the blocks holding the rows), then projected.
+                        let mut units = Vec::new();
+                        let n = len.checked_mul(4).ok_or_else(too_large)?;
+                        crate::alloc::fit(&mut units, n, "the rows")?;
+                        let region = Region::new(vec![r.start], vec![r.end - r.start]);
+                        self.fill_region(&region, &mut units, ws)?;
+                        if !filters::narrow_ucs4(&units, &mut out[at..at + len]) {
+                            return Ok(false);
+                        }
+                    }
                 }
             }
             Ok(true)
