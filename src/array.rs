@@ -43,6 +43,10 @@ pub struct Array {
     /// Decoders and chunk buffers kept between reads, so that small reads do not pay for
     /// new contexts and freshly faulted chunk buffers each time.
     pub(crate) workers: KeptWorkers,
+    /// Whether a narrow read of its code units ([`Array::read_rows_narrow_into`]) met a
+    /// block beyond Latin-1: later ones answer `false` at once rather than decode a block
+    /// twice for every read.
+    pub(crate) wide: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Array {
@@ -306,6 +310,7 @@ impl Array {
             threads: crate::parallel::Threads::Global.len(),
             exec: crate::parallel::Threads::Global,
             workers: Default::default(),
+            wide: Default::default(),
         })
     }
 

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 use std::ops::Range;
+use std::sync::atomic::Ordering;
 
 use crate::array::Array;
 use crate::codec::chunk::{Narrow, Narrowed, Target};
@@ -18,7 +19,8 @@ impl Array {
     /// as its low byte, into `out` (`itemsize / 4` bytes a row): `Ok(false)`, `out`
     /// unspecified, when a unit of the rows, or of the blocks holding them, is 256 or more
     /// (not Latin-1: read the rows whole instead). Only the blocks holding the rows are
-    /// fetched and decoded.
+    /// fetched and decoded. Once a block beyond Latin-1 was met, every later call answers
+    /// `false` without reading.
     pub(crate) fn read_rows_narrow_into(&self, rows: Range<u64>, out: &mut [u8]) -> Result<bool> {
         let g = &self.geom;
         let isz = g.itemsize();
@@ -44,6 +46,9 @@ impl Array {
         }
         if n == 0 {
             return Ok(true);
+        }
+        if self.wide.load(Ordering::Relaxed) {
+            return Ok(false);
         }
         let spans = g.row_blocks(rows.clone());
         if spans.is_empty() {
@@ -94,7 +99,10 @@ impl Array {
                         let from = part.get(skip..skip + len).ok_or_else(too_large)?;
                         out[at..at + len].copy_from_slice(from);
                     }
-                    Narrowed::Wide => return Ok(false),
+                    Narrowed::Wide => {
+                        self.wide.store(true, Ordering::Relaxed);
+                        return Ok(false);
+                    }
                     Narrowed::Unprojectable => {
                         // Read whole (only the blocks holding the rows), then projected.
                         let mut units = Vec::new();
@@ -103,6 +111,7 @@ impl Array {
                         let region = Region::new(vec![r.start], vec![r.end - r.start]);
                         self.fill_region(&region, &mut units, ws)?;
                         if !filters::narrow_ucs4(&units, &mut out[at..at + len]) {
+                            self.wide.store(true, Ordering::Relaxed);
                             return Ok(false);
                         }
                     }
@@ -183,9 +192,13 @@ mod tests {
                             .unwrap(),
                     )),
                 ] {
-                    let a = Array::from_bytes(frame.clone())
-                        .unwrap()
-                        .with_threads(threads);
+                    // A fresh array for each range: one that met a wide block answers
+                    // `false` from then on (checked below).
+                    let open = || {
+                        Array::from_bytes(frame.clone())
+                            .unwrap()
+                            .with_threads(threads.clone())
+                    };
                     for (lo, hi) in [
                         (0, n),
                         (0, 40),
@@ -196,6 +209,7 @@ mod tests {
                         (517, 518),
                         (999, 1000),
                     ] {
+                        let a = open();
                         let mut out = vec![0u8; (hi - lo) * 5];
                         let got = a
                             .read_rows_narrow_into(lo as u64..hi as u64, &mut out)
@@ -207,6 +221,10 @@ mod tests {
                         assert_eq!(got, !blocks_wide, "case {case}, rows {lo}..{hi}");
                         if got {
                             assert_eq!(Some(out), want, "case {case}, rows {lo}..{hi}");
+                        } else {
+                            // Remembered: Latin-1 rows of another block answer `false` too.
+                            let mut out = vec![0u8; 40 * 5];
+                            assert!(!a.read_rows_narrow_into(0..40, &mut out).unwrap());
                         }
                         checked += 1;
                     }
