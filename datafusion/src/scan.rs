@@ -406,9 +406,9 @@ impl FileSource for B2ndSource {
     }
 }
 
-/// Opens the pieces of a partition: each read in batches on one of Tokio's blocking threads
-/// (b2nd's reads block; remote ones on a runtime of their own), its file opened by its first
-/// batch.
+/// Opens the pieces of a partition, its file opened by its first batch: a local file's
+/// batches read by the thread polling the stream, a URL's on one of Tokio's blocking threads
+/// (remote reads block on a runtime of their own) reading ahead.
 struct B2ndOpener {
     files: Arc<[ScanFile]>,
     schema: SchemaRef,
@@ -437,7 +437,7 @@ impl FileOpener for B2ndOpener {
                 f.rows
             )));
         }
-        let step = f.batch_rows;
+        let (step, local) = (f.batch_rows, !f.source.is_url());
         let (schema, dynamic, skipped) = (
             self.schema.clone(),
             self.dynamic.clone(),
@@ -485,8 +485,37 @@ impl FileOpener for B2ndOpener {
             }
             Ok(b)
         };
+        if local {
+            // A local file: each batch read when the consumer asks for it, on the thread
+            // that polls (as DataFusion's Parquet reader decodes its pages). The partitions
+            // are the scan's parallelism, and a hand-over to a reading thread per batch
+            // cost more than the read's wait on the page cache.
+            // Batches the zones or string filters skip are passed over; the first error
+            // ends the stream.
+            let (mut batches, mut failed) = (batches, false);
+            let rows = std::iter::from_fn(move || loop {
+                if failed {
+                    return None;
+                }
+                match read(batches.next()?).transpose() {
+                    None => continue,
+                    Some(b) => {
+                        failed = b.is_err();
+                        return Some(b);
+                    }
+                }
+            });
+            // Each batch after a yield to the runtime: a task that never waits would keep
+            // the thread it started on, and other partitions queued behind it there would
+            // wait rather than move to an idle thread.
+            let stream = futures::stream::unfold(rows, |mut rows| async move {
+                tokio::task::yield_now().await;
+                rows.next().map(|b| (b, rows))
+            });
+            return Ok(Box::pin(async move { Ok(stream.boxed()) }));
+        }
         Ok(Box::pin(async move {
-            // One blocking thread reads the piece's batches in order, at most two ahead of
+            // A URL: one blocking thread reads the piece's batches in order, at most two ahead of
             // the consumer's (one waiting in the channel, one being read; no hand-over to a
             // fresh blocking task per batch); it stops at the first error or when the stream
             // is dropped (its send fails).
