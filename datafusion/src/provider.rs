@@ -367,14 +367,16 @@ impl TableProvider for B2ndTable {
                 None => cols,
                 Some(c) => merge_columns(c, cols),
             });
-            // Partitions are cut at blocks, or at chunks for a URL: there a chunk two
-            // partitions share is fetched twice, and a request costs more than an
-            // unbalanced partition.
-            let part_unit = if f.source.is_url() { f.unit } else { f.block };
-            // Batches of whole blocks (of whole chunks for a URL, one request each), about
-            // the session's batch size or more: a local read decodes only the blocks it
-            // needs, and batches of a whole chunk (python-blosc2 makes one chunk of millions
-            // of rows) are too large for DataFusion's operators and the caches.
+            // Partitions are cut at blocks; an array at a URL at chunks (a table's partition
+            // at a URL announces its rows, so that the chunks two partitions share are
+            // fetched once, and decodes its blocks as they arrive; an array's would fetch a
+            // shared chunk twice).
+            let url_array = f.source.is_url() && !matches!(*opened, Opened::Table(..));
+            let part_unit = if url_array { f.unit } else { f.block };
+            // Batches of whole blocks (of whole chunks for an array at a URL, one request
+            // each), about the session's batch size or more: a read decodes only the blocks
+            // it needs, and batches of a whole chunk (python-blosc2 makes one chunk of
+            // millions of rows) are too large for DataFusion's operators and the caches.
             let batch_rows = want.div_ceil(part_unit).max(1) * part_unit;
             kept.push((ranges, part_unit));
             let n = opened.n_rows();

@@ -446,6 +446,7 @@ impl FileOpener for B2ndOpener {
         let strings = self.strings.clone();
         // Batches of whole blocks or chunks (cut at multiples of the file's batch rows).
         let r = piece.rows;
+        let piece_rows = r.clone();
         let mut at = r.start;
         let batches = std::iter::from_fn(move || {
             if at >= r.end {
@@ -514,13 +515,30 @@ impl FileOpener for B2ndOpener {
             });
             return Ok(Box::pin(async move { Ok(stream.boxed()) }));
         }
+        let (announce, names): (_, Vec<String>) = (
+            (self.files.clone(), piece.file, piece_rows),
+            self.schema
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect(),
+        );
         Ok(Box::pin(async move {
             // A URL: one blocking thread reads the piece's batches in order, at most two ahead of
             // the consumer's (one waiting in the channel, one being read; no hand-over to a
             // fresh blocking task per batch); it stops at the first error or when the stream
-            // is dropped (its send fails).
+            // is dropped (its send fails). A table's piece first announces its rows of the
+            // columns read: their chunks are fetched in the background, and each batch takes
+            // its blocks as soon as their bytes arrived.
             let (tx, rx) = tokio::sync::mpsc::channel(1);
             let reader = tokio::task::spawn_blocking(move || {
+                let (files, file, rows) = announce;
+                if let Ok(opened) = files[file].opened() {
+                    if let Opened::Table(t, _) = &*opened {
+                        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                        t.fetch_rows_ahead(&names, rows);
+                    }
+                }
                 for r in batches {
                     let b = read(r);
                     let failed = b.is_err();

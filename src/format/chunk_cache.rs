@@ -19,6 +19,9 @@ use crate::storage::RangeRead;
 enum Slot {
     /// Being fetched: this many bytes.
     Pending(u64),
+    /// Arriving: the bytes so far (from the chunk's start) of this many, and whether a
+    /// reader read from them.
+    Arriving(Vec<u8>, u64, bool),
     /// Its bytes (from its offset to the next chunk's), and whether a reader took it.
     Ready(Arc<Vec<u8>>, bool),
     /// Its fetch failed: the error, told to the readers of this read (for
@@ -30,6 +33,17 @@ enum Slot {
 /// one read (the threads cutting a chunk) share one failure rather than each waiting out the
 /// retries again.
 const FAILURE_KEPT: Duration = Duration::from_secs(2);
+
+/// What a reader of part of a chunk finds: see [`ChunkCache::read`].
+pub(crate) enum Part {
+    /// The bytes are in the reader's buffer.
+    Copied,
+    /// The chunk's fetch failed (after the storage's retries): the reader reports this.
+    Failed(Error),
+    /// Not here (never announced, dropped, or beyond the bytes fetched): the reader fetches
+    /// the bytes itself.
+    Absent,
+}
 
 /// What a reader finds for its chunk.
 pub(crate) enum Got {
@@ -56,6 +70,9 @@ struct State {
     queued: HashSet<u64>,
     /// Queued chunks a reader waits for: fetched next, whatever the window's room.
     urgent: HashSet<u64>,
+    /// Arriving chunks readers wait in, and the fewest bytes of each that one of them
+    /// needs: they are woken when that many arrived (not at every piece).
+    needs: HashMap<u64, usize>,
     /// Whether the fetching thread runs.
     worker: bool,
     /// Whether a fetch of the current window failed (the rest of it is dropped).
@@ -75,9 +92,9 @@ impl State {
         self.slots
             .values()
             .map(|s| match s {
-                Slot::Pending(len) => *len,
+                Slot::Pending(len) | Slot::Arriving(_, len, false) => *len,
                 Slot::Ready(b, false) => b.len() as u64,
-                Slot::Ready(_, true) | Slot::Failed(..) => 0,
+                Slot::Arriving(_, _, true) | Slot::Ready(_, true) | Slot::Failed(..) => 0,
             })
             .sum()
     }
@@ -120,16 +137,60 @@ impl ChunkCache {
     /// [`Got::Absent`] when it is not here (never announced, dropped, or not fetched yet:
     /// the caller then fetches it itself).
     pub(crate) fn get(&self, n: u64) -> Got {
+        self.wait(n, None, Got::Absent, |slot| match slot {
+            Slot::Ready(b, taken) => {
+                *taken = true;
+                Some(Got::Bytes(b.clone()))
+            }
+            Slot::Failed(e, _) => Some(Got::Failed(copy_error(e))),
+            Slot::Pending(_) | Slot::Arriving(..) => None,
+        })
+    }
+
+    /// Bytes `at..at + buf.len()` of chunk `n` into `buf`, waiting only until those bytes
+    /// arrived (a chunk is decoded block by block as it streams in).
+    pub(crate) fn read(&self, n: u64, at: usize, buf: &mut [u8]) -> Part {
+        let Some(end) = at.checked_add(buf.len()) else {
+            return Part::Absent;
+        };
+        self.wait(n, Some(end), Part::Absent, |slot| {
+            let (have, len, taken): (&[u8], u64, &mut bool) = match slot {
+                Slot::Ready(b, taken) => (&b[..], b.len() as u64, taken),
+                Slot::Arriving(b, len, taken) => (&b[..], *len, taken),
+                Slot::Failed(e, _) => return Some(Part::Failed(copy_error(e))),
+                Slot::Pending(_) => return None,
+            };
+            if end as u64 > len {
+                return Some(Part::Absent);
+            }
+            let part = have.get(at..end)?;
+            buf.copy_from_slice(part);
+            *taken = true;
+            Some(Part::Copied)
+        })
+    }
+
+    /// Wait on chunk `n` until `answer` answers from its slot; `absent` when it is not
+    /// here and not coming. A chunk announced and not fetched yet is fetched next. A reader
+    /// of the chunk's first `need` bytes is woken when they arrived; others when the chunk
+    /// is whole (or failed).
+    fn wait<R>(
+        &self,
+        n: u64,
+        need: Option<usize>,
+        absent: R,
+        mut answer: impl FnMut(&mut Slot) -> Option<R>,
+    ) -> R {
         let mut st = self.lock();
         st.forget_old_failure(n);
         loop {
             let pending = match st.slots.get_mut(&n) {
-                Some(Slot::Ready(b, taken)) => {
-                    *taken = true;
-                    return Got::Bytes(b.clone());
+                Some(slot) => {
+                    if let Some(r) = answer(slot) {
+                        return r;
+                    }
+                    true
                 }
-                Some(Slot::Failed(e, _)) => return Got::Failed(copy_error(e)),
-                Some(Slot::Pending(_)) => true,
                 None => false,
             };
             let coming = pending || (st.worker && st.queued.contains(&n));
@@ -137,7 +198,7 @@ impl ChunkCache {
                 if st.queued.remove(&n) {
                     st.queue.retain(|w| w.0 != n);
                 }
-                return Got::Absent;
+                return absent;
             }
             if !pending && st.urgent.insert(n) {
                 // Announced, not fetched yet: fetched next; wait for it.
@@ -145,6 +206,10 @@ impl ChunkCache {
                     let w = st.queue.remove(i).expect("found");
                     st.queue.push_front(w);
                 }
+            }
+            if let Some(need) = need {
+                let least = st.needs.entry(n).or_insert(need);
+                *least = (*least).min(need);
             }
             st = self.arrived.wait(st).unwrap_or_else(|p| p.into_inner());
         }
@@ -215,20 +280,74 @@ impl ChunkCache {
         Some(window)
     }
 
-    /// Publish chunk `n` (or its fetch's failure), then drop taken chunks, oldest first,
-    /// while over the budget; `false` after a failure (the rest of the window is dropped).
-    fn arrive(&self, n: u64, got: crate::error::Result<Vec<u8>>) -> bool {
-        let mut st = self.lock();
-        match got {
+    /// Take the next piece of chunk `n`'s bytes (or its fetch's failure); a chunk whose
+    /// bytes are all here is published whole, then taken chunks are dropped, oldest first,
+    /// while over the budget. `false` after a failure (the rest of the window is dropped).
+    fn arrive(&self, n: u64, piece: crate::error::Result<&[u8]>) -> bool {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let failed = |st: &mut State, e: Error| {
+            st.slots.insert(n, Slot::Failed(e, Instant::now()));
+            st.needs.remove(&n);
+            st.failing = true;
+        };
+        // Whether a reader may be answered now (a piece that completes nothing wakes none).
+        let mut wake = true;
+        if let Ok(b) = &piece {
+            wake = b.is_empty();
+        }
+        match piece {
             Ok(b) => {
-                st.bytes += b.len();
-                st.order.push_back(n);
-                st.slots.insert(n, Slot::Ready(Arc::new(b), false));
+                let pending = match st.slots.get(&n) {
+                    Some(Slot::Pending(len)) => Some(*len),
+                    _ => None,
+                };
+                if let Some(len) = pending {
+                    let mut v = Vec::new();
+                    // The length was checked against the budget when announced.
+                    if v.try_reserve_exact(len as usize).is_err() {
+                        let e = Error::Remote {
+                            url: String::new(),
+                            reason: format!("no memory for a chunk of {len} bytes"),
+                        };
+                        failed(st, e);
+                    } else {
+                        st.slots.insert(n, Slot::Arriving(v, len, false));
+                    }
+                }
+                let whole = match st.slots.get_mut(&n) {
+                    Some(Slot::Arriving(v, len, _)) if (v.len() + b.len()) as u64 <= *len => {
+                        v.extend_from_slice(b);
+                        let (have, whole) = (v.len(), v.len() as u64 == *len);
+                        // The readers waiting in this chunk are woken when what one of
+                        // them needs arrived.
+                        if st.needs.get(&n).is_some_and(|&need| have >= need) {
+                            st.needs.remove(&n);
+                            wake = true;
+                        }
+                        whole
+                    }
+                    Some(Slot::Arriving(_, len, _)) => {
+                        let e = Error::Remote {
+                            url: String::new(),
+                            reason: format!("more than the {len} bytes asked for a chunk"),
+                        };
+                        failed(st, e);
+                        false
+                    }
+                    _ => false, // failed or dropped meanwhile: the piece is not wanted
+                };
+                if whole {
+                    wake = true;
+                    st.needs.remove(&n);
+                    if let Some(Slot::Arriving(v, _, taken)) = st.slots.remove(&n) {
+                        st.bytes += v.len();
+                        st.order.push_back(n);
+                        st.slots.insert(n, Slot::Ready(Arc::new(v), taken));
+                    }
+                }
             }
-            Err(e) => {
-                st.slots.insert(n, Slot::Failed(e, Instant::now()));
-                st.failing = true;
-            }
+            Err(e) => failed(st, e),
         }
         let mut i = 0;
         while st.bytes > self.budget && i < st.order.len() {
@@ -243,9 +362,49 @@ impl ChunkCache {
             }
         }
         let go_on = !st.failing;
-        drop(st);
-        self.arrived.notify_all();
+        drop(guard);
+        if wake || !go_on {
+            self.arrived.notify_all();
+        }
         go_on
+    }
+}
+
+/// Chunk `n` of a cache as a source of ranges, the chunk starting at `base` of `src`: a read
+/// waits only for the bytes it needs (a chunk is decoded block by block as it streams in),
+/// and reads bytes the cache does not hold (dropped, never announced) from `src`.
+pub(crate) struct CachedChunk<'a> {
+    pub(crate) cache: &'a ChunkCache,
+    pub(crate) n: u64,
+    pub(crate) base: u64,
+    pub(crate) src: &'a dyn RangeRead,
+}
+
+impl RangeRead for CachedChunk<'_> {
+    fn location(&self) -> String {
+        self.src.location()
+    }
+
+    fn size(&self) -> crate::error::Result<u64> {
+        self.src.size()
+    }
+
+    fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> crate::error::Result<()> {
+        let mut rest = Vec::new();
+        for (pos, buf) in reads.iter_mut() {
+            let at = pos
+                .checked_sub(self.base)
+                .and_then(|a| usize::try_from(a).ok());
+            match at.map(|a| self.cache.read(self.n, a, buf)) {
+                Some(Part::Copied) => {}
+                Some(Part::Failed(e)) => return Err(e),
+                Some(Part::Absent) | None => rest.push((*pos, &mut **buf)),
+            }
+        }
+        if rest.is_empty() {
+            return Ok(());
+        }
+        self.src.read_vectored_at(&mut rest)
     }
 }
 
@@ -302,7 +461,7 @@ fn run(cache: Weak<ChunkCache>, src: Arc<dyn RangeRead>, first: Vec<Want>) {
         }
         idle = 0;
         let reads: Vec<(u64, usize)> = window.iter().map(|w| (w.1, w.2 as usize)).collect();
-        src.read_each(&reads, &mut |i, got| c.arrive(window[i].0, got));
+        src.read_each(&reads, &mut |i, piece| c.arrive(window[i].0, piece));
         if c.lock().failing {
             // A fetch failed (after the storage's retries): the source is failing; nothing
             // more is fetched ahead, readers fetch (and report) for themselves.
@@ -318,7 +477,10 @@ fn run(cache: Weak<ChunkCache>, src: Arc<dyn RangeRead>, first: Vec<Want>) {
                 _ => None,
             });
             for w in &window {
-                if matches!(st.slots.get(&w.0), Some(Slot::Pending(_))) {
+                if matches!(
+                    st.slots.get(&w.0),
+                    Some(Slot::Pending(_) | Slot::Arriving(..))
+                ) {
                     match &failure {
                         Some((e, at)) => {
                             st.slots.insert(w.0, Slot::Failed(copy_error(e), *at));
@@ -334,14 +496,134 @@ fn run(cache: Weak<ChunkCache>, src: Arc<dyn RangeRead>, first: Vec<Want>) {
             c.arrived.notify_all();
             return;
         }
-        // A read the source never answered must not keep readers waiting.
+        // A read the source never answered (or not whole) must not keep readers waiting.
         let mut st = c.lock();
         for w in &window {
-            if matches!(st.slots.get(&w.0), Some(Slot::Pending(_))) {
+            if matches!(
+                st.slots.get(&w.0),
+                Some(Slot::Pending(_) | Slot::Arriving(..))
+            ) {
                 st.slots.remove(&w.0);
+                st.needs.remove(&w.0);
             }
         }
         drop(st);
         c.arrived.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// A source of `len` bytes (`i % 251`) whose `read_each` hands each range over in
+    /// pieces of 64 KiB, waits for `go` after the first `held` pieces of the first range,
+    /// and fails instead of sending the rest when `fail` is set.
+    struct Gated {
+        len: usize,
+        held: usize,
+        go: Mutex<mpsc::Receiver<()>>,
+        fail: bool,
+    }
+
+    fn byte(i: usize) -> u8 {
+        (i % 251) as u8
+    }
+
+    impl RangeRead for Gated {
+        fn location(&self) -> String {
+            "gated".into()
+        }
+        fn size(&self) -> crate::error::Result<u64> {
+            Ok(self.len as u64)
+        }
+        fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> crate::error::Result<()> {
+            for (pos, buf) in reads.iter_mut() {
+                for (k, b) in buf.iter_mut().enumerate() {
+                    *b = byte(*pos as usize + k);
+                }
+            }
+            Ok(())
+        }
+        fn read_each(
+            &self,
+            reads: &[(u64, usize)],
+            piece: &mut (dyn FnMut(usize, crate::error::Result<&[u8]>) -> bool + Send),
+        ) {
+            for (i, &(pos, len)) in reads.iter().enumerate() {
+                let bytes: Vec<u8> = (pos as usize..pos as usize + len).map(byte).collect();
+                for (k, p) in bytes.chunks(64 << 10).enumerate() {
+                    if i == 0 && k == self.held {
+                        self.go.lock().unwrap().recv().unwrap();
+                        if self.fail {
+                            let e = Error::Remote {
+                                url: "gated".into(),
+                                reason: "cut".into(),
+                            };
+                            piece(i, Err(e));
+                            return;
+                        }
+                    }
+                    if !piece(i, Ok(p)) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A chunk's first bytes are read while the rest of it is still on its way (the fetch
+    /// holds back after four pieces until the reader got them), and its last ones once they
+    /// arrive; a chunk whose fetch fails midway gives its first bytes and then the failure.
+    #[test]
+    fn a_chunks_bytes_are_read_as_they_arrive() {
+        for fail in [false, true] {
+            let len = 1 << 20;
+            let (go, wait) = mpsc::channel();
+            let src: Arc<dyn RangeRead> = Arc::new(Gated {
+                len,
+                held: 4,
+                go: Mutex::new(wait),
+                fail,
+            });
+            let cache = Arc::new(ChunkCache::new(8 << 20));
+            cache.prefetch(&src, &[(7, 0, len as u64)]);
+            let chunk = CachedChunk {
+                cache: &cache,
+                n: 7,
+                base: 0,
+                src: src.as_ref(),
+            };
+            // Four pieces (256 KiB) are all that can arrive before `go`.
+            let mut first = vec![0u8; 200_000];
+            assert!(matches!(cache.read(7, 1000, &mut first), Part::Copied));
+            assert!(first.iter().enumerate().all(|(k, &b)| b == byte(1000 + k)));
+            go.send(()).unwrap();
+            let mut last = vec![0u8; 5000];
+            let got = chunk.read_vectored_at(&mut [(len as u64 - 5000, &mut last[..])]);
+            if fail {
+                assert!(got.is_err(), "a failed fetch is told, not read around");
+            } else {
+                got.unwrap();
+                assert!(last
+                    .iter()
+                    .enumerate()
+                    .all(|(k, &b)| b == byte(len - 5000 + k)));
+                assert!(matches!(cache.get(7), Got::Bytes(b) if b.len() == len));
+            }
+            // A chunk never announced is read from the source.
+            let other = CachedChunk {
+                cache: &cache,
+                n: 8,
+                base: 0,
+                src: src.as_ref(),
+            };
+            let mut some = vec![0u8; 300];
+            other
+                .read_vectored_at(&mut [(4242, &mut some[..])])
+                .unwrap();
+            assert!(some.iter().enumerate().all(|(k, &b)| b == byte(4242 + k)));
+        }
     }
 }

@@ -1257,11 +1257,13 @@ impl Frame {
     /// block left out points at a read one). Such a chunk must be decoded with the same mask
     /// ([`Target::Blocks`](crate::codec::chunk::Target::Blocks) or
     /// [`Target::Runs`](crate::codec::chunk::Target::Runs) with `partial`), which never
-    /// reads the blocks left out.
+    /// reads the blocks left out. A chunk the cache fetches ahead gives its bytes as soon as
+    /// they arrived, however many blocks are wanted (a copy of those blocks only).
     ///
     /// Returns `false`, with `out` unspecified, when this does not apply or would not save
-    /// much (special or uncompressed chunks, most blocks wanted, anything unexpected): the
-    /// caller then fetches the whole chunk, which also reports any error.
+    /// much (special or uncompressed chunks, most blocks wanted of a chunk not fetched
+    /// ahead, anything unexpected): the caller then fetches the whole chunk, which also
+    /// reports any error.
     pub(crate) fn chunk_blocks_into(
         &self,
         n: u64,
@@ -1269,15 +1271,14 @@ impl Frame {
         block_bytes: usize,
         out: &mut ChunkBytes,
     ) -> bool {
-        // A chunk fetched ahead (or on its way) is taken whole from the cache.
-        if self.cache.as_ref().is_some_and(|c| c.has(n)) {
-            return false;
-        }
+        // A chunk fetched ahead (or on its way): its blocks are taken from the cache as soon
+        // as their bytes arrived, however many are wanted.
+        let cached = self.cache.as_ref().is_some_and(|c| c.has(n));
         // A changed file fails here; the caller's whole-chunk fetch then reports it.
         let Ok(_shared) = self.share() else {
             return false;
         };
-        self.try_chunk_blocks_into(n, wanted, block_bytes, out)
+        self.try_chunk_blocks_into(n, wanted, block_bytes, out, cached)
             .unwrap_or(false)
             && self.unchanged()
     }
@@ -1288,13 +1289,14 @@ impl Frame {
         wanted: &[bool],
         block_bytes: usize,
         out: &mut ChunkBytes,
+        cached: bool,
     ) -> Option<bool> {
         let nblocks = wanted.len();
         let nwanted = wanted.iter().filter(|&&w| w).count();
-        if nwanted == 0 || 2 * nwanted > nblocks {
+        if nwanted == 0 || (!cached && 2 * nwanted > nblocks) {
             return Some(false);
         }
-        let sparse_file;
+        let (sparse_file, in_cache);
         let (src, base, end): (&dyn RangeRead, u64, u64) = match (self.entry(n).ok()?, &self.bytes)
         {
             (Entry::Special(_), _) => return Some(false), // nothing to read
@@ -1305,7 +1307,19 @@ impl Frame {
             }
             (Entry::At(offset), FrameBytes::Contiguous(src)) => {
                 let at = u64::from(self.header.header_len).checked_add(offset)?;
-                (src.as_ref(), at, self.header.frame_len)
+                let src: &dyn RangeRead = match (&self.cache, cached) {
+                    (Some(cache), true) => {
+                        in_cache = super::chunk_cache::CachedChunk {
+                            cache,
+                            n,
+                            base: at,
+                            src: src.as_ref(),
+                        };
+                        &in_cache
+                    }
+                    _ => src.as_ref(),
+                };
+                (src, at, self.header.frame_len)
             }
             _ => return None,
         };
@@ -1355,7 +1369,7 @@ impl Frame {
         }
         ranges.sort_unstable_by_key(|r| r.start);
         let total: usize = bstarts_end + ranges.iter().map(|r| r.len()).sum::<usize>();
-        if 2 * total > ch.cbytes {
+        if !cached && 2 * total > ch.cbytes {
             return Some(false);
         }
         ranges.retain(|r| !r.is_empty());

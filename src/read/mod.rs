@@ -190,6 +190,29 @@ impl Array {
     /// sequential reader's next ones; the frame's chunk cache bounds how far). Smaller
     /// regions fetch only the blocks they need, when decoded.
     pub(crate) fn fetch_ahead(&self, region: &Region) {
+        self.fetch_share_ahead(region, 2, true);
+    }
+
+    /// For a remote frame, when rows `rows` (of the first dimension, whole along the
+    /// others) cover at least an eighth of the chunks holding them: fetch those chunks ahead
+    /// (and no others), each decoded block by block as it arrives. A reader of a part of
+    /// the array in many small reads (a query's partition in batches) announces its part
+    /// so; smaller parts fetch only the blocks they need, when decoded.
+    pub(crate) fn fetch_rows_ahead(&self, rows: std::ops::Range<u64>) {
+        let shape = self.geom.shape();
+        if rows.start >= rows.end || shape.is_empty() || rows.end > shape[0] {
+            return;
+        }
+        let mut start = vec![0; shape.len()];
+        start[0] = rows.start;
+        let mut count = shape.to_vec();
+        count[0] = rows.end - rows.start;
+        self.fetch_share_ahead(&Region::new(start, count), 8, false);
+    }
+
+    /// [`Array::fetch_ahead`] when `region` covers at least `1 / share` of the chunks it
+    /// touches, with the chunks after them when `sequential`.
+    fn fetch_share_ahead(&self, region: &Region, share: u128, sequential: bool) {
         if !self.frame.fetches_ahead() {
             return;
         }
@@ -205,13 +228,13 @@ impl Array {
             }
         }
         let covered = region.nitems().unwrap_or(0) as u128 * g.itemsize() as u128;
-        if 2 * covered < touched.len() as u128 * g.chunk_bytes() as u128 {
+        if share * covered < touched.len() as u128 * g.chunk_bytes() as u128 {
             return;
         }
         let last = touched.iter().copied().max().unwrap_or(0);
         let nchunks = g.chunk_grid().iter().product::<u64>();
-        self.frame
-            .prefetch(touched.into_iter().chain(last + 1..nchunks));
+        let after = if sequential { last + 1..nchunks } else { 0..0 };
+        self.frame.prefetch(touched.into_iter().chain(after));
     }
 
     /// Decode every chunk intersecting the slab and copy its data into it.

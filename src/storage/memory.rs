@@ -85,17 +85,17 @@ impl RangeRead for Window {
     fn read_each(
         &self,
         reads: &[(u64, usize)],
-        done: &mut (dyn FnMut(usize, Result<Vec<u8>>) -> bool + Send),
+        piece: &mut (dyn FnMut(usize, Result<&[u8]>) -> bool + Send),
     ) {
         let moved: Option<Vec<(u64, usize)>> = reads
             .iter()
             .map(|&(p, l)| p.checked_add(self.offset).map(|p| (p, l)))
             .collect();
         match moved {
-            Some(m) => self.inner.read_each(&m, done),
+            Some(m) => self.inner.read_each(&m, piece),
             None => {
                 for i in 0..reads.len() {
-                    if !done(i, Err(past_end(self.location()))) {
+                    if !piece(i, Err(past_end(self.location()))) {
                         return;
                     }
                 }

@@ -40,17 +40,24 @@ pub(crate) trait RangeRead: Send + Sync {
     /// concurrently; they do not overlap.
     fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()>;
 
-    /// Read each `(pos, len)` range into a buffer of its own and hand it to `done` with its
-    /// index as it arrives (a remote backend runs the requests concurrently and hands them
-    /// over in the order they complete; this default reads them in order). When `done`
-    /// returns `false` the reads not handed over yet are dropped.
+    /// Read each `(pos, len)` range, handing its bytes to `piece` as they arrive:
+    /// `piece(i, Ok(bytes))` for consecutive pieces of range `i`, in order, until its `len`
+    /// bytes were handed over, or `piece(i, Err(e))` once when it fails (perhaps after some
+    /// pieces of it). A remote backend runs the requests concurrently and streams each
+    /// response, so pieces of different ranges interleave; this default reads the ranges in
+    /// order, each in one piece. When `piece` returns `false` the reads not finished are
+    /// dropped.
     fn read_each(
         &self,
         reads: &[(u64, usize)],
-        done: &mut (dyn FnMut(usize, Result<Vec<u8>>) -> bool + Send),
+        piece: &mut (dyn FnMut(usize, Result<&[u8]>) -> bool + Send),
     ) {
         for (i, &(pos, len)) in reads.iter().enumerate() {
-            if !done(i, self.read_range(pos, len)) {
+            let go_on = match self.read_range(pos, len) {
+                Ok(b) => piece(i, Ok(&b)),
+                Err(e) => piece(i, Err(e)),
+            };
+            if !go_on {
                 return;
             }
         }

@@ -359,42 +359,109 @@ impl Remote {
             .await
     }
 
+    /// The response to a GET of one range, conditional on the opened version.
+    async fn respond(&self, r: Range<u64>) -> Result<object_store::GetResult> {
+        let opened = &self.meta;
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(r)),
+            // The version opened, by ETag where the server gives one, else by date.
+            if_match: opened.e_tag.clone(),
+            if_unmodified_since: opened.e_tag.is_none().then_some(opened.last_modified),
+            ..GetOptions::default()
+        };
+        let got = self
+            .store
+            .get_opts(&self.path, options)
+            .await
+            .map_err(|e| remote_error(&self.url, e))?;
+        let changed = got.meta.size != opened.size
+            || matches!((&got.meta.e_tag, &opened.e_tag), (Some(a), Some(b)) if a != b);
+        if changed {
+            return Err(self.changed());
+        }
+        Ok(got)
+    }
+
+    /// The error for a body of `got` bytes where range `r` was asked.
+    fn wrong_length(&self, r: &Range<u64>, got: u64) -> Error {
+        Error::Remote {
+            url: self.url.clone(),
+            reason: format!("bytes {}..{}: the server sent {got} bytes", r.start, r.end),
+        }
+    }
+
     /// Fetch one range, conditional on the opened version; a short body is an error.
     async fn get(&self, r: Range<u64>) -> Result<bytes::Bytes> {
-        let opened = &self.meta;
-        {
-            let options = GetOptions {
-                range: Some(GetRange::Bounded(r.clone())),
-                // The version opened, by ETag where the server gives one, else by date.
-                if_match: opened.e_tag.clone(),
-                if_unmodified_since: opened.e_tag.is_none().then_some(opened.last_modified),
-                ..GetOptions::default()
-            };
-            let got = self
-                .store
-                .get_opts(&self.path, options)
-                .await
-                .map_err(|e| remote_error(&self.url, e))?;
-            let changed = got.meta.size != opened.size
-                || matches!((&got.meta.e_tag, &opened.e_tag), (Some(a), Some(b)) if a != b);
-            if changed {
-                return Err(self.changed());
-            }
-            let bytes = got.bytes().await.map_err(|e| remote_error(&self.url, e))?;
-            if bytes.len() as u64 != r.end - r.start {
-                // A short body is an error, never short data.
-                return Err(Error::Remote {
-                    url: self.url.clone(),
-                    reason: format!(
-                        "bytes {}..{}: the server sent {} bytes",
-                        r.start,
-                        r.end,
-                        bytes.len()
-                    ),
-                });
-            }
-            Ok(bytes)
+        let got = self.respond(r.clone()).await?;
+        let bytes = got.bytes().await.map_err(|e| remote_error(&self.url, e))?;
+        if bytes.len() as u64 != r.end - r.start {
+            // A short body is an error, never short data.
+            return Err(self.wrong_length(&r, bytes.len() as u64));
         }
+        Ok(bytes)
+    }
+
+    /// Bytes `pos..pos + len` as they arrive: held bytes and small ranges in one piece
+    /// (small ones kept), larger ones as their response's body streams in. A body longer or
+    /// shorter than asked ends in an error.
+    fn pieces(
+        &self,
+        pos: u64,
+        len: usize,
+    ) -> futures_util::stream::BoxStream<'_, Result<bytes::Bytes>> {
+        let Some(end) = pos.checked_add(len as u64).filter(|&e| e <= self.meta.size) else {
+            let e = Error::Remote {
+                url: self.url.clone(),
+                reason: format!(
+                    "bytes {pos}..+{len} lie past the object's {} bytes",
+                    self.meta.size
+                ),
+            };
+            return stream::once(async move { Err(e) }).boxed();
+        };
+        if let Some(b) = self.held(pos, end) {
+            return stream::once(async move { Ok(bytes::Bytes::from(b)) }).boxed();
+        }
+        if len <= KEPT_READ {
+            return stream::once(async move {
+                let b = self.get(pos..end).await?;
+                self.keep(pos, &b);
+                Ok(b)
+            })
+            .boxed();
+        }
+        let r = pos..end;
+        stream::once(async move {
+            let body = self.respond(r.clone()).await?.into_stream();
+            // (the body, the bytes seen, whether it ended)
+            let checked = stream::unfold((body, 0u64, false), move |(mut body, seen, over)| {
+                let r = r.clone();
+                async move {
+                    if over {
+                        return None;
+                    }
+                    let want = r.end - r.start;
+                    match body.next().await {
+                        Some(Ok(b)) => {
+                            let seen = seen + b.len() as u64;
+                            let item = if seen > want {
+                                Err(self.wrong_length(&r, seen))
+                            } else {
+                                Ok(b)
+                            };
+                            let over = item.is_err();
+                            Some((item, (body, seen, over)))
+                        }
+                        Some(Err(e)) => Some((Err(remote_error(&self.url, e)), (body, seen, true))),
+                        None if seen == want => None,
+                        None => Some((Err(self.wrong_length(&r, seen)), (body, seen, true))),
+                    }
+                }
+            });
+            Ok::<_, Error>(checked)
+        })
+        .try_flatten()
+        .boxed()
     }
 
     /// Bytes `pos..end` if they were fetched already (at open, by a prefetch or a small read).
@@ -587,33 +654,20 @@ impl RangeRead for Remote {
     fn read_each(
         &self,
         reads: &[(u64, usize)],
-        done: &mut (dyn FnMut(usize, Result<Vec<u8>>) -> bool + Send),
+        piece: &mut (dyn FnMut(usize, Result<&[u8]>) -> bool + Send),
     ) {
         let work = async {
+            // Each range's pieces as its response streams in; up to `in_flight` responses
+            // at a time, their pieces interleaved.
             let mut arrivals = stream::iter(reads.iter().copied().enumerate())
-                .map(|(i, (pos, len))| async move {
-                    let end = pos.checked_add(len as u64).filter(|&e| e <= self.meta.size);
-                    let got = match end {
-                        Some(end) => match self.held(pos, end) {
-                            Some(b) => Ok(b),
-                            None => self.get(pos..end).await.map(|b| {
-                                self.keep(pos, &b);
-                                b.to_vec()
-                            }),
-                        },
-                        None => Err(Error::Remote {
-                            url: self.url.clone(),
-                            reason: format!(
-                                "bytes {pos}..+{len} lie past the object's {} bytes",
-                                self.meta.size
-                            ),
-                        }),
-                    };
-                    (i, got)
-                })
-                .buffer_unordered(self.in_flight);
+                .map(|(i, (pos, len))| self.pieces(pos, len).map(move |p| (i, p)))
+                .flatten_unordered(self.in_flight);
             while let Some((i, got)) = arrivals.next().await {
-                if !done(i, got) {
+                let go_on = match got {
+                    Ok(b) => piece(i, Ok(&b)),
+                    Err(e) => piece(i, Err(e)),
+                };
+                if !go_on {
                     return; // the requests still in flight are dropped
                 }
             }
@@ -625,7 +679,7 @@ impl RangeRead for Remote {
                     url: self.url.clone(),
                     reason: reason.clone(),
                 };
-                if !done(i, Err(e)) {
+                if !piece(i, Err(e)) {
                     return;
                 }
             }
