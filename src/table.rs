@@ -552,23 +552,26 @@ impl Table {
     /// rows in batches). When the rows cover a good share (an eighth or more) of the chunks
     /// holding them, those chunks are fetched in the background, and each read takes its
     /// blocks as soon as their bytes arrived. Nothing for a local table, for other columns,
-    /// or for fewer rows (their reads fetch only the blocks they need).
-    pub fn fetch_rows_ahead(&self, columns: &[&str], rows: std::ops::Range<u64>) {
+    /// or for fewer rows (their reads fetch only the blocks they need: better read in one
+    /// go, one request a column). Whether every one of `columns` is fetched so.
+    pub fn fetch_rows_ahead(&self, columns: &[&str], rows: std::ops::Range<u64>) -> bool {
         let physical = match self.valid.consecutive(rows.clone()) {
             Some(span) => span.start as u64..span.end as u64,
             None => {
                 let picked = self.live_range(rows);
                 match (picked.first(), picked.last()) {
                     (Some(&a), Some(&b)) => a as u64..b as u64 + 1,
-                    _ => return,
+                    _ => return false,
                 }
             }
         };
+        let mut all = true;
         for name in columns {
-            if let Ok(a) = self.column_shared(name) {
-                a.fetch_rows_ahead(physical.clone());
-            }
+            all &= self
+                .column_shared(name)
+                .is_ok_and(|a| a.fetch_rows_ahead(physical.clone()));
         }
+        all
     }
 
     /// Column `name`'s array (a fixed-width column), shared by the table's reads.

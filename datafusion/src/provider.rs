@@ -367,16 +367,21 @@ impl TableProvider for B2ndTable {
                 None => cols,
                 Some(c) => merge_columns(c, cols),
             });
-            // Partitions are cut at blocks; an array at a URL at chunks (a table's partition
-            // at a URL announces its rows, so that the chunks two partitions share are
-            // fetched once, and decodes its blocks as they arrive; an array's would fetch a
-            // shared chunk twice).
-            let url_array = f.source.is_url() && !matches!(*opened, Opened::Table(..));
-            let part_unit = if url_array { f.unit } else { f.block };
-            // Batches of whole blocks (of whole chunks for an array at a URL, one request
-            // each), about the session's batch size or more: a read decodes only the blocks
-            // it needs, and batches of a whole chunk (python-blosc2 makes one chunk of
-            // millions of rows) are too large for DataFusion's operators and the caches.
+            // Partitions are cut at blocks. At a URL, a table's partition announces its rows,
+            // so that the chunks two partitions share are fetched once (in the background,
+            // each batch decoding its blocks as they arrive), when the scan reads a good
+            // share of the table (an eighth, as `Table::fetch_rows_ahead` asks); an array's
+            // partitions, and those of a scan that reads less, are cut at chunks (one
+            // request a column for each range the zones leave).
+            let read: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+            let by_chunk = f.source.is_url()
+                && (!matches!(*opened, Opened::Table(..))
+                    || read.saturating_mul(8) < opened.n_rows());
+            let part_unit = if by_chunk { f.unit } else { f.block };
+            // Batches of whole blocks (of whole chunks when cut at chunks), about the
+            // session's batch size or more: a read decodes only the blocks it needs, and
+            // batches of a whole chunk (python-blosc2 makes one chunk of millions of rows)
+            // are too large for DataFusion's operators and the caches.
             let batch_rows = want.div_ceil(part_unit).max(1) * part_unit;
             kept.push((ranges, part_unit));
             let n = opened.n_rows();

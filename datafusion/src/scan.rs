@@ -529,16 +529,23 @@ impl FileOpener for B2ndOpener {
             // fresh blocking task per batch); it stops at the first error or when the stream
             // is dropped (its send fails). A table's piece first announces its rows of the
             // columns read: their chunks are fetched in the background, and each batch takes
-            // its blocks as soon as their bytes arrived.
+            // its blocks as soon as their bytes arrived. A piece too small a share of its
+            // chunks to fetch them whole (rows left by the zones) is read in one batch: one
+            // request a column rather than one a batch.
             let (tx, rx) = tokio::sync::mpsc::channel(1);
             let reader = tokio::task::spawn_blocking(move || {
                 let (files, file, rows) = announce;
-                if let Ok(opened) = files[file].opened() {
-                    if let Opened::Table(t, _) = &*opened {
+                let ahead = files[file].opened().is_ok_and(|o| match &*o {
+                    Opened::Table(t, _) => {
                         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                        t.fetch_rows_ahead(&names, rows);
+                        t.fetch_rows_ahead(&names, rows.clone())
                     }
-                }
+                    Opened::Array(_) => true, // cut at chunks: a batch a chunk
+                });
+                let batches: Box<dyn Iterator<Item = Range<u64>> + Send> = match ahead {
+                    true => Box::new(batches),
+                    false => Box::new(std::iter::once(rows)),
+                };
                 for r in batches {
                     let b = read(r);
                     let failed = b.is_err();

@@ -589,12 +589,13 @@ mod tests {
             });
             let cache = Arc::new(ChunkCache::new(8 << 20));
             cache.prefetch(&src, &[(7, 0, len as u64)]);
-            let chunk = CachedChunk {
+            let cached = |n| CachedChunk {
                 cache: &cache,
-                n: 7,
+                n,
                 base: 0,
                 src: src.as_ref(),
             };
+            let chunk = cached(7);
             // Four pieces (256 KiB) are all that can arrive before `go`.
             let mut first = vec![0u8; 200_000];
             assert!(matches!(cache.read(7, 1000, &mut first), Part::Copied));
@@ -613,12 +614,7 @@ mod tests {
                 assert!(matches!(cache.get(7), Got::Bytes(b) if b.len() == len));
             }
             // A chunk never announced is read from the source.
-            let other = CachedChunk {
-                cache: &cache,
-                n: 8,
-                base: 0,
-                src: src.as_ref(),
-            };
+            let other = cached(8);
             let mut some = vec![0u8; 300];
             other
                 .read_vectored_at(&mut [(4242, &mut some[..])])

@@ -197,24 +197,25 @@ impl Array {
     /// others) cover at least an eighth of the chunks holding them: fetch those chunks ahead
     /// (and no others), each decoded block by block as it arrives. A reader of a part of
     /// the array in many small reads (a query's partition in batches) announces its part
-    /// so; smaller parts fetch only the blocks they need, when decoded.
-    pub(crate) fn fetch_rows_ahead(&self, rows: std::ops::Range<u64>) {
+    /// so; smaller parts fetch only the blocks they need, when decoded. Whether the chunks
+    /// are fetched ahead.
+    pub(crate) fn fetch_rows_ahead(&self, rows: std::ops::Range<u64>) -> bool {
         let shape = self.geom.shape();
         if rows.start >= rows.end || shape.is_empty() || rows.end > shape[0] {
-            return;
+            return false;
         }
         let mut start = vec![0; shape.len()];
         start[0] = rows.start;
         let mut count = shape.to_vec();
         count[0] = rows.end - rows.start;
-        self.fetch_share_ahead(&Region::new(start, count), 8, false);
+        self.fetch_share_ahead(&Region::new(start, count), 8, false)
     }
 
     /// [`Array::fetch_ahead`] when `region` covers at least `1 / share` of the chunks it
-    /// touches, with the chunks after them when `sequential`.
-    fn fetch_share_ahead(&self, region: &Region, share: u128, sequential: bool) {
+    /// touches, with the chunks after them when `sequential`; whether it did.
+    fn fetch_share_ahead(&self, region: &Region, share: u128, sequential: bool) -> bool {
         if !self.frame.fetches_ahead() {
-            return;
+            return false;
         }
         let g = &self.geom;
         let nd = g.ndim();
@@ -229,12 +230,13 @@ impl Array {
         }
         let covered = region.nitems().unwrap_or(0) as u128 * g.itemsize() as u128;
         if share * covered < touched.len() as u128 * g.chunk_bytes() as u128 {
-            return;
+            return false;
         }
         let last = touched.iter().copied().max().unwrap_or(0);
         let nchunks = g.chunk_grid().iter().product::<u64>();
         let after = if sequential { last + 1..nchunks } else { 0..0 };
         self.frame.prefetch(touched.into_iter().chain(after));
+        true
     }
 
     /// Decode every chunk intersecting the slab and copy its data into it.
