@@ -1,10 +1,12 @@
 //! Compressed chunks of a remote frame fetched ahead of the readers and kept in memory
 //! under a byte budget. A read that decodes whole chunks announces them (and the chunks
-//! that follow, for sequential readers); one background thread fetches them in windows of
-//! at most half the budget not yet taken (the storage runs each window's requests
-//! concurrently) and publishes each chunk as it arrives. Readers take their chunk when it is
-//! here, so the link stays busy while cores decode, and a chunk cut between threads is
-//! fetched once. Chunks taken are dropped first when the budget is exceeded.
+//! that follow, for sequential readers), and so does a reader of a large part of the frame
+//! in many small reads; one background thread fetches them in windows of at most half the
+//! budget not yet taken (the storage runs each window's requests concurrently and streams
+//! each response in). A reader of a whole chunk takes it when all of it is here; a reader of
+//! some of its blocks (`CachedChunk`) takes their bytes as soon as they arrived, so the
+//! link stays busy while cores decode, and a chunk cut between threads is fetched once.
+//! Chunks taken are dropped first when the budget is exceeded.
 
 #![forbid(unsafe_code)]
 
