@@ -522,6 +522,55 @@ impl Array {
             })
     }
 
+    /// The one value every byte of a 1-d array's items holds, told from each chunk's header
+    /// and its blocks' stream sizes ([`crate::codec::chunk::block_values`]: special chunks,
+    /// blocks stored as runs; padding past the last item ignored), with at most
+    /// [`FEW_BLOCKS`] blocks that only decoding tells read to check; `None` when the items
+    /// are not all one value or more blocks would have to be decoded to tell.
+    pub(crate) fn uniform_byte(&self) -> Result<Option<u8>> {
+        const FEW_BLOCKS: usize = 2;
+        let (&[len], &[chunk_items]) = (self.shape(), self.chunks()) else {
+            return Ok(None);
+        };
+        let item = self.itemsize() as u64;
+        let mut buf = crate::ffi::ChunkBytes::default();
+        let (mut value, mut unknown) = (None, Vec::new());
+        for n in 0..self.nchunks() {
+            let first = n * chunk_items;
+            let items = chunk_items.min(len.saturating_sub(first));
+            self.frame.chunk_into(n, &mut buf)?;
+            let Some(blocks) =
+                crate::codec::chunk::block_values(&buf).map_err(|e| e.at(self.source(), n))?
+            else {
+                return Ok(None);
+            };
+            let block_items = (blocks.block_bytes as u64 / item).max(1);
+            for (j, v) in (0..).zip(blocks.values) {
+                let at = j * block_items;
+                if at >= items {
+                    break;
+                }
+                match v {
+                    Some(v) if value.is_none_or(|w| w == v) => value = Some(v),
+                    Some(_) => return Ok(None),
+                    None if unknown.len() < FEW_BLOCKS => {
+                        unknown.push((first + at, block_items.min(items - at)));
+                    }
+                    None => return Ok(None),
+                }
+            }
+        }
+        for (start, n) in unknown {
+            let mut bytes = crate::alloc::zeroed((n * item) as usize, "a block of items")?;
+            self.read_region_into(&crate::Region::new([start], [n]), &mut bytes)?;
+            let v = *value.get_or_insert(bytes[0]);
+            if bytes.iter().any(|&b| b != v) {
+                return Ok(None);
+            }
+        }
+        Ok(value)
+    }
+
     /// Contiguous or sparse frame.
     pub fn storage(&self) -> Storage {
         self.frame.storage()

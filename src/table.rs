@@ -342,9 +342,17 @@ impl Table {
                 valid_arr.shape()
             )));
         }
-        let valid = LiveRows::new(valid_arr.read_bytes()?).map_err(|(index, value)| {
-            bad(format!("`_valid_rows` item {index} is {value}, not a bool"))
-        })?;
+        // Blocks stored as runs of 1 (what python writes for a table without deletions) say
+        // every row is live without decoding a flag.
+        let valid = match valid_arr.uniform_byte()? {
+            Some(1) => LiveRows::all(
+                usize::try_from(valid_arr.shape()[0])
+                    .map_err(|_| bad("`_valid_rows` is longer than the address space".into()))?,
+            ),
+            _ => LiveRows::new(valid_arr.read_bytes()?).map_err(|(index, value)| {
+                bad(format!("`_valid_rows` item {index} is {value}, not a bool"))
+            })?,
+        };
         let t = Table {
             store,
             root,
@@ -1622,6 +1630,59 @@ fn base64(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// python-blosc2 stores the live flags of a table without deletions as blocks of runs of
+    /// 1, which say every row is live undecoded; a table with deletions needs its flags
+    /// decoded. Both open to python's row counts (`tables_read_as_python_reads_them` checks
+    /// every value).
+    #[test]
+    fn live_flags_stored_as_runs_are_read_from_their_headers() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tables");
+        for (name, runs) in [
+            ("nested.b2z", true),
+            ("kinds.b2z", false),
+            ("basic.b2z", false),
+        ] {
+            let store = Store::open(dir.join(name)).unwrap();
+            let flags = store.open_array("/_valid_rows").unwrap();
+            let uniform = flags.uniform_byte().unwrap();
+            assert_eq!(uniform, runs.then_some(1), "{name}");
+            let t = Table::open(dir.join(name)).unwrap();
+            let decoded = LiveRows::new(flags.read_bytes().unwrap()).unwrap();
+            assert_eq!(t.n_rows(), decoded.live(), "{name}");
+            assert_eq!(t.physical_rows(), decoded.physical(), "{name}");
+            assert_eq!(t.valid.end(), decoded.end(), "{name}");
+        }
+    }
+
+    /// Flags whose last block holds padding past the last row (stored as data, not a run)
+    /// read that block to tell; a deleted row, in a run block or a data block, is no one value.
+    #[test]
+    fn flags_with_a_padded_last_block_read_that_block_to_tell() {
+        use crate::write::ArrayBuilder;
+        let flags = |rows: usize, zero: Option<usize>| {
+            let mut v = vec![true; rows];
+            if let Some(z) = zero {
+                v[z] = false;
+            }
+            let bytes = ArrayBuilder::for_type::<bool>(&[rows as u64])
+                .chunks(&[4096])
+                .blocks(&[1024])
+                .to_vec(&v)
+                .unwrap();
+            Array::from_bytes(bytes).unwrap()
+        };
+        assert_eq!(flags(3000, None).uniform_byte().unwrap(), Some(1));
+        assert_eq!(flags(8192, None).uniform_byte().unwrap(), Some(1));
+        assert_eq!(flags(6000, None).uniform_byte().unwrap(), Some(1));
+        for zero in [0, 1500, 2999] {
+            assert_eq!(
+                flags(3000, Some(zero)).uniform_byte().unwrap(),
+                None,
+                "{zero}"
+            );
+        }
+    }
 
     #[test]
     fn base64_decodes() {

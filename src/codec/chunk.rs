@@ -269,6 +269,173 @@ fn le_i32(b: &[u8], at: usize) -> Option<i32> {
     Some(i32::from_le_bytes([s[0], s[1], s[2], s[3]]))
 }
 
+/// Where block `j` of a chunk is and how it is split: c-blosc2 stores a block as `nstreams`
+/// streams of `neblock` bytes each (one per byte of the item when split, one when not or for
+/// a short last block), from `offset` in the chunk.
+struct BlockStreams {
+    /// The block's first byte in the decoded chunk.
+    start: usize,
+    /// Where its first stream's size word is in the chunk.
+    offset: usize,
+    nstreams: usize,
+    /// Decoded bytes per stream.
+    neblock: usize,
+}
+
+impl BlockStreams {
+    /// Block `j` of the chunk `src` with header `h` (its data after `data_start`), checked.
+    fn of(
+        h: &ChunkHeader,
+        src: &[u8],
+        j: usize,
+        data_start: usize,
+    ) -> Result<BlockStreams, String> {
+        let nblocks = h.nbytes.div_ceil(h.blocksize);
+        let leftover = h.nbytes % h.blocksize;
+        let last_short = j + 1 == nblocks && leftover != 0;
+        let bsize = if last_short { leftover } else { h.blocksize };
+        let offset = le_i32(src, EXTENDED_HEADER_LEN + 4 * j)
+            .and_then(|o| usize::try_from(o).ok())
+            .filter(|&o| o >= data_start && o < src.len())
+            .ok_or_else(|| "offset outside the chunk".to_string())?;
+        let nstreams = if h.dont_split() || last_short {
+            1
+        } else {
+            usize::from(h.typesize).max(1)
+        };
+        if bsize % nstreams != 0 {
+            return Err(format!(
+                "{bsize} bytes do not split into {nstreams} streams"
+            ));
+        }
+        Ok(BlockStreams {
+            start: j * h.blocksize,
+            offset,
+            nstreams,
+            neblock: bsize / nstreams,
+        })
+    }
+}
+
+/// One stream of a block, as its size word tells.
+enum Stream<'a> {
+    /// Every byte the one value (a size of 0: zeros; a negative size and a token: `-size`).
+    Run(u8),
+    /// Stored bytes: the codec's output, or the stream itself when as long as decoded.
+    Bytes(&'a [u8]),
+}
+
+/// Stream `s` whose size word is at `at` in `src`, and where the next one starts.
+fn stream_at(src: &[u8], at: usize, s: usize) -> Result<(Stream<'_>, usize), String> {
+    let csize = le_i32(src, at).ok_or_else(|| format!("stream {s} size missing"))?;
+    let at = at + 4;
+    if csize == 0 {
+        return Ok((Stream::Run(0), at));
+    }
+    if csize < 0 {
+        let token = *src
+            .get(at)
+            .ok_or_else(|| format!("stream {s} token missing"))?;
+        if token & 0x01 == 0 || csize < -255 {
+            return Err(format!(
+                "stream {s}: unknown run encoding (size {csize}, token {token})"
+            ));
+        }
+        return Ok((Stream::Run((-csize) as u8), at + 1));
+    }
+    let n = csize as usize;
+    let bytes = src
+        .get(at..at + n)
+        .ok_or_else(|| format!("stream {s} of {n} bytes overruns"))?;
+    Ok((Stream::Bytes(bytes), at + n))
+}
+
+/// The one value of each block of a chunk, where its stored form shows it
+/// ([`block_values`]).
+#[derive(Debug)]
+pub(crate) struct BlockValues {
+    /// Decoded bytes per block (the last may be shorter).
+    pub(crate) block_bytes: usize,
+    /// Per block: the one value every byte holds, `None` where only decoding would tell.
+    pub(crate) values: Vec<Option<u8>>,
+}
+
+/// What the chunk `src` says of its decoded bytes without decompressing anything: its
+/// block size and, for each block, the one value every byte of the block holds where that
+/// shows in the header or stream size words (a zero or uninitialised special chunk, a
+/// repeated-value chunk whose item is one byte repeated, a block whose every stream is a run
+/// of one value, a block of a chunk stored as is whose bytes are one value) and `None` where
+/// only decoding would tell. `Ok(None)` for a chunk whose filters move bits (anything but
+/// SHUFFLE).
+pub(crate) fn block_values(src: &[u8]) -> Result<Option<BlockValues>, ChunkError> {
+    let h = ChunkHeader::parse(src).map_err(|m| ChunkError::Corrupt(m.to_string()))?;
+    let whole = |v: Option<u8>| {
+        Ok(Some(BlockValues {
+            block_bytes: h.nbytes.max(1),
+            values: vec![v],
+        }))
+    };
+    match h.special() {
+        Special::Zeros | Special::Uninit => return whole(Some(0)),
+        Special::Nan => return Ok(None),
+        Special::Value => {
+            let item = src.get(EXTENDED_HEADER_LEN..).unwrap_or_default();
+            return whole(
+                item.first()
+                    .copied()
+                    .filter(|&v| item.iter().all(|&b| b == v)),
+            );
+        }
+        Special::None => {}
+    }
+    if h.blocksize == 0 {
+        return Ok(None);
+    }
+    if h.memcpyed() {
+        // The data follows the header as is (whatever the filter flags say).
+        let data = src
+            .get(h.header_len()..)
+            .and_then(|d| d.get(..h.nbytes))
+            .ok_or_else(|| ChunkError::Corrupt(format!("{} stored bytes missing", h.nbytes)))?;
+        let one = |b: &[u8]| b.first().copied().filter(|&v| b.iter().all(|&x| x == v));
+        return Ok(Some(BlockValues {
+            block_bytes: h.blocksize,
+            values: data.chunks(h.blocksize).map(one).collect(),
+        }));
+    }
+    let moves_bytes_only = h
+        .filters
+        .iter()
+        .all(|&f| f == filters::NOFILTER || f == filters::SHUFFLE);
+    if !h.extended || !moves_bytes_only {
+        return Ok(None);
+    }
+    let corrupt = |j: usize, e: String| ChunkError::Corrupt(format!("block {j}: {e}"));
+    let nblocks = h.nbytes.div_ceil(h.blocksize);
+    let data_start = EXTENDED_HEADER_LEN.saturating_add(nblocks.saturating_mul(4));
+    let mut values = Vec::with_capacity(nblocks.min(src.len() / 4));
+    for j in 0..nblocks {
+        let b = BlockStreams::of(&h, src, j, data_start).map_err(|e| corrupt(j, e))?;
+        let (mut at, mut value) = (b.offset, None);
+        for s in 0..b.nstreams {
+            let (stream, next) = stream_at(src, at, s).map_err(|e| corrupt(j, e))?;
+            value = match stream {
+                Stream::Run(v) if s == 0 || value == Some(v) => Some(v),
+                _ => None,
+            };
+            if value.is_none() {
+                break;
+            }
+            at = next;
+        }
+        values.push(value);
+    }
+    Ok(Some(BlockValues {
+        block_bytes: h.blocksize,
+        values,
+    }))
+}
+
 /// Decode a chunk whose codec streams Rust decodes ([`Path::Rust`]): walk the block offsets
 /// (and dictionary), decode each wanted block's streams into its place in `dst`, then undo the
 /// filters in Rust. Blocks with `skip[j]` are left alone (block 0 is decoded anyway when the
@@ -308,63 +475,23 @@ fn decode_in_rust(
         (None, bstarts_end)
     };
     let has_delta = h.has_delta();
-    let leftover = h.nbytes % h.blocksize;
     for j in 0..nblocks {
         if skip.is_some_and(|m| m.get(j) == Some(&true)) && !(j == 0 && has_delta) {
             continue;
         }
         let block_err = |s: String| corrupt(format!("block {j}: {s}"));
-        let start = j * h.blocksize;
-        let last_short = j == nblocks - 1 && leftover != 0;
-        let bsize = if last_short { leftover } else { h.blocksize };
-        let offset = le_i32(src, EXTENDED_HEADER_LEN + 4 * j)
-            .and_then(|o| usize::try_from(o).ok())
-            .filter(|&o| o >= data_start && o < src.len())
-            .ok_or_else(|| block_err("offset outside the chunk".into()))?;
-        let nstreams = if h.dont_split() || last_short {
-            1
-        } else {
-            usize::from(h.typesize).max(1)
-        };
-        if bsize % nstreams != 0 {
-            return Err(block_err(format!(
-                "{bsize} bytes do not split into {nstreams} streams"
-            )));
-        }
-        let neblock = bsize / nstreams;
-        let mut at = offset;
-        for s in 0..nstreams {
-            let out = &mut dst[start + s * neblock..start + (s + 1) * neblock];
-            let csize =
-                le_i32(src, at).ok_or_else(|| block_err(format!("stream {s} size missing")))?;
-            at += 4;
-            if csize == 0 {
-                out.fill(0); // a run of zeros
-            } else if csize < 0 {
-                // A run of one byte value, flagged by a token byte.
-                let token = *src
-                    .get(at)
-                    .ok_or_else(|| block_err(format!("stream {s} token missing")))?;
-                at += 1;
-                if token & 0x01 == 0 || csize < -255 {
-                    return Err(block_err(format!(
-                        "stream {s}: unknown run encoding (size {csize}, token {token})"
-                    )));
-                }
-                out.fill((-csize) as u8);
-            } else {
-                let n = csize as usize;
-                let stream = src
-                    .get(at..at + n)
-                    .ok_or_else(|| block_err(format!("stream {s} of {n} bytes overruns")))?;
-                at += n;
-                if n == neblock {
-                    out.copy_from_slice(stream);
-                } else {
-                    codec
-                        .decode_stream(stream, out, dict, blocks, typesize)
-                        .map_err(|e| block_err(format!("stream {s}: {e}")))?;
-                }
+        let b = BlockStreams::of(h, src, j, data_start).map_err(block_err)?;
+        let mut at = b.offset;
+        for s in 0..b.nstreams {
+            let out = &mut dst[b.start + s * b.neblock..b.start + (s + 1) * b.neblock];
+            let (stream, next) = stream_at(src, at, s).map_err(block_err)?;
+            at = next;
+            match stream {
+                Stream::Run(v) => out.fill(v),
+                Stream::Bytes(bytes) if bytes.len() == b.neblock => out.copy_from_slice(bytes),
+                Stream::Bytes(bytes) => codec
+                    .decode_stream(bytes, out, dict, blocks, typesize)
+                    .map_err(|e| block_err(format!("stream {s}: {e}")))?,
             }
         }
     }
@@ -1094,6 +1221,98 @@ mod tests {
         h[8..12].copy_from_slice(&blocksize.to_le_bytes());
         h[12..16].copy_from_slice(&cbytes.to_le_bytes());
         h
+    }
+
+    /// A chunk's one byte value is read from its header and stream sizes where c-blosc2
+    /// stored every stream as a run (and SHUFFLE at most moved the bytes), and equals its
+    /// decoded bytes; anything else, a bit-moving filter included, is `None`; a cut chunk is
+    /// an error, never a value.
+    #[test]
+    fn uniform_bytes_are_read_from_runs_without_decoding() {
+        use crate::ffi::{Cctx, CompressParams};
+        let compress = |data: &[u8], typesize: i32, filter: u8| {
+            let params = CompressParams {
+                compcode: 5,
+                compcode_meta: 0,
+                clevel: 5,
+                typesize,
+                blocksize: 4096,
+                splitmode: 1,
+                filters: [0, 0, 0, 0, 0, filter],
+                filters_meta: [0; 6],
+                nthreads: 1,
+            };
+            let mut chunk = Vec::new();
+            Cctx::new(&params)
+                .unwrap()
+                .compress(data, &mut chunk)
+                .unwrap();
+            chunk
+        };
+        let n = 4096 * 5 + 100; // a short last block
+        let one_off_at = |at: usize| {
+            let mut v = vec![1u8; n];
+            v[at] = 0;
+            v
+        };
+        let one_off = one_off_at(4096 * 3 + 17);
+        // The one value of every block, when all blocks agree.
+        let uniform_byte = |chunk: &[u8]| {
+            let blocks = block_values(chunk).unwrap()?.values;
+            let first = blocks[0]?;
+            blocks.iter().all(|&b| b == Some(first)).then_some(first)
+        };
+        for (data, typesize, filter, want) in [
+            (vec![1u8; n], 1, filters::SHUFFLE, Some(1)),
+            (vec![1u8; n], 4, filters::SHUFFLE, Some(1)),
+            (vec![0u8; n], 1, filters::NOFILTER, Some(0)),
+            (vec![0xA5u8; n], 4, filters::NOFILTER, Some(0xA5)),
+            (one_off, 1, filters::SHUFFLE, None),
+            (vec![1u8; n], 4, 2, None), // BITSHUFFLE moves bits
+            ((0..n).map(|i| i as u8).collect(), 1, filters::SHUFFLE, None),
+            (vec![1u8; 10], 1, filters::SHUFFLE, Some(1)), // too short to compress: as is
+        ] {
+            let chunk = compress(&data, typesize, filter);
+            assert_eq!(
+                ChunkHeader::parse(&chunk).unwrap().memcpyed(),
+                data.len() == 10
+            );
+            let got = uniform_byte(&chunk);
+            assert_eq!(got, want, "typesize {typesize} filter {filter}");
+            if let Some(v) = got {
+                let mut out = vec![!v; data.len()];
+                let d = Decoder::new(1)
+                    .decode(&mut chunk.clone(), &mut out, typesize as usize)
+                    .unwrap();
+                if d == Decoded::Zeros {
+                    out.fill(0);
+                }
+                assert!(out.iter().all(|&b| b == v), "typesize {typesize} value {v}");
+            }
+        }
+        let runs = compress(&vec![1u8; n], 1, filters::SHUFFLE);
+        for cut in [0, 10, 32, 40, runs.len() - 1] {
+            assert!(block_values(&runs[..cut]).is_err(), "cut at {cut}");
+        }
+        // Per block: runs where stored as runs, `None` for the block holding the odd byte.
+        let BlockValues {
+            block_bytes: size,
+            values: blocks,
+        } = block_values(&compress(&one_off_at(4096 * 3 + 17), 1, 1))
+            .unwrap()
+            .unwrap();
+        assert_eq!(size, 4096);
+        assert_eq!(blocks, [Some(1), Some(1), Some(1), None, Some(1), Some(1)]);
+        // Special chunks: zeros, and a repeated item whose bytes are (or are not) one value.
+        let mut zeros = header(0x05, n as i32, 4096, 32);
+        zeros[31] = 1 << 4;
+        assert_eq!(uniform_byte(&zeros), Some(0));
+        let mut value = header(0x05, n as i32, 4096, 36);
+        value[31] = 3 << 4;
+        value.extend_from_slice(&[9, 9, 9, 9]);
+        assert_eq!(uniform_byte(&value), Some(9));
+        value[34] = 8;
+        assert_eq!(uniform_byte(&value), None);
     }
 
     /// A part of a chunk (consecutive whole blocks) decodes straight into its output, equal

@@ -8,11 +8,14 @@
 const STRIDE: usize = 4096;
 
 /// The live flags of a table's physical rows (one byte each, 0 or 1: `_valid_rows`' own
-/// bytes), with the count of live rows before every [`STRIDE`]-th physical row.
+/// bytes), with the count of live rows before every [`STRIDE`]-th physical row; or, when
+/// every physical row is live, only their number.
 #[derive(Debug, Clone)]
 pub(crate) struct LiveRows {
-    valid: Vec<u8>,
-    /// `marks[k]`: live rows among physical rows `0 .. k * STRIDE`.
+    /// The flags; `None` when every physical row is live.
+    valid: Option<Vec<u8>>,
+    physical: usize,
+    /// `marks[k]`: live rows among physical rows `0 .. k * STRIDE` (empty when all live).
     marks: Vec<u64>,
     live: u64,
 }
@@ -30,7 +33,22 @@ impl LiveRows {
                 (k * STRIDE + at, part[at])
             })?;
         }
-        Ok(LiveRows { valid, marks, live })
+        Ok(LiveRows {
+            physical: valid.len(),
+            valid: Some(valid),
+            marks,
+            live,
+        })
+    }
+
+    /// `physical` rows, every one live (no flag kept).
+    pub(crate) fn all(physical: usize) -> LiveRows {
+        LiveRows {
+            valid: None,
+            physical,
+            marks: Vec::new(),
+            live: physical as u64,
+        }
     }
 
     /// Live rows.
@@ -39,23 +57,29 @@ impl LiveRows {
     }
 
     /// The live flag (1 live, 0 deleted) of every physical row.
-    pub(crate) fn flags(&self) -> &[u8] {
-        &self.valid
+    pub(crate) fn flags(&self) -> std::borrow::Cow<'_, [u8]> {
+        match &self.valid {
+            Some(v) => std::borrow::Cow::Borrowed(v),
+            None => std::borrow::Cow::Owned(vec![1; self.physical]),
+        }
     }
 
     /// Physical rows.
     pub(crate) fn physical(&self) -> u64 {
-        self.valid.len() as u64
+        self.physical as u64
     }
 
     /// Live rows among physical rows `0 .. physical` (clamped to the table).
     pub(crate) fn before(&self, physical: u64) -> u64 {
         let p = (physical.min(self.physical())) as usize;
+        let Some(valid) = &self.valid else {
+            return p as u64;
+        };
         let k = p / STRIDE;
         let Some(&mark) = self.marks.get(k) else {
             return self.live;
         };
-        mark + count(&self.valid[k * STRIDE..p]).unwrap_or(0)
+        mark + count(&valid[k * STRIDE..p]).unwrap_or(0)
     }
 
     /// The physical row of live row `row`, `None` past the last.
@@ -63,17 +87,20 @@ impl LiveRows {
         if row >= self.live {
             return None;
         }
+        let Some(valid) = &self.valid else {
+            return Some(row as usize);
+        };
         // The last checkpoint at or before the row: its stride holds it.
         let k = self.marks.partition_point(|&m| m <= row).saturating_sub(1);
         let base = k * STRIDE;
-        let end = (base + STRIDE).min(self.valid.len());
+        let end = (base + STRIDE).min(valid.len());
         let live_in = self.marks.get(k + 1).copied().unwrap_or(self.live) - self.marks[k];
         let skip = (row - self.marks[k]) as usize;
         if live_in as usize == end - base {
             // A stride of live rows only: no walk.
             return Some(base + skip);
         }
-        self.valid[base..end]
+        valid[base..end]
             .iter()
             .enumerate()
             .filter(|(_, &v)| v != 0)
@@ -87,9 +114,12 @@ impl LiveRows {
         let Some(first) = self.nth_live(rows.start).filter(|_| want > 0) else {
             return Vec::new();
         };
-        let mut out = Vec::with_capacity(want.min(self.valid.len() - first));
+        let Some(valid) = &self.valid else {
+            return (first..self.physical).take(want).collect();
+        };
+        let mut out = Vec::with_capacity(want.min(valid.len() - first));
         out.extend(
-            self.valid[first..]
+            valid[first..]
                 .iter()
                 .enumerate()
                 .filter(|(_, &v)| v != 0)
@@ -113,7 +143,10 @@ impl LiveRows {
     /// One past the last live physical row (0 with none): where python-blosc2 writes the
     /// next appended row (`CTable._resolve_last_pos`).
     pub(crate) fn end(&self) -> u64 {
-        self.valid
+        let Some(valid) = &self.valid else {
+            return self.physical as u64;
+        };
+        valid
             .iter()
             .rposition(|&v| v != 0)
             .map_or(0, |i| i as u64 + 1)
@@ -125,10 +158,13 @@ impl LiveRows {
         if rows.windows(2).any(|w| w[0] >= w[1]) || rows.last().is_some_and(|&r| r >= self.live) {
             return None;
         }
+        let Some(valid) = &self.valid else {
+            return Some(rows.iter().map(|&r| r as usize).collect());
+        };
         let mut out = Vec::with_capacity(rows.len());
         let mut want = rows.iter().peekable();
         let mut seen = 0u64;
-        for (i, &v) in self.valid.iter().enumerate() {
+        for (i, &v) in valid.iter().enumerate() {
             let Some(&&next) = want.peek() else { break };
             if v != 0 {
                 if seen == next {
@@ -143,11 +179,8 @@ impl LiveRows {
 
     /// The physical rows that are live, in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.valid
-            .iter()
-            .enumerate()
-            .filter(|(_, &v)| v != 0)
-            .map(|(i, _)| i)
+        let valid = self.valid.as_deref();
+        (0..self.physical).filter(move |&i| valid.is_none_or(|v| v[i] != 0))
     }
 }
 
@@ -222,6 +255,53 @@ mod tests {
         }
         assert_eq!(rows.physical_of(n..n + 3), Vec::<usize>::new());
         assert_eq!(rows.consecutive(n - 1..n + 1), None);
+    }
+
+    /// Rows known all live without flags answer every question as their flags (all 1) do.
+    #[test]
+    fn all_live_rows_agree_with_their_flags() {
+        for n in [0usize, 1, 7, STRIDE, 3 * STRIDE + 77] {
+            let (all, flags) = (LiveRows::all(n), LiveRows::new(vec![1; n]).unwrap());
+            let m = n as u64;
+            assert_eq!((all.live(), all.physical(), all.end()), (m, m, flags.end()));
+            assert_eq!(all.flags(), flags.flags(), "{n}");
+            assert!(all.iter().eq(flags.iter()), "{n}");
+            for p in [0, 1, m / 2, m, m + 9] {
+                assert_eq!(all.before(p), flags.before(p), "{n}: before({p})");
+            }
+            let ranges = [
+                0..0,
+                0..1,
+                0..m,
+                m / 3..m / 2,
+                m.saturating_sub(1)..m,
+                m..m + 2,
+            ];
+            for r in ranges {
+                assert_eq!(
+                    all.physical_of(r.clone()),
+                    flags.physical_of(r.clone()),
+                    "{r:?}"
+                );
+                assert_eq!(
+                    all.consecutive(r.clone()),
+                    flags.consecutive(r.clone()),
+                    "{r:?}"
+                );
+            }
+            for picks in [
+                vec![],
+                vec![0, m / 2, m.saturating_sub(1)],
+                vec![3, 3],
+                vec![m],
+            ] {
+                assert_eq!(
+                    all.physical_of_sorted(&picks),
+                    flags.physical_of_sorted(&picks),
+                    "{n}: {picks:?}"
+                );
+            }
+        }
     }
 
     #[test]
