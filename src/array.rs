@@ -524,9 +524,9 @@ impl Array {
 
     /// The one value every byte of a 1-d array's items holds, told from each chunk's header
     /// and its blocks' stream sizes ([`crate::codec::chunk::block_values`]: special chunks,
-    /// blocks stored as runs; padding past the last item ignored), with at most
-    /// [`FEW_BLOCKS`] blocks that only decoding tells read to check; `None` when the items
-    /// are not all one value or more blocks would have to be decoded to tell.
+    /// blocks stored as runs; padding past the last item ignored), with at most two blocks
+    /// that only decoding tells read to check; `None` when the items are not all one value
+    /// or more blocks would have to be decoded to tell.
     pub(crate) fn uniform_byte(&self) -> Result<Option<u8>> {
         const FEW_BLOCKS: usize = 2;
         let (&[len], &[chunk_items]) = (self.shape(), self.chunks()) else {
