@@ -1230,9 +1230,9 @@ mod tests {
     #[test]
     fn uniform_bytes_are_read_from_runs_without_decoding() {
         use crate::ffi::{Cctx, CompressParams};
-        let compress = |data: &[u8], typesize: i32, filter: u8| {
+        let compress_with = |compcode: u8, data: &[u8], typesize: i32, filter: u8| {
             let params = CompressParams {
-                compcode: 5,
+                compcode,
                 compcode_meta: 0,
                 clevel: 5,
                 typesize,
@@ -1249,6 +1249,8 @@ mod tests {
                 .unwrap();
             chunk
         };
+        let compress =
+            |data: &[u8], typesize: i32, filter: u8| compress_with(5, data, typesize, filter);
         let n = 4096 * 5 + 100; // a short last block
         let one_off_at = |at: usize| {
             let mut v = vec![1u8; n];
@@ -1290,6 +1292,13 @@ mod tests {
                 assert!(out.iter().all(|&b| b == v), "typesize {typesize} value {v}");
             }
         }
+        // Items 1, 2, 3, 4 split into one stream per byte (LZ4): every stream a run, of four
+        // values, so no block is one value.
+        let items: Vec<u8> = (0..n).map(|i| (i % 4 + 1) as u8).collect();
+        let split = block_values(&compress_with(1, &items, 4, filters::SHUFFLE))
+            .unwrap()
+            .unwrap();
+        assert!(split.values.iter().all(Option::is_none));
         let runs = compress(&vec![1u8; n], 1, filters::SHUFFLE);
         for cut in [0, 10, 32, 40, runs.len() - 1] {
             assert!(block_values(&runs[..cut]).is_err(), "cut at {cut}");
