@@ -1631,12 +1631,12 @@ fn base64(s: &str) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
-    /// python-blosc2 stores the live flags of a table without deletions as blocks of runs of
-    /// 1, which say every row is live undecoded; a table with deletions needs its flags
+    /// The live flags of a python table without deletions (`nested.b2z`: chunks of one row,
+    /// stored as is) say every row is live undecoded; a table with deletions needs its flags
     /// decoded. Both open to python's row counts (`tables_read_as_python_reads_them` checks
-    /// every value).
+    /// every value). Flags stored as runs: the test below.
     #[test]
-    fn live_flags_stored_as_runs_are_read_from_their_headers() {
+    fn live_flags_of_python_tables_are_read_from_their_chunks() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tables");
         for (name, runs) in [
             ("nested.b2z", true),
