@@ -532,7 +532,7 @@ impl Array {
         let (&[len], &[chunk_items]) = (self.shape(), self.chunks()) else {
             return Ok(None);
         };
-        let item = self.itemsize() as u64;
+        let item = (self.itemsize() as u64).max(1);
         let mut buf = crate::ffi::ChunkBytes::default();
         let (mut value, mut unknown) = (None, Vec::new());
         for n in 0..self.nchunks() {
