@@ -17,6 +17,7 @@ use crate::ffi::{
 use crate::format::chunk::{set_filters, ChunkHeader};
 use crate::model::ids;
 use crate::parallel::Threads;
+use std::sync::Mutex;
 
 /// Why a chunk could not be encoded.
 #[derive(Debug)]
@@ -77,15 +78,36 @@ struct Lz4 {
     /// Where blocks are encoded when the context has block threads, and one lane per thread.
     exec: Option<Threads>,
     lanes: Vec<Lz4Lane>,
-    /// Each block's encoded streams (kept between chunks).
-    blocks: Vec<Vec<u8>>,
 }
 
-/// One block thread's buffers.
+/// One block thread's buffers (kept between chunks).
 #[derive(Default)]
 struct Lz4Lane {
     filtered: Vec<u8>,
     scratch: Vec<u8>,
+    /// The block it encoded last.
+    packed: Vec<u8>,
+}
+
+/// A chunk being filled by block threads in block order: the chunk (header and block starts
+/// first), the next block it takes, and the blocks encoded before their turn.
+struct InOrder<'a> {
+    out: &'a mut Vec<u8>,
+    next: usize,
+    waiting: Vec<Option<Vec<u8>>>,
+}
+
+impl InOrder<'_> {
+    /// Append block `next`'s bytes and record where it starts.
+    fn append(&mut self, block: &[u8]) -> Result<(), EncodeError> {
+        let at = i32::try_from(self.out.len())
+            .map_err(|_| EncodeError::Rust("a chunk over 2 GiB".into()))?;
+        let slot = EXTENDED_HEADER_LEN + 4 * self.next;
+        self.out[slot..slot + 4].copy_from_slice(&at.to_le_bytes());
+        self.out.extend_from_slice(block);
+        self.next += 1;
+        Ok(())
+    }
 }
 
 impl Lz4 {
@@ -132,7 +154,6 @@ impl Lz4 {
             forward,
             exec: (threads > 1).then(|| exec.clone()),
             lanes: (0..threads).map(|_| Lz4Lane::default()).collect(),
-            blocks: Vec::new(),
         })
     }
 
@@ -164,28 +185,62 @@ impl Lz4 {
         out.extend_from_slice(&self.header);
         out.resize(start, 0);
         if let Some(exec) = &self.exec {
-            // Blocks on the block threads, each into its own buffer, then put in place.
-            self.blocks.resize_with(nblocks, Vec::new);
-            let work = data.chunks(block_bytes).zip(self.blocks.iter_mut());
-            exec.for_each_lane(&mut self.lanes, work, |lane, (block, packed)| {
-                packed.clear();
-                lz4_block(block, forward, nstreams, accel, lane, packed)
-            })
-            .map_err(filtering)?;
-            for (j, b) in self.blocks.iter().enumerate() {
-                let at = as_i32(out.len())?.to_le_bytes();
-                out[EXTENDED_HEADER_LEN + 4 * j..EXTENDED_HEADER_LEN + 4 * j + 4]
-                    .copy_from_slice(&at);
-                out.extend_from_slice(b);
-            }
+            // At most the data and a header, or it is c-blosc2's: no reallocation on the way.
+            out.reserve(data.len() + EXTENDED_HEADER_LEN);
+            // Blocks on the block threads, each into its lane's buffer, then appended to
+            // the chunk in block order: by the lane that encoded the next block to append
+            // (and any later ones that wait, encoded), or left waiting until it is next.
+            // The chunk is the one a single thread encodes, whatever the threads.
+            let order = Mutex::new(InOrder {
+                out,
+                next: 0,
+                waiting: vec![None; nblocks],
+            });
+            exec.for_each_lane(
+                &mut self.lanes,
+                data.chunks(block_bytes).enumerate(),
+                |lane, (j, block)| -> Result<(), EncodeError> {
+                    let Lz4Lane {
+                        filtered,
+                        scratch,
+                        packed,
+                    } = lane;
+                    packed.clear();
+                    lz4_block(block, forward, nstreams, accel, filtered, scratch, packed)
+                        .map_err(filtering)?;
+                    let mut o = order.lock().unwrap_or_else(|e| e.into_inner());
+                    if j != o.next {
+                        o.waiting[j] = Some(std::mem::take(packed));
+                        return Ok(());
+                    }
+                    o.append(packed)?;
+                    loop {
+                        let next = o.next;
+                        let Some(b) = o.waiting.get_mut(next).and_then(Option::take) else {
+                            break;
+                        };
+                        o.append(&b)?;
+                    }
+                    Ok(())
+                },
+            )?;
         } else {
             // One thread: straight into the chunk.
             for (j, block) in data.chunks(block_bytes).enumerate() {
                 let at = as_i32(out.len())?.to_le_bytes();
                 out[EXTENDED_HEADER_LEN + 4 * j..EXTENDED_HEADER_LEN + 4 * j + 4]
                     .copy_from_slice(&at);
-                lz4_block(block, forward, nstreams, accel, &mut self.lanes[0], out)
-                    .map_err(filtering)?;
+                let lane = &mut self.lanes[0];
+                lz4_block(
+                    block,
+                    forward,
+                    nstreams,
+                    accel,
+                    &mut lane.filtered,
+                    &mut lane.scratch,
+                    out,
+                )
+                .map_err(filtering)?;
             }
         }
         // More than the data plus BLOSC2_MAX_OVERHEAD (32) bytes: stored as is, by c-blosc2.
@@ -208,14 +263,15 @@ fn lz4_block(
     forward: Option<&filters::ForwardPipeline>,
     nstreams: usize,
     acceleration: i32,
-    lane: &mut Lz4Lane,
+    filtered: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) -> Result<(), ChunkError> {
     let src: &[u8] = match forward {
         Some(f) => {
-            lane.filtered.resize(block.len(), 0);
-            f.apply_block(block, &mut lane.filtered, &mut lane.scratch)?;
-            &lane.filtered
+            filtered.resize(block.len(), 0);
+            f.apply_block(block, filtered, scratch)?;
+            filtered
         }
         None => block,
     };
