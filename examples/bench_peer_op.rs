@@ -5,6 +5,8 @@
 //! ```sh
 //! cargo run --release --example bench_peer_op -- b2nd OP FILE --manifest M --threads T --reps N
 //! ```
+//!
+//! OP `write-nosync` (b2nd only) writes without syncing the new file to the disk.
 
 #[path = "../bench/peers/src/common.rs"]
 mod common;
@@ -49,7 +51,9 @@ fn run_b2nd(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(f6
                 Ok(a.read_slice_bytes(&it)?)
             })
         }
-        "write" => {
+        // `write-nosync`: the same write left in the page cache (`Durability::Process`), as
+        // python-blosc2 leaves its writes.
+        "write" | "write-nosync" => {
             let data = data_of(file, t)?;
             let a = b2nd::Array::open(file)?;
             let out = out_path(file, "b2nd");
@@ -81,6 +85,11 @@ fn run_b2nd(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(f6
                     .filters(&fs)
                     .threads(threads()?)
                     .overwrite(true)
+                    .durability(if op == "write" {
+                        b2nd::Durability::Disk
+                    } else {
+                        b2nd::Durability::Process
+                    })
                     .write_bytes(target, &data)?;
                 Ok(Vec::new())
             })

@@ -1376,3 +1376,66 @@ fn the_appending_thread_writes_what_one_thread_writes() {
         );
     }
 }
+
+/// A write left in the page cache (`Durability::Process`) publishes the same frame as a
+/// synced one (`Durability::Disk`): contiguous and sparse, over 8 MiB (where a synced write
+/// starts sending its bytes to the disk), new and over an existing target.
+#[test]
+fn writes_of_either_durability_publish_the_same_frame() {
+    let n = 3 << 20; // 12 MiB of <u4
+    let data: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    for sparse in [false, true] {
+        let mut frames = Vec::new();
+        for durability in [b2nd::Durability::Disk, b2nd::Durability::Process] {
+            let path = dir.path().join(format!("{sparse}-{durability:?}"));
+            let target = || {
+                if sparse {
+                    Target::Sparse(path.clone())
+                } else {
+                    Target::File(path.clone())
+                }
+            };
+            let builder = || {
+                ArrayBuilder::for_type::<u32>(&[n as u64])
+                    .chunks(&[1 << 20])
+                    .blocks(&[1 << 16])
+                    .codec(Codec::Lz4)
+                    .durability(durability)
+            };
+            builder()
+                .write(target(), &data[..1000].repeat(n / 1000 + 1)[..n])
+                .unwrap();
+            builder().overwrite(true).write(target(), &data).unwrap();
+            let a = Array::open(&path).unwrap();
+            assert_eq!(a.read::<u32>().unwrap(), data, "{path:?}");
+            frames.push(if sparse {
+                let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&path)
+                    .unwrap()
+                    .map(|e| {
+                        let e = e.unwrap();
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        (name, std::fs::read(e.path()).unwrap())
+                    })
+                    .collect();
+                files.sort();
+                files
+            } else {
+                vec![(String::new(), std::fs::read(&path).unwrap())]
+            });
+        }
+        assert!(frames[0] == frames[1], "sparse {sparse}: other bytes");
+    }
+    // Nothing but the four targets is left (no staging directory).
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["false-Disk", "false-Process", "true-Disk", "true-Process"]
+    );
+}

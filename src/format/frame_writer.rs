@@ -428,6 +428,9 @@ pub(crate) struct NewFrame {
     last_nbytes: u64,
     /// File position from which writeback has not been started yet (contiguous frames).
     writeback_from: u64,
+    /// Whether written bytes are sent on to the disk early (the frame is synced before it is
+    /// published).
+    writeback: bool,
 }
 
 /// A contiguous frame's bytes are sent to the disk in steps of this many as they are written
@@ -475,7 +478,15 @@ impl NewFrame {
             chunksize: None,
             last_nbytes: 0,
             writeback_from: 0,
+            writeback: true,
         }
+    }
+
+    /// The frame with its bytes sent on to the disk as they are written (for a frame synced
+    /// before it is published: [`Durability::Disk`]), or left to the page cache.
+    pub(crate) fn with_durability(mut self, durability: Durability) -> NewFrame {
+        self.writeback = durability.syncs();
+        self
     }
 
     fn bad(&self, reason: impl Into<String>) -> Error {
@@ -517,7 +528,7 @@ impl NewFrame {
                         // later chunks compress: the sync before publishing then waits for
                         // the last few MiB only, not the whole file.
                         let on_file = self.pos + chunk.len() as u64 - w.buffer().len() as u64;
-                        if on_file >= self.writeback_from + WRITEBACK_STEP {
+                        if self.writeback && on_file >= self.writeback_from + WRITEBACK_STEP {
                             let from = self.writeback_from;
                             start_writeback(w.get_ref(), from, on_file - from);
                             self.writeback_from = on_file;
@@ -528,7 +539,9 @@ impl NewFrame {
                         let p = dir.join(chunk_file_name(n));
                         let mut f = std::fs::File::create(&p).map_err(io_err(&p))?;
                         f.write_all(chunk).map_err(io_err(&p))?;
-                        start_writeback(&f, 0, chunk.len() as u64);
+                        if self.writeback {
+                            start_writeback(&f, 0, chunk.len() as u64);
+                        }
                     }
                 }
                 self.cbytes += chunk.len() as u64;

@@ -1,8 +1,11 @@
-//! [`Durability`]: what an in-place change is guaranteed to survive once it returns.
+//! [`Durability`]: what an in-place change or a whole write is guaranteed to survive once it
+//! returns.
 
 #![forbid(unsafe_code)]
 
-/// What an in-place change ([`ArrayMut`](crate::ArrayMut)) survives once it has returned.
+/// What an in-place change ([`ArrayMut`](crate::ArrayMut)) or a whole write
+/// ([`ArrayBuilder::durability`](crate::ArrayBuilder::durability)) survives once it has
+/// returned.
 ///
 /// Both settings write in the same order and publish each change atomically (a journaled
 /// header write, or a rename): a process killed at any moment (`kill -9`, a panic, an
@@ -14,7 +17,9 @@ pub enum Durability {
     /// The default. Data and journal record, then the header, are synced to the disk
     /// before the change is published and before it returns (two `fdatasync`s for a
     /// contiguous file; chunk files, the index and the directory for a sparse frame): the
-    /// change also survives an operating-system crash or a power loss.
+    /// change also survives an operating-system crash or a power loss. A whole write syncs
+    /// the new file (or every file of a new sparse frame) before the rename that publishes
+    /// it, and the directory after.
     #[default]
     Disk,
     /// No syncs: the change is in the operating system's page cache when it returns. A
@@ -22,7 +27,8 @@ pub enum Durability {
     /// crash or a power loss may lose recent changes or leave the file unreadable (the
     /// disk may receive the new header before the data it refers to), as with
     /// python-blosc2, which never syncs. For many small appends where the data can be
-    /// written again after such a crash: each change saves two disk flushes.
+    /// written again after such a crash: each change saves two disk flushes, and a whole
+    /// write the wait for its bytes to reach the disk.
     Process,
 }
 

@@ -22,6 +22,7 @@ use crate::model::codec::Codec;
 use crate::model::codec::Filter;
 use crate::model::dtype::ByteOrder;
 use crate::model::dtype::Dtype;
+use crate::model::durability::Durability;
 use crate::model::element::Element;
 use crate::model::geometry::Geometry;
 
@@ -50,6 +51,7 @@ pub struct ArrayBuilder {
     pub(super) threads: crate::parallel::Threads,
     pub(super) format: Format,
     pub(super) overwrite: bool,
+    pub(super) durability: Durability,
     pub(super) attrs: Vec<(String, Value)>,
 }
 
@@ -112,6 +114,7 @@ impl ArrayBuilder {
             threads: crate::parallel::Threads::Global,
             format: Format::B2nd,
             overwrite: false,
+            durability: Durability::Disk,
             attrs: Vec::new(),
         }
     }
@@ -174,6 +177,28 @@ impl ArrayBuilder {
     /// Replace an existing target (default: refuse).
     pub fn overwrite(mut self, yes: bool) -> Self {
         self.overwrite = yes;
+        self
+    }
+
+    /// What a finished write survives (default [`Durability::Disk`]). Either way the array
+    /// is published whole, by a rename, or not at all: a killed process leaves the old
+    /// target or none. With [`Durability::Disk`] the new file (every file of a sparse frame)
+    /// and its directory are synced to the disk around the rename, so the array also
+    /// survives an operating-system crash or a power loss once [`Writer::finish`] returns;
+    /// [`Durability::Process`] leaves them in the page cache, as python-blosc2 does, and
+    /// saves the wait for the disk.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("scratch.b2nd");
+    /// b2nd::ArrayBuilder::for_type::<u32>(&[4])
+    ///     .durability(b2nd::Durability::Process)
+    ///     .write(b2nd::Target::File(path.clone()), &[1, 2, 3, 4])?;
+    /// assert_eq!(b2nd::Array::open(&path)?.read::<u32>()?, [1, 2, 3, 4]);
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
         self
     }
 
@@ -452,7 +477,8 @@ impl ArrayBuilder {
     pub fn create(self, target: Target) -> Result<Writer> {
         let plan = self.plan()?;
         let staging = Staging::new(&target, self.overwrite)?;
-        let frame = new_frame(&staging, matches!(target, Target::Sparse(_)), &plan)?;
+        let frame = new_frame(&staging, matches!(target, Target::Sparse(_)), &plan)?
+            .with_durability(self.durability);
         // With threads to spare, a large array's chunks are appended on a thread of their
         // own while the next slab is compressed.
         let g = &plan.geom;
@@ -462,6 +488,7 @@ impl ArrayBuilder {
             plan,
             staging,
             target,
+            durability: self.durability,
             threads: self.threads.len(),
             exec: self.threads.clone(),
             attrs: self.attrs,

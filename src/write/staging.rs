@@ -5,6 +5,7 @@
 use super::options::Target;
 use crate::error::Error;
 use crate::error::Result;
+use crate::model::durability::Durability;
 use crate::storage::{parent_dir, sync_dir};
 use std::path::Path;
 use std::path::PathBuf;
@@ -67,8 +68,9 @@ impl Staging {
         }
     }
 
-    /// Move the finished temporary into place (the private directory is removed on drop).
-    pub(super) fn commit(self) -> Result<()> {
+    /// Move the finished temporary into place (the private directory is removed on drop),
+    /// synced to the disk first and the directory after with [`Durability::Disk`].
+    pub(super) fn commit(self, durability: Durability) -> Result<()> {
         let Staging::Disk {
             tmp,
             inner,
@@ -89,7 +91,10 @@ impl Staging {
                 path: dest.to_path_buf(),
             });
         }
-        sync_tree(&inner).map_err(io)?;
+        let syncs = durability.syncs();
+        if syncs {
+            sync_tree(&inner).map_err(io)?;
+        }
         // Replacing an array its python-blosc2 users lock is a change they must see: the
         // lock is taken exclusively (advancing its generation counter) around the swap.
         let dest_is_dir = exists && dest.is_dir();
@@ -105,9 +110,11 @@ impl Staging {
         if !exists && !sparse {
             // Atomic no-clobber: a hard link fails if the name was taken meanwhile.
             std::fs::hard_link(&inner, &dest).map_err(io)?;
-            sync_dir(&parent_dir(&dest));
+            if syncs {
+                sync_dir(&parent_dir(&dest));
+            }
         } else {
-            replace(&inner, &dest).map_err(io)?;
+            replace_with(&inner, &dest, syncs).map_err(io)?;
         }
         drop(tmp);
         Ok(())
@@ -135,6 +142,11 @@ pub(super) fn sync_tree(p: &Path) -> std::io::Result<()> {
 /// contents are moved aside first and moved back if the second rename fails (a crash
 /// between the two renames then leaves them beside `dest`, under a `.b2nd-old-` name).
 pub(super) fn replace(new: &Path, dest: &Path) -> std::io::Result<()> {
+    replace_with(new, dest, true)
+}
+
+/// [`replace`], syncing the directory after (when `sync`) or not.
+fn replace_with(new: &Path, dest: &Path, sync: bool) -> std::io::Result<()> {
     let dir = parent_dir(dest);
     let old = std::fs::symlink_metadata(dest).ok();
     let new_is_dir = std::fs::symlink_metadata(new)?.is_dir();
@@ -143,7 +155,9 @@ pub(super) fn replace(new: &Path, dest: &Path) -> std::io::Result<()> {
         Some(m) if !m.is_dir() && !new_is_dir => std::fs::rename(new, dest)?,
         Some(m) => match crate::ffi::fs::exchange(new, dest) {
             Ok(()) => {
-                sync_dir(&dir);
+                if sync {
+                    sync_dir(&dir);
+                }
                 // `new` now names the old contents.
                 let _ = if m.is_dir() {
                     std::fs::remove_dir_all(new)
@@ -165,6 +179,8 @@ pub(super) fn replace(new: &Path, dest: &Path) -> std::io::Result<()> {
             }
         },
     }
-    sync_dir(&dir);
+    if sync {
+        sync_dir(&dir);
+    }
     Ok(())
 }

@@ -17,6 +17,7 @@ use crate::format::frame_writer::NewFrame;
 use crate::format::zip::ZipWriter;
 use crate::model::attrs::Value;
 use crate::model::codec::Codec;
+use crate::model::durability::Durability;
 use crate::schunk::SChunk;
 use crate::store::keys::{check_key, EMBED_FILE};
 use crate::store::StoreKind;
@@ -190,7 +191,7 @@ impl StoreBuilder {
                 std::fs::write(&p, frame).map_err(|e| io(&p, e))?;
             }
         }
-        staging.commit()
+        staging.commit(Durability::Disk)
     }
 }
 

@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::ffi::CompressParams;
 use crate::model::attrs::Value;
+use crate::model::durability::Durability;
 use crate::model::element::Element;
 use crate::model::geometry::Geometry;
 use crate::model::region::Region;
@@ -34,6 +35,8 @@ pub struct Writer {
     pub(super) sink: Sink,
     pub(super) staging: Staging,
     pub(super) target: Target,
+    /// Whether the frame is synced before it is published.
+    pub(super) durability: Durability,
     pub(super) threads: usize,
     /// Where compression runs.
     pub(super) exec: crate::parallel::Threads,
@@ -250,7 +253,7 @@ impl Writer {
             .map(|(name, v)| (name, v.encode()))
             .collect();
         let bytes = self.sink.into_frame()?.finish(&vlmeta)?;
-        self.staging.commit()?;
+        self.staging.commit(self.durability)?;
         Ok(bytes)
     }
 }
