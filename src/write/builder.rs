@@ -193,7 +193,7 @@ impl ArrayBuilder {
     /// let path = dir.path().join("scratch.b2nd");
     /// b2nd::ArrayBuilder::for_type::<u32>(&[4])
     ///     .durability(b2nd::Durability::Process)
-    ///     .write(b2nd::Target::File(path.clone()), &[1, 2, 3, 4])?;
+    ///     .write(b2nd::Target::File(path.clone()), &[1u32, 2, 3, 4])?;
     /// assert_eq!(b2nd::Array::open(&path)?.read::<u32>()?, [1, 2, 3, 4]);
     /// # Ok::<(), b2nd::Error>(())
     /// ```
