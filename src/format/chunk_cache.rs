@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-use crate::storage::RangeRead;
+use crate::storage::{Piece, RangeRead};
 
 /// One chunk's place in the cache.
 enum Slot {
@@ -23,12 +23,63 @@ enum Slot {
     Pending(u64),
     /// Arriving: the bytes so far (from the chunk's start) of this many, and whether a
     /// reader read from them.
-    Arriving(Vec<u8>, u64, bool),
-    /// Its bytes (from its offset to the next chunk's), and whether a reader took it.
+    Arriving(Pieces, u64, bool),
+    /// Its bytes (from its offset to the next chunk's) as they arrived, and whether a
+    /// reader took them.
+    Arrived(Pieces, bool),
+    /// Its bytes in one buffer (a reader of the whole chunk asked), and whether a reader
+    /// took it.
     Ready(Arc<Vec<u8>>, bool),
     /// Its fetch failed: the error, told to the readers of this read (for
     /// [`FAILURE_KEPT`]; a later read fetches the chunk again), and when.
     Failed(Error, Instant),
+}
+
+/// A chunk's bytes in the pieces they arrived in (kept as the source handed them over: a
+/// chunk of tens of MiB is not copied into one buffer as it streams in).
+#[derive(Default)]
+struct Pieces {
+    pieces: Vec<Piece>,
+    /// Where each piece ends, from the chunk's start.
+    ends: Vec<usize>,
+}
+
+impl Pieces {
+    /// Bytes so far.
+    fn len(&self) -> usize {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    fn push(&mut self, piece: Piece) {
+        let end = self.len() + (*piece).as_ref().len();
+        self.pieces.push(piece);
+        self.ends.push(end);
+    }
+
+    /// Bytes `at..at + buf.len()` into `buf`; `false` when they have not all arrived.
+    fn copy_to(&self, at: usize, buf: &mut [u8]) -> bool {
+        if at.checked_add(buf.len()).is_none_or(|end| end > self.len()) {
+            return false;
+        }
+        let (mut k, mut pos, mut done) = (self.ends.partition_point(|&e| e <= at), at, 0);
+        while done < buf.len() {
+            let start = if k == 0 { 0 } else { self.ends[k - 1] };
+            let from = &(*self.pieces[k]).as_ref()[pos - start..];
+            let n = from.len().min(buf.len() - done);
+            buf[done..done + n].copy_from_slice(&from[..n]);
+            (done, pos, k) = (done + n, pos + n, k + 1);
+        }
+        true
+    }
+
+    /// The bytes in one buffer.
+    fn joined(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.len());
+        for p in &self.pieces {
+            v.extend_from_slice((**p).as_ref());
+        }
+        v
+    }
 }
 
 /// How long a failed fetch is told to readers instead of being tried again: the readers of
@@ -95,8 +146,12 @@ impl State {
             .values()
             .map(|s| match s {
                 Slot::Pending(len) | Slot::Arriving(_, len, false) => *len,
+                Slot::Arrived(b, false) => b.len() as u64,
                 Slot::Ready(b, false) => b.len() as u64,
-                Slot::Arriving(_, _, true) | Slot::Ready(_, true) | Slot::Failed(..) => 0,
+                Slot::Arriving(_, _, true)
+                | Slot::Arrived(_, true)
+                | Slot::Ready(_, true)
+                | Slot::Failed(..) => 0,
             })
             .sum()
     }
@@ -144,6 +199,12 @@ impl ChunkCache {
                 *taken = true;
                 Some(Got::Bytes(b.clone()))
             }
+            Slot::Arrived(pieces, _) => {
+                // Joined once, for this reader and the next ones.
+                let b = Arc::new(pieces.joined());
+                *slot = Slot::Ready(b.clone(), true);
+                Some(Got::Bytes(b))
+            }
             Slot::Failed(e, _) => Some(Got::Failed(copy_error(e))),
             Slot::Pending(_) | Slot::Arriving(..) => None,
         })
@@ -156,19 +217,28 @@ impl ChunkCache {
             return Part::Absent;
         };
         self.wait(n, Some(end), Part::Absent, |slot| {
-            let (have, len, taken): (&[u8], u64, &mut bool) = match slot {
-                Slot::Ready(b, taken) => (&b[..], b.len() as u64, taken),
-                Slot::Arriving(b, len, taken) => (&b[..], *len, taken),
+            let (copied, taken) = match slot {
+                Slot::Ready(b, taken) => match b.get(at..end) {
+                    Some(part) => {
+                        buf.copy_from_slice(part);
+                        (true, taken)
+                    }
+                    None => return Some(Part::Absent),
+                },
+                Slot::Arrived(b, taken) => match b.copy_to(at, buf) {
+                    true => (true, taken),
+                    false => return Some(Part::Absent),
+                },
+                Slot::Arriving(_, len, _) if end as u64 > *len => return Some(Part::Absent),
+                Slot::Arriving(b, _, taken) => (b.copy_to(at, buf), taken),
                 Slot::Failed(e, _) => return Some(Part::Failed(copy_error(e))),
                 Slot::Pending(_) => return None,
             };
-            if end as u64 > len {
-                return Some(Part::Absent);
-            }
-            let part = have.get(at..end)?;
-            buf.copy_from_slice(part);
-            *taken = true;
-            Some(Part::Copied)
+            // Not arrived yet: wait.
+            copied.then(|| {
+                *taken = true;
+                Part::Copied
+            })
         })
     }
 
@@ -285,7 +355,7 @@ impl ChunkCache {
     /// Take the next piece of chunk `n`'s bytes (or its fetch's failure); a chunk whose
     /// bytes are all here is published whole, then taken chunks are dropped, oldest first,
     /// while over the budget. `false` after a failure (the rest of the window is dropped).
-    fn arrive(&self, n: u64, piece: crate::error::Result<&[u8]>) -> bool {
+    fn arrive(&self, n: u64, piece: crate::error::Result<Piece>) -> bool {
         let mut guard = self.lock();
         let st = &mut *guard;
         let failed = |st: &mut State, e: Error| {
@@ -296,7 +366,7 @@ impl ChunkCache {
         // Whether a reader may be answered now (a piece that completes nothing wakes none).
         let mut wake = true;
         if let Ok(b) = &piece {
-            wake = b.is_empty();
+            wake = (**b).as_ref().is_empty();
         }
         match piece {
             Ok(b) => {
@@ -305,21 +375,13 @@ impl ChunkCache {
                     _ => None,
                 };
                 if let Some(len) = pending {
-                    let mut v = Vec::new();
-                    // The length was checked against the budget when announced.
-                    if v.try_reserve_exact(len as usize).is_err() {
-                        let e = Error::Remote {
-                            url: String::new(),
-                            reason: format!("no memory for a chunk of {len} bytes"),
-                        };
-                        failed(st, e);
-                    } else {
-                        st.slots.insert(n, Slot::Arriving(v, len, false));
-                    }
+                    st.slots
+                        .insert(n, Slot::Arriving(Pieces::default(), len, false));
                 }
+                let size = (*b).as_ref().len();
                 let whole = match st.slots.get_mut(&n) {
-                    Some(Slot::Arriving(v, len, _)) if (v.len() + b.len()) as u64 <= *len => {
-                        v.extend_from_slice(b);
+                    Some(Slot::Arriving(v, len, _)) if (v.len() + size) as u64 <= *len => {
+                        v.push(b);
                         let (have, whole) = (v.len(), v.len() as u64 == *len);
                         // The readers waiting in this chunk are woken when what one of
                         // them needs arrived.
@@ -345,7 +407,7 @@ impl ChunkCache {
                     if let Some(Slot::Arriving(v, _, taken)) = st.slots.remove(&n) {
                         st.bytes += v.len();
                         st.order.push_back(n);
-                        st.slots.insert(n, Slot::Ready(Arc::new(v), taken));
+                        st.slots.insert(n, Slot::Arrived(v, taken));
                     }
                 }
             }
@@ -354,10 +416,15 @@ impl ChunkCache {
         let mut i = 0;
         while st.bytes > self.budget && i < st.order.len() {
             let old = st.order[i];
-            if matches!(st.slots.get(&old), Some(Slot::Ready(_, true))) {
+            if matches!(
+                st.slots.get(&old),
+                Some(Slot::Ready(_, true) | Slot::Arrived(_, true))
+            ) {
                 st.order.remove(i);
-                if let Some(Slot::Ready(b, _)) = st.slots.remove(&old) {
-                    st.bytes -= b.len();
+                match st.slots.remove(&old) {
+                    Some(Slot::Ready(b, _)) => st.bytes -= b.len(),
+                    Some(Slot::Arrived(b, _)) => st.bytes -= b.len(),
+                    _ => {}
                 }
             } else {
                 i += 1;
@@ -551,7 +618,7 @@ mod tests {
         fn read_each(
             &self,
             reads: &[(u64, usize)],
-            piece: &mut (dyn FnMut(usize, crate::error::Result<&[u8]>) -> bool + Send),
+            piece: &mut (dyn FnMut(usize, crate::error::Result<Piece>) -> bool + Send),
         ) {
             for (i, &(pos, len)) in reads.iter().enumerate() {
                 let bytes: Vec<u8> = (pos as usize..pos as usize + len).map(byte).collect();
@@ -567,7 +634,7 @@ mod tests {
                             return;
                         }
                     }
-                    if !piece(i, Ok(p)) {
+                    if !piece(i, Ok(Box::new(p.to_vec()))) {
                         return;
                     }
                 }
@@ -622,6 +689,31 @@ mod tests {
                 .read_vectored_at(&mut [(4242, &mut some[..])])
                 .unwrap();
             assert!(some.iter().enumerate().all(|(k, &b)| b == byte(4242 + k)));
+        }
+    }
+
+    /// Bytes read from pieces of any sizes (empty ones too) are the bytes at that place of
+    /// the whole, for every start and length inside it; past the end nothing is copied.
+    #[test]
+    fn pieces_read_as_the_bytes_they_join() {
+        let whole: Vec<u8> = (0..300).map(byte).collect();
+        let mut pieces = Pieces::default();
+        let mut at = 0;
+        for size in [0, 1, 7, 0, 64, 3, 100, 0, 125] {
+            pieces.push(Box::new(whole[at..at + size].to_vec()));
+            at += size;
+        }
+        assert_eq!(at, whole.len());
+        assert_eq!(pieces.joined(), whole);
+        for start in 0..=whole.len() {
+            for len in [0, 1, 2, 6, 8, 65, 170, whole.len()] {
+                let mut buf = vec![0u8; len];
+                let fits = start + len <= whole.len();
+                assert_eq!(pieces.copy_to(start, &mut buf), fits, "{start}+{len}");
+                if fits {
+                    assert_eq!(buf, whole[start..start + len], "{start}+{len}");
+                }
+            }
         }
     }
 }

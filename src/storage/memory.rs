@@ -85,7 +85,7 @@ impl RangeRead for Window {
     fn read_each(
         &self,
         reads: &[(u64, usize)],
-        piece: &mut (dyn FnMut(usize, Result<&[u8]>) -> bool + Send),
+        piece: &mut (dyn FnMut(usize, Result<super::Piece>) -> bool + Send),
     ) {
         let moved: Option<Vec<(u64, usize)>> = reads
             .iter()

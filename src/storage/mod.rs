@@ -27,6 +27,10 @@ pub use remote::{list_url, RemoteOptions};
 #[cfg(feature = "remote")]
 pub(crate) use remote::{RemoteDir, RemoteEntry, RemoteFrame};
 
+/// Bytes a source hands over as they arrived: owned, in whatever buffer holds them (a
+/// response's own, a `Vec`), so that keeping them needs no copy.
+pub(crate) type Piece = Box<dyn AsRef<[u8]> + Send + Sync>;
+
 /// Bytes read by ranges: the one thing a read needs from where the data lives.
 pub(crate) trait RangeRead: Send + Sync {
     /// Where the bytes live, for errors (a path, `path@offset`, `<memory>`).
@@ -40,7 +44,8 @@ pub(crate) trait RangeRead: Send + Sync {
     /// concurrently; they do not overlap.
     fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()>;
 
-    /// Read each `(pos, len)` range, handing its bytes to `piece` as they arrive:
+    /// Read each `(pos, len)` range, handing its bytes to `piece` as they arrive (as the
+    /// backend holds them: a response's buffers are handed over, not copied):
     /// `piece(i, Ok(bytes))` for consecutive pieces of range `i`, in order, until its `len`
     /// bytes were handed over, or `piece(i, Err(e))` once when it fails (perhaps after some
     /// pieces of it). A remote backend runs the requests concurrently and streams each
@@ -50,11 +55,11 @@ pub(crate) trait RangeRead: Send + Sync {
     fn read_each(
         &self,
         reads: &[(u64, usize)],
-        piece: &mut (dyn FnMut(usize, Result<&[u8]>) -> bool + Send),
+        piece: &mut (dyn FnMut(usize, Result<Piece>) -> bool + Send),
     ) {
         for (i, &(pos, len)) in reads.iter().enumerate() {
             let go_on = match self.read_range(pos, len) {
-                Ok(b) => piece(i, Ok(&b)),
+                Ok(b) => piece(i, Ok(Box::new(b))),
                 Err(e) => piece(i, Err(e)),
             };
             if !go_on {

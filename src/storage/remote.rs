@@ -654,7 +654,7 @@ impl RangeRead for Remote {
     fn read_each(
         &self,
         reads: &[(u64, usize)],
-        piece: &mut (dyn FnMut(usize, Result<&[u8]>) -> bool + Send),
+        piece: &mut (dyn FnMut(usize, Result<super::Piece>) -> bool + Send),
     ) {
         let work = async {
             // Each range's pieces as its response streams in; up to `in_flight` responses
@@ -664,7 +664,7 @@ impl RangeRead for Remote {
                 .flatten_unordered(self.in_flight);
             while let Some((i, got)) = arrivals.next().await {
                 let go_on = match got {
-                    Ok(b) => piece(i, Ok(&b)),
+                    Ok(b) => piece(i, Ok(Box::new(b))),
                     Err(e) => piece(i, Err(e)),
                 };
                 if !go_on {
