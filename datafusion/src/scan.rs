@@ -524,10 +524,11 @@ impl FileOpener for B2ndOpener {
                 .collect(),
         );
         Ok(Box::pin(async move {
-            // A URL: one blocking thread reads the piece's batches in order, at most two ahead of
-            // the consumer's (one waiting in the channel, one being read; no hand-over to a
-            // fresh blocking task per batch); it stops at the first error or when the stream
-            // is dropped (its send fails). A table's piece first announces its rows of the
+            // A URL: one blocking thread reads the piece's batches in order and hands them
+            // over [`HANDED_TOGETHER`] at a time, at most two hand-overs ahead of the
+            // consumer's (one waiting in the channel, one being read; no fresh blocking task
+            // per batch, and each wake-up of the consumer brings several batches); it stops
+            // at the first error or when the stream is dropped (its send fails). A table's piece first announces its rows of the
             // columns read: their chunks are fetched in the background, and each batch takes
             // its blocks as soon as their bytes arrived. A piece too small a share of its
             // chunks to fetch them whole (rows left by the zones) is read in one batch: one
@@ -546,30 +547,45 @@ impl FileOpener for B2ndOpener {
                     true => Box::new(batches),
                     false => Box::new(std::iter::once(rows)),
                 };
+                let mut group = Vec::with_capacity(HANDED_TOGETHER);
                 for r in batches {
                     let b = read(r);
                     let failed = b.is_err();
-                    if tx.blocking_send(b).is_err() || failed {
-                        break;
+                    group.push(b);
+                    if group.len() == HANDED_TOGETHER || failed {
+                        let sent = tx.blocking_send(std::mem::take(&mut group));
+                        if sent.is_err() || failed {
+                            return;
+                        }
                     }
+                }
+                if !group.is_empty() {
+                    let _ = tx.blocking_send(group);
                 }
             });
             // After the last batch, the reader's end: a panic in it is an error, not a
             // stream cut short.
             let stream = futures::stream::unfold((rx, Some(reader)), |(mut rx, reader)| async {
                 match rx.recv().await {
-                    Some(b) => Some((b, (rx, reader))),
+                    Some(group) => Some((group, (rx, reader))),
                     None => match reader?.await {
                         Ok(()) => None,
-                        Err(e) => Some((Err(DataFusionError::External(Box::new(e))), (rx, None))),
+                        Err(e) => Some((
+                            vec![Err(DataFusionError::External(Box::new(e)))],
+                            (rx, None),
+                        )),
                     },
                 }
             })
+            .flat_map(futures::stream::iter)
             .filter_map(|b| async move { b.transpose() });
             Ok(stream.boxed())
         }))
     }
 }
+
+/// How many batches of a scan at a URL its reading thread hands over at once.
+const HANDED_TOGETHER: usize = 4;
 
 /// `n` rows cut into at most `parts` ranges, each a whole number of `unit`s (but the last).
 #[cfg(test)]
