@@ -26,10 +26,7 @@ enum Slot {
     Arriving(Pieces, u64, bool),
     /// Its bytes (from its offset to the next chunk's) as they arrived, and whether a
     /// reader took them.
-    Arrived(Pieces, bool),
-    /// Its bytes in one buffer (a reader of the whole chunk asked), and whether a reader
-    /// took it.
-    Ready(Arc<Vec<u8>>, bool),
+    Arrived(Arc<Pieces>, bool),
     /// Its fetch failed: the error, told to the readers of this read (for
     /// [`FAILURE_KEPT`]; a later read fetches the chunk again), and when.
     Failed(Error, Instant),
@@ -38,7 +35,7 @@ enum Slot {
 /// A chunk's bytes in the pieces they arrived in (kept as the source handed them over: a
 /// chunk of tens of MiB is not copied into one buffer as it streams in).
 #[derive(Default)]
-struct Pieces {
+pub(crate) struct Pieces {
     pieces: Vec<Piece>,
     /// Where each piece ends, from the chunk's start.
     ends: Vec<usize>,
@@ -46,7 +43,7 @@ struct Pieces {
 
 impl Pieces {
     /// Bytes so far.
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.last().copied().unwrap_or(0)
     }
 
@@ -57,7 +54,7 @@ impl Pieces {
     }
 
     /// Bytes `at..at + buf.len()` into `buf`; `false` when they have not all arrived.
-    fn copy_to(&self, at: usize, buf: &mut [u8]) -> bool {
+    pub(crate) fn copy_to(&self, at: usize, buf: &mut [u8]) -> bool {
         if at.checked_add(buf.len()).is_none_or(|end| end > self.len()) {
             return false;
         }
@@ -70,15 +67,6 @@ impl Pieces {
             (done, pos, k) = (done + n, pos + n, k + 1);
         }
         true
-    }
-
-    /// The bytes in one buffer.
-    fn joined(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.len());
-        for p in &self.pieces {
-            v.extend_from_slice((**p).as_ref());
-        }
-        v
     }
 }
 
@@ -100,8 +88,8 @@ pub(crate) enum Part {
 
 /// What a reader finds for its chunk.
 pub(crate) enum Got {
-    /// The chunk's bytes (from its offset to the next chunk's).
-    Bytes(Arc<Vec<u8>>),
+    /// The chunk's bytes (from its offset to the next chunk's), as they arrived.
+    Bytes(Arc<Pieces>),
     /// Its fetch failed (after the storage's retries): the reader reports this.
     Failed(Error),
     /// Not here: the reader fetches it itself.
@@ -114,9 +102,9 @@ type Want = (u64, u64, u64);
 #[derive(Default)]
 struct State {
     slots: HashMap<u64, Slot>,
-    /// Ready chunks, oldest first.
+    /// Chunks whose bytes all arrived, oldest first.
     order: VecDeque<u64>,
-    /// Bytes of ready chunks.
+    /// Bytes of arrived chunks.
     bytes: usize,
     /// Chunks announced and not fetched yet, in order.
     queue: VecDeque<Want>,
@@ -147,11 +135,7 @@ impl State {
             .map(|s| match s {
                 Slot::Pending(len) | Slot::Arriving(_, len, false) => *len,
                 Slot::Arrived(b, false) => b.len() as u64,
-                Slot::Ready(b, false) => b.len() as u64,
-                Slot::Arriving(_, _, true)
-                | Slot::Arrived(_, true)
-                | Slot::Ready(_, true)
-                | Slot::Failed(..) => 0,
+                Slot::Arriving(_, _, true) | Slot::Arrived(_, true) | Slot::Failed(..) => 0,
             })
             .sum()
     }
@@ -195,15 +179,9 @@ impl ChunkCache {
     /// the caller then fetches it itself).
     pub(crate) fn get(&self, n: u64) -> Got {
         self.wait(n, None, Got::Absent, |slot| match slot {
-            Slot::Ready(b, taken) => {
+            Slot::Arrived(b, taken) => {
                 *taken = true;
                 Some(Got::Bytes(b.clone()))
-            }
-            Slot::Arrived(pieces, _) => {
-                // Joined once, for this reader and the next ones.
-                let b = Arc::new(pieces.joined());
-                *slot = Slot::Ready(b.clone(), true);
-                Some(Got::Bytes(b))
             }
             Slot::Failed(e, _) => Some(Got::Failed(copy_error(e))),
             Slot::Pending(_) | Slot::Arriving(..) => None,
@@ -218,13 +196,6 @@ impl ChunkCache {
         };
         self.wait(n, Some(end), Part::Absent, |slot| {
             let (copied, taken) = match slot {
-                Slot::Ready(b, taken) => match b.get(at..end) {
-                    Some(part) => {
-                        buf.copy_from_slice(part);
-                        (true, taken)
-                    }
-                    None => return Some(Part::Absent),
-                },
                 Slot::Arrived(b, taken) => match b.copy_to(at, buf) {
                     true => (true, taken),
                     false => return Some(Part::Absent),
@@ -407,7 +378,7 @@ impl ChunkCache {
                     if let Some(Slot::Arriving(v, _, taken)) = st.slots.remove(&n) {
                         st.bytes += v.len();
                         st.order.push_back(n);
-                        st.slots.insert(n, Slot::Arrived(v, taken));
+                        st.slots.insert(n, Slot::Arrived(Arc::new(v), taken));
                     }
                 }
             }
@@ -416,15 +387,10 @@ impl ChunkCache {
         let mut i = 0;
         while st.bytes > self.budget && i < st.order.len() {
             let old = st.order[i];
-            if matches!(
-                st.slots.get(&old),
-                Some(Slot::Ready(_, true) | Slot::Arrived(_, true))
-            ) {
+            if matches!(st.slots.get(&old), Some(Slot::Arrived(_, true))) {
                 st.order.remove(i);
-                match st.slots.remove(&old) {
-                    Some(Slot::Ready(b, _)) => st.bytes -= b.len(),
-                    Some(Slot::Arrived(b, _)) => st.bytes -= b.len(),
-                    _ => {}
+                if let Some(Slot::Arrived(b, _)) = st.slots.remove(&old) {
+                    st.bytes -= b.len();
                 }
             } else {
                 i += 1;
@@ -704,7 +670,9 @@ mod tests {
             at += size;
         }
         assert_eq!(at, whole.len());
-        assert_eq!(pieces.joined(), whole);
+        let mut joined = vec![0u8; whole.len()];
+        assert!(pieces.copy_to(0, &mut joined));
+        assert_eq!(joined, whole);
         for start in 0..=whole.len() {
             for len in [0, 1, 2, 6, 8, 65, 170, whole.len()] {
                 let mut buf = vec![0u8; len];

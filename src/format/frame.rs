@@ -1156,12 +1156,14 @@ impl Frame {
                     return Err(e);
                 }
                 if let Some(super::chunk_cache::Got::Bytes(b)) = got {
+                    let mut c = [0u8; 4];
                     let cbytes = b
-                        .get(12..16)
-                        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize);
+                        .copy_to(12, &mut c)
+                        .then(|| u32::from_le_bytes(c) as usize);
                     if let Some(cb) = cbytes.filter(|&c| c >= EXTENDED_HEADER_LEN && c <= b.len()) {
-                        out.buffer(cb).copy_from_slice(&b[..cb]);
-                        return Ok(());
+                        if b.copy_to(0, out.buffer(cb)) {
+                            return Ok(());
+                        }
                     }
                 }
                 // The chunk lies between the header and the index chunk, inside the frame.
