@@ -46,6 +46,7 @@ pub struct Array {
     /// Whether a narrow read of its code units ([`Array::read_rows_narrow_into`]) met a
     /// block beyond Latin-1: later ones answer `false` at once rather than decode a block
     /// twice for every read.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by the Arrow conversion alone
     pub(crate) wide: std::sync::atomic::AtomicBool,
 }
 

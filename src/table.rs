@@ -686,6 +686,7 @@ impl Table {
     /// without unshuffling the column's other three bytes a character: `Ok(false)`, `out`
     /// unspecified, when a character read is beyond U+00FF or the column is not such a column
     /// (computed, big-endian, of items): read the rows whole instead.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by the Arrow conversion alone
     pub(crate) fn read_rows_latin1_into(
         &self,
         name: &str,

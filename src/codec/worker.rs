@@ -40,6 +40,7 @@ const KEPT_CHUNK_BUFFER_MAX: usize = 64 << 20;
 
 /// A worker's [`Worker::blank`] of `n` bytes: only ever handed to c-blosc2 as a destination it
 /// does not write (never to a decode that writes its output).
+#[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by the Arrow conversion alone
 pub(crate) fn blank(buf: &mut Vec<u8>, n: usize) -> Result<&mut [u8]> {
     if buf.len() < n {
         *buf = Vec::new();
@@ -57,6 +58,7 @@ pub(crate) struct Worker {
     pub(crate) decoded: Vec<u8>,
     /// A chunk-size destination c-blosc2 is handed and never writes (projected reads): fresh
     /// zeroed pages never touched, so it is kept whatever its size. See [`blank`].
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by the Arrow conversion alone
     pub(crate) blank: Vec<u8>,
     /// Scattered chunks: the current chunk's copy runs and the blocks they touch.
     pub(crate) runs: Vec<(usize, usize, usize)>,

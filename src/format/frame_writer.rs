@@ -88,6 +88,14 @@ pub(crate) enum Published {
     Replaced,
 }
 
+/// The new contents placed: the frame's new length, what follows its chunks (index and
+/// trailer) and its new header.
+struct Laid {
+    frame_len: u64,
+    tail: Vec<u8>,
+    header: Vec<u8>,
+}
+
 /// A frame on disk being changed: where it is and what it holds now.
 pub(crate) struct FrameEdit<'a> {
     /// The frame file, or a sparse frame's directory.
@@ -135,18 +143,15 @@ impl FrameEdit<'_> {
             .map_err(io_err(&dir))?;
         let tpath = tmp.path().to_path_buf();
         let io = io_err(&tpath);
+        let laid = self.lay_out(&contents, disk.header_len)?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         w.write_all(&vec![0u8; disk.header_len as usize])
             .map_err(&io)?;
-        let (offsets, pos) =
-            write_chunks(&mut w, &contents.chunks, disk.header_len, disk.header_len)
-                .map_err(&io)?;
-        let tail = self.tail(&offsets, contents.vlmeta)?;
-        w.write_all(&tail).map_err(&io)?;
-        let frame_len = pos + tail.len() as u64;
+        write_new_chunks(&mut w, &contents.chunks).map_err(&io)?;
+        w.write_all(&laid.tail).map_err(&io)?;
         w.flush().map_err(&io)?;
         drop(w);
-        let header = self.header(&contents, frame_len, &offsets, pos - disk.header_len)?;
+        let header = laid.header;
         let f = tmp.as_file_mut();
         f.seek(SeekFrom::Start(0)).map_err(&io)?;
         f.write_all(&header).map_err(&io)?;
@@ -177,6 +182,34 @@ impl FrameEdit<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Where the new contents go when their new chunks are written in order from `pos` (the
+    /// file's position after the header, or after the current frame), and the index,
+    /// trailer and header that follow from it: what the file is changed to, computed before
+    /// it is touched.
+    fn lay_out(&self, contents: &Contents<'_>, mut pos: u64) -> Result<Laid> {
+        let header_len = self.disk.header_len;
+        let offsets: Vec<i64> = contents
+            .chunks
+            .iter()
+            .map(|c| match c {
+                ChunkRef::Old(o) | ChunkRef::Code(o) => *o,
+                ChunkRef::Bytes(b) => {
+                    let at = (pos - header_len) as i64;
+                    pos += b.len() as u64;
+                    at
+                }
+            })
+            .collect();
+        let tail = self.tail(&offsets, contents.vlmeta)?;
+        let frame_len = pos + tail.len() as u64;
+        let header = self.header(contents, frame_len, &offsets, pos - header_len)?;
+        Ok(Laid {
+            frame_len,
+            tail,
+            header,
+        })
     }
 
     /// The header of the new contents: sizes, attributes flag and, for a new shape, the
@@ -256,16 +289,18 @@ impl FrameEdit<'_> {
             .write(true)
             .open(path)
             .map_err(&io)?;
+        // Everything the new contents could be refused for is found here, before a byte of
+        // the file changes.
+        let Laid {
+            frame_len,
+            tail,
+            header: new,
+        } = self.lay_out(&contents, disk.frame_len)?;
         let appended = (|| {
             f.seek(SeekFrom::Start(disk.frame_len)).map_err(&io)?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut f);
-            let (offsets, pos) =
-                write_chunks(&mut w, &contents.chunks, disk.frame_len, disk.header_len)
-                    .map_err(&io)?;
-            let tail = self.tail(&offsets, contents.vlmeta)?;
+            write_new_chunks(&mut w, &contents.chunks).map_err(&io)?;
             w.write_all(&tail).map_err(&io)?;
-            let frame_len = pos + tail.len() as u64;
-            let new = self.header(&contents, frame_len, &offsets, pos - disk.header_len)?;
             let record = Journal {
                 old: disk.parts.header.clone(),
                 new,
@@ -632,28 +667,14 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
-/// Write the chunks with bytes to `w`, the first at frame position `pos`: the index entries
-/// of all `chunks` (offsets count from the end of the `header_len`-byte header) and the
-/// position after the last one written.
-fn write_chunks(
-    w: &mut impl Write,
-    chunks: &[ChunkRef],
-    mut pos: u64,
-    header_len: u64,
-) -> std::io::Result<(Vec<i64>, u64)> {
-    let mut offsets = Vec::with_capacity(chunks.len());
+/// Write the new chunks of `chunks` in order (where [`FrameEdit::lay_out`] placed them).
+fn write_new_chunks(w: &mut impl Write, chunks: &[ChunkRef]) -> std::io::Result<()> {
     for c in chunks {
-        offsets.push(match c {
-            ChunkRef::Old(o) | ChunkRef::Code(o) => *o,
-            ChunkRef::Bytes(b) => {
-                w.write_all(b)?;
-                let at = (pos - header_len) as i64;
-                pos += b.len() as u64;
-                at
-            }
-        });
+        if let ChunkRef::Bytes(b) = c {
+            w.write_all(b)?;
+        }
     }
-    Ok((offsets, pos))
+    Ok(())
 }
 
 /// The chunk index: the offsets as a Blosc2 chunk of little-endian `int64`s, not split into

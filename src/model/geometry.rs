@@ -400,6 +400,7 @@ impl Geometry {
     /// Rows `rows` of a 1-d array by chunk: `(chunk, first block, end block, rows)` for each
     /// chunk they touch, the blocks (of that chunk) holding its part of the rows. Empty for
     /// arrays of other ranks or rows outside the shape.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by the Arrow conversion alone
     pub(crate) fn row_blocks(
         &self,
         rows: std::ops::Range<u64>,

@@ -21,6 +21,7 @@ impl Array {
     /// (not Latin-1: read the rows whole instead). Only the blocks holding the rows are
     /// fetched and decoded. Once a block beyond Latin-1 was met, every later call answers
     /// `false` without reading.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by the Arrow conversion alone
     pub(crate) fn read_rows_narrow_into(&self, rows: Range<u64>, out: &mut [u8]) -> Result<bool> {
         let g = &self.geom;
         let isz = g.itemsize();
