@@ -4,8 +4,6 @@
 
 #![forbid(unsafe_code)]
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -694,18 +692,15 @@ struct ChunkFiles {
     shared: Option<(FrameLock, u64)>,
 }
 
-/// The first bytes of a frame file from `offset` (its header, or most of it), to tell two
-/// versions apart; empty when unreadable.
-fn head_bytes(path: &Path, offset: u64) -> Vec<u8> {
-    let mut buf = Vec::new();
-    let read = File::open(path).and_then(|mut f| {
-        f.seek(SeekFrom::Start(offset))?;
-        f.take(4096).read_to_end(&mut buf)
-    });
-    if read.is_err() {
-        buf.clear();
-    }
-    buf
+/// What tells two versions of an opened frame file apart: its stamp and its first bytes
+/// from `offset` (its header, or most of it; empty when unreadable), read through the open
+/// file, whatever its path names by now.
+fn version(file: &LocalFile, offset: u64) -> (Option<Stamp>, Vec<u8>) {
+    let stamp = file.metadata().ok().map(|m| Stamp::from_metadata(&m));
+    let mut head = vec![0; 4096];
+    let n = file.read_upto_at(&mut head, offset).unwrap_or(0);
+    head.truncate(n);
+    (stamp, head)
 }
 
 /// What identifies one version of a file: size, modification time, and (Unix) inode.
@@ -714,12 +709,17 @@ struct Stamp(u64, Option<std::time::SystemTime>, u64);
 
 impl Stamp {
     fn of(path: &Path) -> Option<Stamp> {
-        let m = std::fs::metadata(path).ok()?;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| Stamp::from_metadata(&m))
+    }
+
+    fn from_metadata(m: &std::fs::Metadata) -> Stamp {
         #[cfg(unix)]
-        let ino = std::os::unix::fs::MetadataExt::ino(&m);
+        let ino = std::os::unix::fs::MetadataExt::ino(m);
         #[cfg(not(unix))]
         let ino = 0;
-        Some(Stamp(m.len(), m.modified().ok(), ino))
+        Stamp(m.len(), m.modified().ok(), ino)
     }
 }
 
@@ -774,38 +774,50 @@ impl Frame {
         if !meta.is_dir() && !meta.is_file() {
             return Err(bad(not_regular(&meta)));
         }
-        // A writer may publish a change (a header write, a renamed index) while this opens
-        // the frame in several reads: the file's identity and its header bytes are taken
-        // before and after, and the open is tried again when they differ, so that every part
-        // of the opened frame comes from one version.
-        let header_file = if meta.is_dir() {
-            path.join("chunks.b2frame")
-        } else {
-            path.to_path_buf()
-        };
-        let version = |f: &Path| {
-            (
-                Stamp::of(f),
-                head_bytes(f, if meta.is_dir() { 0 } else { offset }),
-            )
-        };
+        // A writer may publish a change (a header write in place, a renamed index) while
+        // this opens the frame in several reads: everything is read through one open file,
+        // whose stamp and header bytes are taken before and after, and the open is tried
+        // again when they differ, so that every part of the opened frame comes from one
+        // version. (A file renamed over the path meanwhile does not disturb the open one;
+        // its stamp tells [`Frame::unchanged`] that the path holds another version now.)
+        let sparse = meta.is_dir();
+        let head_at = if sparse { 0 } else { offset };
         let sidecar = if share {
-            FrameLock::open(path, meta.is_dir(), false)?
+            FrameLock::open(path, sparse, false)?
         } else {
             None
         };
         for _ in 0..16 {
             let held = sidecar.as_ref().map(FrameLock::shared).transpose()?;
-            let before = version(&header_file);
-            let frame = Frame::open_once(path, offset, meta.is_dir(), &source)?;
-            let after = version(&header_file);
+            let file = Frame::open_header_file(path, offset, sparse, &bad)?;
+            let before = version(&file, head_at);
+            let bytes = if sparse {
+                FrameBytes::Sparse {
+                    index: file.clone(),
+                    dir: Arc::new(LocalDir::new(path)),
+                }
+            } else {
+                if offset == 0 {
+                    check_journal(&file, &source)?;
+                }
+                let whole: Arc<dyn RangeRead> = file.clone();
+                if offset == 0 {
+                    FrameBytes::Contiguous(whole)
+                } else {
+                    let window = Window::new(whole, offset)
+                        .map_err(|_| bad(format!("offset {offset} lies past the file's end")))?;
+                    FrameBytes::Contiguous(Arc::new(window))
+                }
+            };
+            let frame = Frame::parse(source.clone(), bytes)?;
+            let after = version(&file, head_at);
             if before.0.is_some() && before == after {
                 let mut frame = frame;
                 let generation = held.map(|h| h.generation);
                 frame.files = Some(ChunkFiles {
                     path: path.to_path_buf(),
                     frame_offset: offset,
-                    sparse: meta.is_dir(),
+                    sparse,
                     stamp: before.0,
                     shared: sidecar.zip(generation),
                 });
@@ -819,44 +831,30 @@ impl Frame {
         ))
     }
 
-    /// [`Frame::open`] without the version check: one attempt.
-    fn open_once(path: &Path, offset: u64, sparse: bool, source: &str) -> Result<Frame> {
-        let bad = |reason: String| Error::Frame {
-            source_name: source.to_string(),
-            reason,
-        };
-        let bytes = if sparse {
-            check_chunk_files(path).map_err(bad)?;
-            if offset != 0 {
-                return Err(bad(
-                    "an offset applies to a file, not a sparse-frame directory".into(),
-                ));
-            }
-            if !path.join("chunks.b2frame").is_file() {
-                return Err(bad(
-                    "directory without `chunks.b2frame`: not a sparse frame".into(),
-                ));
-            }
-            let dir = LocalDir::new(path);
-            FrameBytes::Sparse {
-                index: dir.file("chunks.b2frame")?,
-                dir: Arc::new(dir),
-            }
-        } else {
-            let local = LocalFile::open(path)?;
-            if offset == 0 {
-                check_journal(&local, source)?;
-            }
-            let file: Arc<dyn RangeRead> = Arc::new(local);
-            if offset == 0 {
-                FrameBytes::Contiguous(file)
-            } else {
-                let window = Window::new(file, offset)
-                    .map_err(|_| bad(format!("offset {offset} lies past the file's end")))?;
-                FrameBytes::Contiguous(Arc::new(window))
-            }
-        };
-        Frame::parse(source.to_string(), bytes)
+    /// The file holding the header of the frame at `path`, opened: the frame file, or a
+    /// sparse frame's `chunks.b2frame` (its chunk files checked to be regular files).
+    fn open_header_file(
+        path: &Path,
+        offset: u64,
+        sparse: bool,
+        bad: &dyn Fn(String) -> Error,
+    ) -> Result<Arc<LocalFile>> {
+        if !sparse {
+            return Ok(Arc::new(LocalFile::open(path)?));
+        }
+        check_chunk_files(path).map_err(bad)?;
+        if offset != 0 {
+            return Err(bad(
+                "an offset applies to a file, not a sparse-frame directory".into(),
+            ));
+        }
+        let index = path.join("chunks.b2frame");
+        if !index.is_file() {
+            return Err(bad(
+                "directory without `chunks.b2frame`: not a sparse frame".into(),
+            ));
+        }
+        Ok(Arc::new(LocalFile::open(&index)?))
     }
 
     /// Open the contiguous frame starting `offset` bytes into `src` (a remote store's

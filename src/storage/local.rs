@@ -29,6 +29,25 @@ impl LocalFile {
         })
     }
 
+    /// The metadata of the file this opened (whatever its path names now).
+    pub(crate) fn metadata(&self) -> std::io::Result<std::fs::Metadata> {
+        self.file.metadata()
+    }
+
+    /// Up to `buf.len()` bytes at `pos` into `buf`, fewer at the file's end: how many.
+    pub(crate) fn read_upto_at(&self, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match read_some_at(&self.file, &mut buf[done..], pos + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(done)
+    }
+
     fn io(&self, source: std::io::Error) -> Error {
         Error::Io {
             path: self.path.clone(),
@@ -100,6 +119,26 @@ pub(crate) fn read_at(file: &std::fs::File, buf: &mut [u8], pos: u64) -> Option<
     {
         let _ = (file, buf, pos);
         None
+    }
+}
+
+/// One positioned read of `file` at `pos` (without moving a shared cursor): how many bytes,
+/// 0 at the end.
+fn read_some_at(file: &std::fs::File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_at(buf, pos)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        file.seek_read(buf, pos)
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        let _ = (file, buf, pos);
+        Err(std::io::ErrorKind::Unsupported.into())
     }
 }
 
