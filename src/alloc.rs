@@ -14,6 +14,16 @@ pub(crate) fn zeroed(n: usize, what: &str) -> Result<Vec<u8>> {
     })
 }
 
+/// `n` zero bytes on pages of their own, untouched until written ([`crate::ffi::FreshPages`]),
+/// or an error naming `what` when they cannot be mapped.
+#[cfg_attr(not(feature = "arrow"), allow(dead_code))] // used by the Arrow conversion alone
+pub(crate) fn fresh_pages(n: usize, what: &str) -> Result<crate::ffi::FreshPages> {
+    crate::ffi::FreshPages::new(n).ok_or_else(|| Error::OutOfMemory {
+        bytes: n as u64,
+        what: what.to_string(),
+    })
+}
+
 /// `buf` made exactly `n` bytes long: a buffer that must grow is replaced by a spare one
 /// ([`give_back`]) or allocated afresh (zeroed by the allocator, its pages untouched until
 /// used), else resized in place. Its bytes are whatever they were: callers write before

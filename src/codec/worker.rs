@@ -7,7 +7,7 @@
 
 use crate::codec::chunk::{Decoded, Decoder, Target};
 use crate::error::Result;
-use crate::ffi::ChunkBytes;
+use crate::ffi::{ChunkBytes, FreshPages};
 use crate::format::frame::Frame;
 
 /// Largest decoded chunk whose buffer is kept between reads (per worker).
@@ -41,10 +41,10 @@ const KEPT_CHUNK_BUFFER_MAX: usize = 64 << 20;
 /// A worker's [`Worker::blank`] of `n` bytes: only ever handed to c-blosc2 as a destination it
 /// does not write (never to a decode that writes its output).
 #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by the Arrow conversion alone
-pub(crate) fn blank(buf: &mut Vec<u8>, n: usize) -> Result<&mut [u8]> {
+pub(crate) fn blank(buf: &mut FreshPages, n: usize) -> Result<&mut [u8]> {
     if buf.len() < n {
-        *buf = Vec::new();
-        *buf = crate::alloc::zeroed(n, "a chunk-size destination")?;
+        *buf = FreshPages::default();
+        *buf = crate::alloc::fresh_pages(n, "a chunk-size destination")?;
     }
     Ok(&mut buf[..n])
 }
@@ -57,9 +57,9 @@ pub(crate) struct Worker {
     pub(crate) compressed: crate::ffi::ChunkBytes,
     pub(crate) decoded: Vec<u8>,
     /// A chunk-size destination c-blosc2 is handed and never writes (projected reads): fresh
-    /// zeroed pages never touched, so it is kept whatever its size. See [`blank`].
+    /// zero pages never touched, so it is kept whatever its size. See [`blank`].
     #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by the Arrow conversion alone
-    pub(crate) blank: Vec<u8>,
+    pub(crate) blank: FreshPages,
     /// Scattered chunks: the current chunk's copy runs and the blocks they touch.
     pub(crate) runs: Vec<(usize, usize, usize)>,
     pub(crate) touched: Vec<bool>,
@@ -75,7 +75,7 @@ impl Worker {
             inner,
             compressed: Default::default(),
             decoded: Vec::new(),
-            blank: Vec::new(),
+            blank: FreshPages::default(),
             runs: Vec::new(),
             touched: Vec::new(),
             wanted: Vec::new(),

@@ -1,5 +1,6 @@
 //! [`ChunkBytes`], a chunk buffer that c-blosc2 may hand over, page advice for large
-//! buffers, and [`try_zeroed`], a zeroed allocation that fails instead of aborting.
+//! buffers, [`try_zeroed`], a zeroed allocation that fails instead of aborting, and
+//! [`FreshPages`], zero pages of a mapping of their own.
 
 use std::os::raw::c_void;
 use std::ptr::NonNull;
@@ -105,7 +106,9 @@ pub(crate) fn advise_huge_pages(buf: &mut [u8]) {
 
 /// `n` zeroed bytes, or `None` when the allocator cannot provide them (where `vec![0; n]`
 /// would abort the process). Like `vec![0; n]`, the memory comes zeroed from the allocator
-/// (`calloc`-like: large buffers are fresh pages, never written until used).
+/// (`calloc`-like: fresh pages, never written until used, above the allocator's mapping
+/// threshold; below it, memory used before and cleared here. glibc raises that threshold
+/// up to 32 MiB as large buffers are freed).
 pub(crate) fn try_zeroed(n: usize) -> Option<Vec<u8>> {
     if n == 0 {
         return Some(Vec::new());
@@ -120,4 +123,131 @@ pub(crate) fn try_zeroed(n: usize) -> Option<Vec<u8>> {
     // layout `Vec<u8>` with capacity `n` uses), and its `n` bytes are initialised (zeroed);
     // ownership moves into the Vec, which frees it with the same layout.
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
+}
+
+/// `len` zero bytes on pages of an anonymous mapping of their own (on unix; elsewhere a
+/// zeroed allocation): no page is touched, or made resident, until written, whatever the
+/// allocator's mapping threshold. For a destination c-blosc2 must be handed at a chunk's size
+/// and never writes (the projected reads): a [`try_zeroed`] buffer of up to 32 MiB can be
+/// memory used before, cleared byte by byte when allocated.
+pub(crate) struct FreshPages {
+    #[cfg(unix)]
+    map: Option<(NonNull<u8>, usize)>,
+    #[cfg(not(unix))]
+    map: Vec<u8>,
+}
+
+// SAFETY: the mapping is exclusively owned by this value (nothing else refers to it), so it
+// may move between threads and be shared read-only.
+#[cfg(unix)]
+unsafe impl Send for FreshPages {}
+// SAFETY: as above: `&FreshPages` gives only shared reads of the bytes.
+#[cfg(unix)]
+unsafe impl Sync for FreshPages {}
+
+impl Default for FreshPages {
+    /// No bytes (nothing mapped).
+    fn default() -> FreshPages {
+        FreshPages {
+            #[cfg(unix)]
+            map: None,
+            #[cfg(not(unix))]
+            map: Vec::new(),
+        }
+    }
+}
+
+impl FreshPages {
+    /// `len` zero bytes, or `None` when the system cannot map them.
+    pub(crate) fn new(len: usize) -> Option<FreshPages> {
+        if len == 0 {
+            return Some(FreshPages::default());
+        }
+        #[cfg(unix)]
+        {
+            // SAFETY: a new private anonymous mapping (no address asked for, no file): it
+            // overlaps no memory of the process; its `len` bytes read as zeros and are
+            // readable and writable until the munmap in `drop`.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return None;
+            }
+            Some(FreshPages {
+                map: Some((NonNull::new(p as *mut u8)?, len)),
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Some(FreshPages {
+                map: try_zeroed(len)?,
+            })
+        }
+    }
+}
+
+impl std::ops::Deref for FreshPages {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        #[cfg(unix)]
+        match self.map {
+            // SAFETY: `p` is the start of `len` mapped, initialised (zero-filled) bytes owned
+            // by this value until `drop` unmaps them.
+            Some((p, len)) => unsafe { std::slice::from_raw_parts(p.as_ptr(), len) },
+            None => &[],
+        }
+        #[cfg(not(unix))]
+        &self.map
+    }
+}
+
+impl std::ops::DerefMut for FreshPages {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        #[cfg(unix)]
+        match self.map {
+            // SAFETY: as in `deref`; the bytes are borrowed mutably through `self`, so no
+            // other reference to them exists meanwhile.
+            Some((p, len)) => unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), len) },
+            None => &mut [],
+        }
+        #[cfg(not(unix))]
+        &mut self.map
+    }
+}
+
+#[cfg(unix)]
+impl Drop for FreshPages {
+    fn drop(&mut self) {
+        if let Some((p, len)) = self.map.take() {
+            // SAFETY: `p`, `len` are exactly the mapping `new` made, unmapped once here; no
+            // reference to its bytes outlives `self`.
+            unsafe { libc::munmap(p.as_ptr() as *mut c_void, len) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_pages_are_zeros_that_can_be_written() {
+        for len in [0usize, 1, 4095, 4096, 3 << 20] {
+            let mut p = FreshPages::new(len).expect("mapped");
+            assert_eq!(p.len(), len);
+            assert!(p.iter().all(|&b| b == 0));
+            if len > 0 {
+                p[len - 1] = 7;
+                assert_eq!(p[len - 1], 7);
+            }
+        }
+    }
 }

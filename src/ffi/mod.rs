@@ -25,7 +25,7 @@ pub(crate) mod libm;
 mod lz4;
 mod schunk;
 
-pub(crate) use buffer::{advise_huge_pages, try_zeroed, ChunkBytes};
+pub(crate) use buffer::{advise_huge_pages, try_zeroed, ChunkBytes, FreshPages};
 pub(crate) use cctx::{special_chunk, BlockFilter, Cctx, CompressParams};
 pub(crate) use codecs::{blosclz_decompress_into, zstd_compress, zstd_decompress};
 pub(crate) use dctx::{BlockHook, Dctx, HookedDctx};
