@@ -801,6 +801,8 @@ impl Frame {
                     check_journal(&file, &source)?;
                 }
                 let whole: Arc<dyn RangeRead> = file.clone();
+                #[cfg(test)]
+                let whole: Arc<dyn RangeRead> = Arc::new(interleave::Interleaved(whole));
                 if offset == 0 {
                     FrameBytes::Contiguous(whole)
                 } else {
@@ -809,10 +811,12 @@ impl Frame {
                     FrameBytes::Contiguous(Arc::new(window))
                 }
             };
-            let frame = Frame::parse(source.clone(), bytes)?;
+            let parsed = Frame::parse(source.clone(), bytes);
             let after = version(&file, head_at);
-            if before.0.is_some() && before == after {
-                let mut frame = frame;
+            // A parse that failed while the file changed is tried again: the failure may be
+            // the mix of two versions (a header of one, an index of the other).
+            if before == after && (parsed.is_err() || before.0.is_some()) {
+                let mut frame = parsed?;
                 let generation = held.map(|h| h.generation);
                 frame.files = Some(ChunkFiles {
                     path: path.to_path_buf(),
@@ -1420,9 +1424,167 @@ impl Frame {
         Some(true)
     }
 }
+/// A test's writer between an open's reads: after the `k`-th read of a contiguous frame's
+/// bytes while it is opened (on this thread), a closure runs once, as a writer's change in
+/// place (python-blosc2 takes no lock) landing between them.
+#[cfg(test)]
+pub(crate) mod interleave {
+    use super::*;
+    use std::cell::{Cell, RefCell};
+
+    /// The read after which the closure runs, and the closure.
+    type Pending = Option<(usize, Box<dyn FnOnce()>)>;
+
+    thread_local! {
+        /// The reads made so far (counted from the last [`set`]).
+        static READS: Cell<usize> = const { Cell::new(0) };
+        /// What runs after which read.
+        static AFTER: RefCell<Pending> = const { RefCell::new(None) };
+    }
+
+    /// Run `f` once after the `k`-th read from now (counting from 1); the reads counted
+    /// again from 0.
+    pub(crate) fn set(k: usize, f: impl FnOnce() + 'static) {
+        READS.with(|r| r.set(0));
+        AFTER.with(|a| *a.borrow_mut() = Some((k, Box::new(f))));
+    }
+
+    /// The reads made since the last [`set`], and whether its closure ran.
+    pub(crate) fn reads() -> (usize, bool) {
+        (READS.with(Cell::get), AFTER.with(|a| a.borrow().is_none()))
+    }
+
+    /// A source whose reads are counted and followed by the closure when their turn comes.
+    pub(crate) struct Interleaved(pub(crate) Arc<dyn RangeRead>);
+
+    impl RangeRead for Interleaved {
+        fn location(&self) -> String {
+            self.0.location()
+        }
+
+        fn size(&self) -> Result<u64> {
+            self.0.size()
+        }
+
+        fn read_vectored_at(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
+            let r = self.0.read_vectored_at(reads);
+            let n = READS.with(|c| {
+                c.set(c.get() + 1);
+                c.get()
+            });
+            let due = AFTER.with(|a| {
+                let mut a = a.borrow_mut();
+                match a.as_ref() {
+                    Some((k, _)) if *k == n => a.take().map(|(_, f)| f),
+                    _ => None,
+                }
+            });
+            if let Some(f) = due {
+                f();
+            }
+            r
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The elements of the array at `path` (an i64 vector) and its shape.
+    fn contents(path: &Path) -> (Vec<u64>, Vec<i64>) {
+        let a = crate::Array::open(path).unwrap();
+        (a.shape().to_vec(), a.read::<i64>().unwrap())
+    }
+
+    #[test]
+    fn a_change_between_the_reads_of_an_open_gives_the_new_version_whole() {
+        // Version A: 3 chunks. Two later versions, each written over the file (same inode)
+        // right after one of the reads an open of A makes, for every one of those reads:
+        // B, A with 2 chunks appended in place (a new header, index and trailer in a longer
+        // file, as python-blosc2 appends), and C, another array written anew over the
+        // truncated file (as python-blosc2's mode "w"), shorter than A. The open must give
+        // the new version whole (its chunks, its bytes, its elements), never a mix of A's
+        // header and the new index nor a failure from one, and a frame that counts as
+        // unchanged until the file changes again.
+        use crate::write::{ArrayBuilder, ArrayMut, Target};
+        let dir = tempfile::tempdir().unwrap();
+        let path = |name: &str| dir.path().join(name);
+        let first: Vec<i64> = (0..30).collect();
+        ArrayBuilder::for_type::<i64>(&[30])
+            .chunks(&[10])
+            .blocks(&[5])
+            .write(Target::File(path("a.b2nd")), &first)
+            .unwrap();
+        std::fs::copy(path("a.b2nd"), path("b.b2nd")).unwrap();
+        let more: Vec<i64> = (30..50).collect();
+        ArrayMut::open(path("b.b2nd"))
+            .unwrap()
+            .append(0, &more)
+            .unwrap();
+        ArrayBuilder::for_type::<i64>(&[7])
+            .chunks(&[4])
+            .write(Target::File(path("c.b2nd")), &[-1i64; 7])
+            .unwrap();
+        let old_bytes = std::fs::read(path("a.b2nd")).unwrap();
+        let versions = [
+            (
+                "B",
+                5,
+                contents(&path("b.b2nd")),
+                std::fs::read(path("b.b2nd")).unwrap(),
+            ),
+            (
+                "C",
+                2,
+                contents(&path("c.b2nd")),
+                std::fs::read(path("c.b2nd")).unwrap(),
+            ),
+        ];
+        assert_eq!(versions[0].2, (vec![50], (0..50).collect::<Vec<i64>>()));
+        assert_eq!(versions[1].2, (vec![7], vec![-1i64; 7]));
+        assert!(versions[0].3.len() > old_bytes.len() && versions[1].3.len() < old_bytes.len());
+
+        // The reads an open of A makes.
+        interleave::set(usize::MAX, || {});
+        Frame::open(&path("a.b2nd"), 0).unwrap();
+        let (reads, _) = interleave::reads();
+        assert!(reads >= 2, "an open of A makes {reads} reads");
+
+        for (name, nchunks, want, new_bytes) in versions {
+            for k in 1..=reads {
+                let p = path(&format!("{name}{k}.b2nd"));
+                std::fs::write(&p, &old_bytes).unwrap();
+                let (target, bytes) = (p.clone(), new_bytes.clone());
+                interleave::set(k, move || {
+                    // Truncated first when shorter, as a file opened for writing anew is.
+                    let mut f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(&target)
+                        .unwrap();
+                    if (bytes.len() as u64) < f.metadata().unwrap().len() {
+                        f.set_len(0).unwrap();
+                    }
+                    std::io::Write::write_all(&mut f, &bytes).unwrap();
+                });
+                let frame = Frame::open(&p, 0)
+                    .unwrap_or_else(|e| panic!("{name} written after read {k} of {reads}: {e}"));
+                let at = format!("{name} written after read {k} of {reads}");
+                assert!(interleave::reads().1, "{at}: not written");
+                assert!(
+                    frame.unchanged(),
+                    "{at}: the frame is not the file's version"
+                );
+                assert_eq!(frame.offsets().unwrap().len(), nchunks, "{at}");
+                assert!(
+                    frame.contiguous_bytes().unwrap().as_deref() == Some(&new_bytes[..]),
+                    "{at}: the frame opened is not its bytes"
+                );
+                interleave::set(usize::MAX, || {});
+                assert_eq!(contents(&p), want, "{at}");
+            }
+        }
+    }
 
     #[test]
     fn header_checks() {
