@@ -36,16 +36,7 @@ impl LocalFile {
 
     /// Up to `buf.len()` bytes at `pos` into `buf`, fewer at the file's end: how many.
     pub(crate) fn read_upto_at(&self, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
-        let mut done = 0;
-        while done < buf.len() {
-            match read_some_at(&self.file, &mut buf[done..], pos + done as u64) {
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(done)
+        read_upto(&self.file, buf, pos)
     }
 
     fn io(&self, source: std::io::Error) -> Error {
@@ -98,28 +89,22 @@ impl Directory for LocalDir {
 
 /// Read exactly `buf.len()` bytes of `file` at `pos` (without moving a shared cursor).
 pub(crate) fn read_at(file: &std::fs::File, buf: &mut [u8], pos: u64) -> Option<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileExt;
-        file.read_exact_at(buf, pos).ok()
-    }
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::FileExt;
-        let mut done = 0;
-        while done < buf.len() {
-            match file.seek_read(&mut buf[done..], pos + done as u64) {
-                Ok(0) | Err(_) => return None,
-                Ok(k) => done += k,
-            }
+    (read_upto(file, buf, pos).ok()? == buf.len()).then_some(())
+}
+
+/// Up to `buf.len()` bytes of `file` at `pos` (without moving a shared cursor), fewer at the
+/// file's end: how many.
+fn read_upto(file: &std::fs::File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match read_some_at(file, &mut buf[done..], pos + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
-        Some(())
     }
-    #[cfg(not(any(unix, windows)))]
-    {
-        let _ = (file, buf, pos);
-        None
-    }
+    Ok(done)
 }
 
 /// One positioned read of `file` at `pos` (without moving a shared cursor): how many bytes,
