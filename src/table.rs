@@ -510,6 +510,27 @@ impl Table {
         self.store.open_array(&self.key(name, ""))
     }
 
+    /// The rows one chunk and one block of the table's first stored fixed-width column
+    /// hold: how reads of its rows are best cut (each chunk read by one reader, each batch a
+    /// block). `None` when the table has no such column. The column's array is the one the
+    /// table's reads share (opened once).
+    ///
+    /// ```
+    /// let t = b2nd::Table::open("tests/data/tables/basic.b2z")?;
+    /// let (chunk, block) = t.row_grid().expect("a table of numeric columns");
+    /// let id = t.column_array("id")?;
+    /// assert_eq!((chunk, block), (id.chunks()[0], id.blocks()[0]));
+    /// # Ok::<(), b2nd::Error>(())
+    /// ```
+    pub fn row_grid(&self) -> Option<(u64, u64)> {
+        let a = self
+            .columns
+            .iter()
+            .find_map(|c| self.column_shared(&c.name).ok())?;
+        let along = |v: &[u64]| v.first().copied().unwrap_or(1).max(1);
+        Some((along(a.chunks()), along(a.blocks())))
+    }
+
     /// Where the reads of the table's columns run (default: rayon's global pool, see
     /// [`Threads`](crate::Threads)). A caller that reads many row ranges at once, each on a
     /// thread of its own (a query engine's partitions), gives [`Threads::Single`] so that a

@@ -172,7 +172,7 @@ impl Opened {
     /// at multiples of it, so that no chunk is read by two of them).
     pub(crate) fn rows_per_chunk(&self) -> u64 {
         match self {
-            Opened::Table(t, _) => first_array(t).map_or(1 << 16, |a| a.chunks()[0].max(1)),
+            Opened::Table(t, _) => t.row_grid().map_or(1 << 16, |(chunk, _)| chunk),
             Opened::Array(a) => {
                 let inner: u64 = a.shape()[1..].iter().product::<u64>().max(1);
                 a.chunks().first().copied().unwrap_or(1).max(1) * inner
@@ -185,9 +185,9 @@ impl Opened {
     /// arrays: [`Opened::rows_per_chunk`].
     pub(crate) fn rows_per_block(&self) -> u64 {
         match self {
-            Opened::Table(t, _) => {
-                first_array(t).map_or_else(|| self.rows_per_chunk(), |a| a.blocks()[0].max(1))
-            }
+            Opened::Table(t, _) => t
+                .row_grid()
+                .map_or_else(|| self.rows_per_chunk(), |(_, block)| block),
             Opened::Array(_) => self.rows_per_chunk(),
         }
     }
@@ -217,13 +217,6 @@ impl Opened {
             Opened::Array(a) => rows::array_batch(a, schema, rows),
         }
     }
-}
-
-/// The array of a table's first fixed-width column (its chunks and blocks cut the rows).
-fn first_array(t: &Table) -> Option<Array> {
-    t.columns()
-        .iter()
-        .find_map(|c| t.column_array(c.name()).ok())
 }
 
 /// Run `f`, which may block (b2nd's remote reads run a runtime of their own), off any Tokio
