@@ -25,8 +25,8 @@ pub(crate) fn fresh_pages(n: usize, what: &str) -> Result<crate::ffi::FreshPages
 }
 
 /// `buf` made exactly `n` bytes long: a buffer that must grow is replaced by a spare one
-/// ([`give_back`]) or allocated afresh (zeroed by the allocator, its pages untouched until
-/// used), else resized in place. Its bytes are whatever they were: callers write before
+/// ([`give_back`]) or allocated afresh (zeroed by the allocator: see
+/// [`crate::ffi::try_zeroed`]), else resized in place. Its bytes are whatever they were: callers write before
 /// they read.
 pub(crate) fn fit(buf: &mut Vec<u8>, n: usize, what: &str) -> Result<()> {
     if buf.capacity() < n {

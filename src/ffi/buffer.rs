@@ -27,7 +27,8 @@ impl ChunkBytes {
     pub(crate) fn buffer(&mut self, len: usize) -> &mut [u8] {
         self.release();
         if self.copy.capacity() < len {
-            // A fresh zeroed allocation: its pages are only touched where they get written.
+            // A zeroed allocation ([`try_zeroed`]'s caveat: up to 32 MiB it may be memory
+            // used before, cleared): kept and reused, so that is paid once a worker.
             self.copy = Vec::new();
             self.copy = vec![0; len];
         } else if self.copy.len() < len {
