@@ -821,7 +821,21 @@ fn scalar_of(v: Val) -> Val {
 pub(super) fn eval(e: &Expr, ops: &[Column], len: usize) -> R<Column> {
     let v = match mode_of(e, ops) {
         Mode::NumExpr => value(e, ops, len, Mode::NumExpr)?,
-        Mode::NumPy => lazy_value(e, ops, len)?.val,
+        Mode::NumPy => match lazy_value(e, ops, len)? {
+            // A lazy expression left at the top is computed into an array of the type
+            // python-blosc2 gives it (NumPy's rules over its operands), numexpr's result
+            // cast into it: `abs(b) % i8` of a bool `b` is float32 in numexpr, NaN where the
+            // i8 is 0, and an int8 0 once stored. Only floats into an integer or bool type
+            // are cast here (the float type python-blosc2 gives a node is not always the
+            // one b2nd infers: a function of a constant is a float64 array there).
+            Lazy {
+                val: Val::Arr(w @ Wide::Float(..)),
+                lazy: true,
+                kind: Some(k),
+                ..
+            } if !k.is_float() => Val::Arr(cast(&w, k)?),
+            l => l.val,
+        },
     };
     Ok(from_wide(match v {
         Val::Arr(w) => w,
@@ -1968,6 +1982,13 @@ mod tests {
             Column::I8(vec![1, 0, 1])
         );
         assert_eq!(ev("o0 + o0", &b), Column::Bool(vec![true, false, true]));
+        // `abs(o0) % o1` over the NumPy int8 `o1 = o0 // o0` is a lazy expression of dtype
+        // int8: numexpr's float32 NaN (where `o1` is 0) is stored as int8 0.
+        assert_eq!(ev("abs(o0) % (o0 // o0)", &b), Column::I8(vec![0, 0, 0]));
+        assert_eq!(
+            ev_as("abs(o0) % (o0 // o0)", &b, "bool"),
+            Column::Bool(vec![false, false, false])
+        );
         let ops = [Column::I8(vec![-3, 5]), Column::U8(vec![2, 1])];
         assert_eq!(
             ev_as("negative(maximum(o0, o1))", &ops, "int16"),
