@@ -1378,8 +1378,8 @@ fn the_appending_thread_writes_what_one_thread_writes() {
 }
 
 /// A write left in the page cache (`Durability::Process`) publishes the same frame as a
-/// synced one (`Durability::Disk`): contiguous and sparse, over 8 MiB (where a synced write
-/// starts sending its bytes to the disk), new and over an existing target.
+/// synced one (`Durability::Disk`): contiguous and sparse, of many MiB (a synced write sends
+/// them to the disk MiB by MiB from a thread of its own), new and over an existing target.
 #[test]
 fn writes_of_either_durability_publish_the_same_frame() {
     let n = 3 << 20; // 12 MiB of <u4
