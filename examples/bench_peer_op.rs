@@ -70,29 +70,32 @@ fn run_b2nd(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(f6
                     _ => {}
                 }
             }
-            best(reps, || {
-                rm(&out);
-                let target = if p.contiguous {
-                    b2nd::Target::File(out.clone())
-                } else {
-                    b2nd::Target::Sparse(out.clone())
-                };
-                b2nd::ArrayBuilder::with_dtype_str(&p.shape, &p.dtype)?
-                    .chunks(&p.chunks)
-                    .blocks(&p.blocks)
-                    .codec(a.codec())
-                    .clevel(p.clevel)
-                    .filters(&fs)
-                    .threads(threads()?)
-                    .overwrite(true)
-                    .durability(if op == "write" {
-                        b2nd::Durability::Disk
+            best_after(
+                reps,
+                || rm(&out),
+                || {
+                    let target = if p.contiguous {
+                        b2nd::Target::File(out.clone())
                     } else {
-                        b2nd::Durability::Process
-                    })
-                    .write_bytes(target, &data)?;
-                Ok(Vec::new())
-            })
+                        b2nd::Target::Sparse(out.clone())
+                    };
+                    b2nd::ArrayBuilder::with_dtype_str(&p.shape, &p.dtype)?
+                        .chunks(&p.chunks)
+                        .blocks(&p.blocks)
+                        .codec(a.codec())
+                        .clevel(p.clevel)
+                        .filters(&fs)
+                        .threads(threads()?)
+                        .overwrite(true)
+                        .durability(if op == "write" {
+                            b2nd::Durability::Disk
+                        } else {
+                            b2nd::Durability::Process
+                        })
+                        .write_bytes(target, &data)?;
+                    Ok(Vec::new())
+                },
+            )
         }
         _ => Err(format!("unknown op {op}").into()),
     }

@@ -97,8 +97,7 @@ fn run_blosc2(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(
             np.chunkshape(Some(&chunks))
                 .blockshape(Some(&blocks))
                 .cparams(cp);
-            best(reps, || {
-                rm(&out);
+            best_after(reps, || rm(&out), || {
                 let storage = blosc2::chunk::SChunkStorageParams {
                     contiguous: p.contiguous,
                     urlpath: Some(&out),
@@ -158,8 +157,7 @@ fn run_pure(op: &str, file: &Path, p: &Params, t: usize, reps: usize) -> Res<(f6
                 "ZSTD" => 5,
                 c => return Err(format!("blosc2-pure-rs: codec {c}").into()),
             };
-            best(reps, || {
-                rm(&out);
+            best_after(reps, || rm(&out), || {
                 let cp = CParams {
                     compcode: codec,
                     clevel: p.clevel,
