@@ -532,14 +532,6 @@ impl ForwardPipeline {
 
     /// Encode one block from `src` into `dst` (same length); `scratch` is working memory.
     /// Errors only for a block whose size is not the one the pipeline was made for.
-    ///
-    /// A SHUFFLE or BITSHUFFLE first in the pipeline transposes a copy of `src`:
-    /// the block being written mostly comes from memory, not from a cache, and a plain copy
-    /// streams it in at the memory's speed where the transposing kernels wait on their loads.
-    /// On this repository's benchmark VM (one thread, 200 MB in blocks of 196 KB), the copy
-    /// and the transposition from it took 8.2-9.5 ms where shuffles of widths 2, 4 and 8
-    /// straight from memory took 11.2-20.5 ms, and BITSHUFFLE of 8-byte items 20.1-21.7 ms
-    /// against 30.5-33.9 ms (width 16: the same either way).
     pub(crate) fn apply_block(
         &self,
         src: &[u8],
@@ -556,12 +548,8 @@ impl ForwardPipeline {
         for &step in &self.steps {
             match step {
                 Step::Shuffle(w) => {
-                    if at == 0 {
-                        // Transposed from a copy (see above).
-                        scratch.copy_from_slice(src);
-                        at = 2;
-                    }
                     let (from, to): (&[u8], &mut [u8]) = match at {
+                        0 => (src, &mut *dst),
                         1 => (&*dst, &mut *scratch),
                         _ => (&*scratch, &mut *dst),
                     };
@@ -576,13 +564,12 @@ impl ForwardPipeline {
                     kernels::bytedelta(if at == 1 { &mut *dst } else { &mut *scratch }, s);
                 }
                 Step::Bitshuffle(e) => {
-                    // In place where the data is (the source copied into `dst` first, as
-                    // above), the other buffer as working memory.
+                    // From the source into `dst`, or in place where the data is, the other
+                    // buffer as working memory.
                     if at == 0 {
-                        dst.copy_from_slice(src);
+                        kernels::bitshuffle_into(src, dst, scratch, e);
                         at = 1;
-                    }
-                    if at == 1 {
+                    } else if at == 1 {
                         kernels::bitshuffle(dst, scratch, e);
                     } else {
                         kernels::bitshuffle(scratch, dst, e);

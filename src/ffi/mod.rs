@@ -2,14 +2,14 @@
 //! every `unsafe` block of the crate is in this folder, each with a `// SAFETY:` note, and
 //! every other module has `#![forbid(unsafe_code)]`.
 //!
-//! It offers RAII handles with safe methods, one file each: [`Schunk`] (a frame being
-//! written, `schunk.rs`), [`Dctx`] and [`HookedDctx`] (decompression contexts, `dctx.rs`),
-//! [`Cctx`] (a compression context, `cctx.rs`), [`ChunkBytes`] (a chunk buffer C may hand
-//! over, `buffer.rs`); LZ4 with a dictionary (`lz4.rs`); the atomic exchange of two paths
-//! (`fs.rs`, Linux `renameat2`); the C library's inverse hyperbolic functions (`libm.rs`). C's return codes are decoded once,
-//! into [`CError`] (`error.rs`). Everything above works with plain Rust types. The bindings of
-//! `blosc2-src` 0.1.4 do not match the C sources for `blosc2_io_cb` and the `blosc2_stdio_*`
-//! functions, so those are never used here.
+//! It offers RAII handles with safe methods, one file each: [`Schunk`] (a frame being written,
+//! `schunk.rs`), [`Dctx`] and [`HookedDctx`] (decompression contexts, `dctx.rs`), [`Cctx`] (a
+//! compression context, `cctx.rs`), [`ChunkBytes`] (a chunk buffer C may hand over, `buffer.rs`,
+//! with fresh pages and a cache prefetch hint); LZ4 with a dictionary (`lz4.rs`); the atomic
+//! exchange of two paths (`fs.rs`, Linux `renameat2`); the C library's inverse hyperbolic functions
+//! (`libm.rs`). C's return codes are decoded once, into [`CError`] (`error.rs`). Everything above
+//! works with plain Rust types. The bindings of `blosc2-src` 0.1.4 do not match the C sources for
+//! `blosc2_io_cb` and the `blosc2_stdio_*` functions, so those are never used here.
 
 use std::sync::Once;
 
@@ -25,7 +25,7 @@ pub(crate) mod libm;
 mod lz4;
 mod schunk;
 
-pub(crate) use buffer::{advise_huge_pages, try_zeroed, ChunkBytes, FreshPages};
+pub(crate) use buffer::{advise_huge_pages, prefetch, try_zeroed, ChunkBytes, FreshPages};
 pub(crate) use cctx::{special_chunk, BlockFilter, Cctx, CompressParams};
 pub(crate) use codecs::{blosclz_decompress_into, zstd_compress, zstd_decompress};
 pub(crate) use dctx::{BlockHook, Dctx, HookedDctx};

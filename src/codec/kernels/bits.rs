@@ -114,6 +114,26 @@ pub(crate) fn bit_planes_with(isa: Isa, streams: &[u8], n8: usize, dst: &mut [u8
     }
 }
 
+/// BITSHUFFLE of `src` into `dst` (same length) for elements of `e` bytes (`e >= 1`);
+/// `tmp` is working memory at least as long. [`bitshuffle`] without the copy into place.
+pub(crate) fn bitshuffle_into(src: &[u8], dst: &mut [u8], tmp: &mut [u8], e: usize) {
+    bitshuffle_into_with(Isa::best(), src, dst, tmp, e);
+}
+
+/// [`bitshuffle_into`] with instruction set `isa`.
+pub(crate) fn bitshuffle_into_with(isa: Isa, src: &[u8], dst: &mut [u8], tmp: &mut [u8], e: usize) {
+    let e = e.max(1);
+    let len = src.len().min(dst.len());
+    let (n8, body) = body(len.min(tmp.len()), e);
+    // A byte shuffle by `e` (a copy for one-byte elements), then each stream's bit planes;
+    // the elements after the last whole 8 are copied.
+    if n8 > 0 {
+        shuffle_into_with(isa, &src[..body], &mut tmp[..body], e);
+        bit_planes_with(isa, &tmp[..body], n8, &mut dst[..body]);
+    }
+    dst[body..len].copy_from_slice(&src[body..len]);
+}
+
 /// The definition, bit by bit: the reference the kernels are tested against.
 #[cfg(test)]
 pub(crate) fn bitunshuffle_reference(src: &[u8], e: usize) -> Vec<u8> {
@@ -183,6 +203,9 @@ mod tests {
                     assert_eq!(*got, expect, "{isa:?} e {e} n {n}");
                     let mut back = expect.clone();
                     let mut tmp = vec![0; len];
+                    let mut into = vec![0x5A; len];
+                    bitshuffle_into_with(isa, &expect, &mut into, &mut tmp, e);
+                    assert_eq!(into, enc, "{isa:?} e {e} n {n}: forward into");
                     bitshuffle_with(isa, &mut back, &mut tmp, e);
                     assert_eq!(back, enc, "{isa:?} e {e} n {n}: forward");
                 }

@@ -410,7 +410,7 @@ pub(crate) fn undelta_other_with(isa: Isa, block: &mut [u8], reference: &[u8], w
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 mod bits;
-pub(crate) use bits::{bitshuffle, bitunshuffle};
+pub(crate) use bits::{bitshuffle, bitshuffle_into, bitunshuffle};
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
@@ -699,9 +699,14 @@ mod throughput {
                     cur.copy_from_slice(std::hint::black_box(&expect));
                     bits::bitshuffle_with(isa, &mut cur, &mut other, e);
                 });
+                let mut tmp = vec![0u8; len];
+                let fi = gbs(len, reps, || {
+                    bits::bitshuffle_into_with(isa, &expect, &mut cur, &mut tmp, e);
+                });
                 eprintln!(
                     "bitshuffle, {e}-byte elements, {isa:?}: undo {u:5.1} GB/s, \
-                     forward {f:5.1} GB/s (each with a copy of the block in, as the writer's)"
+                     forward {f:5.1} GB/s (each with a copy of the block in), \
+                     forward into another buffer (the writer's) {fi:5.1} GB/s"
                 );
             }
         }
