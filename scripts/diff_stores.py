@@ -457,6 +457,16 @@ def numpy_evaluation(t, name):
     return c_order(np.asarray(value).astype(cc["dtype"]))
 
 
+def equals_numpy(b2nd, t, name, what, work, path) -> bool:
+    """b2nd's computed column `name` equals NumPy's evaluation of it (False where NumPy
+    has no value for it)."""
+    try:
+        want = numpy_evaluation(t, name)
+    except Exception:
+        return False
+    return not npy_differs(b2nd, what, want, work, "--column", name, path)
+
+
 def live_operands(t, name):
     """Computed column `name`'s record and its operands (`o0`, `o1`, ... as the expression
     names them): the stored values of its dependencies at the live rows."""
@@ -659,11 +669,7 @@ def check_table(b2nd, path: Path, work: Path) -> list:
                 # python-blosc2 4.14.1 recurses without end on some expressions numexpr
                 # refuses (a boolean `//` under `maximum` of a constant:
                 # docs/meaning-audit.md); NumPy, its fallback, has a meaning b2nd must give.
-                try:
-                    want = numpy_evaluation(t, name)
-                except Exception:
-                    want = None
-                if want is not None and not npy_differs(b2nd, expr, want, work, "--column", name, path):
+                if equals_numpy(b2nd, t, name, expr, work, path):
                     print(f"NOTE {path.name} {name} = {expr}: python-blosc2 recurses without "
                           "end; b2nd gives NumPy's meaning")
                     COMPARED["python wrong"] = COMPARED.get("python wrong", 0) + 1
@@ -713,11 +719,7 @@ def check_table(b2nd, path: Path, work: Path) -> list:
                 continue
         differs = npy_differs(b2nd, what, arr, work, "--column", name, path)
         if differs and name in t._computed_cols and numexpr_refuses(t, name):
-            try:
-                want = numpy_evaluation(t, name)
-            except Exception:
-                want = None
-            if want is not None and not npy_differs(b2nd, what, want, work, "--column", name, path):
+            if equals_numpy(b2nd, t, name, what, work, path):
                 # numexpr refuses the expression (a unicode `contains`) and python-blosc2's
                 # lazy fallback computes its parts into types of its own (`contains(s, 'x')
                 # ** 2` as int8, a true division cast into that int8: docs/meaning-audit.md);
