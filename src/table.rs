@@ -42,6 +42,7 @@ pub use arrow::StringRows;
 mod kind;
 mod live;
 mod summary;
+mod utf8;
 
 pub use kind::ColumnKind;
 pub(crate) use live::LiveRows;
@@ -1138,11 +1139,10 @@ impl Table {
                     format!("a utf8 column whose null_value {sentinel:?} is not a string"),
                 ));
             };
-            let live = self.utf8_strings(name)?;
+            let strings = self.utf8_rows(name, rows)?;
             return Ok(Some(
-                live[rows.start as usize..rows.end as usize]
-                    .iter()
-                    .map(|s| s != sentinel)
+                (0..strings.len())
+                    .map(|i| strings.row(i) != sentinel.as_bytes())
                     .collect(),
             ));
         }
@@ -1270,65 +1270,6 @@ impl Table {
                     .collect())
             }
         }
-    }
-
-    /// A `utf8` column's live rows: `None` for nulls.
-    pub fn read_utf8(&self, name: &str) -> Result<Vec<Option<String>>> {
-        let c = self.column(name)?;
-        if c.kind != ColumnKind::Utf8 {
-            return Err(self.bad(name, format!("a {} column, not utf8", c.kind)));
-        }
-        let strings = self.utf8_strings(name)?;
-        if let (false, Some(Value::Str(sentinel))) = (c.mask, &c.null_value) {
-            return Ok(strings
-                .into_iter()
-                .map(|s| (s != *sentinel).then_some(s))
-                .collect());
-        }
-        let validity = self.read_validity(name)?;
-        Ok(strings
-            .into_iter()
-            .enumerate()
-            .map(|(n, s)| validity.as_ref().is_none_or(|v| v[n]).then_some(s))
-            .collect())
-    }
-
-    /// A `utf8` column's strings at the live rows, nulls as stored (`""` under a mask, the
-    /// sentinel).
-    fn utf8_strings(&self, name: &str) -> Result<Vec<String>> {
-        let offsets: Vec<i64> = self.store.open_array(&self.key(name, ""))?.read()?;
-        let data: Vec<u8> = self.store.open_array(&self.key(name, ".utf8"))?.read()?;
-        // The offsets cover the rows written: up to the last live one (python-blosc2 keeps
-        // no capacity in them; the table may keep some past its last live row).
-        let end = self.valid.end();
-        if (offsets.len() as u64) < end + 1 {
-            return Err(self.bad(
-                name,
-                format!("{} offsets for rows up to {end}", offsets.len()),
-            ));
-        }
-        let mut out = Vec::with_capacity(self.valid.live() as usize);
-        for i in self.live() {
-            let (lo, hi) = (offsets[i], offsets[i + 1]);
-            let bytes = usize::try_from(lo)
-                .ok()
-                .zip(usize::try_from(hi).ok())
-                .filter(|(lo, hi)| lo <= hi && *hi <= data.len())
-                .map(|(lo, hi)| &data[lo..hi])
-                .ok_or_else(|| {
-                    self.bad(
-                        name,
-                        format!(
-                            "row {i}: offsets {lo}..{hi} outside its {} bytes",
-                            data.len()
-                        ),
-                    )
-                })?;
-            let s = std::str::from_utf8(bytes)
-                .map_err(|e| self.bad(name, format!("row {i}: not UTF-8 ({e})")))?;
-            out.push(s.to_string());
-        }
-        Ok(out)
     }
 }
 

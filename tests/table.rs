@@ -808,6 +808,93 @@ fn string_rows_beyond_latin1_and_around_deleted_rows_read_as_written() {
     assert_eq!(checked, 9);
 }
 
+/// A range of live rows of a `utf8` column as Arrow is those rows' strings and nulls, read
+/// from their blocks of offsets and bytes alone: python-blosc2's fixture (nulls in a mask in
+/// `txt`, by the sentinel `"NA"` in `tag`, none in `note`; its deleted last row's strings
+/// stored past the end) grown by many blocks of rows, some deleted in the middle.
+#[cfg(feature = "arrow")]
+#[test]
+fn utf8_row_ranges_read_only_their_strings_around_deleted_rows() {
+    use arrow_array::cast::AsArray;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("utf8.b2d");
+    common::copy_tree(&dir().join("utf8.b2d"), &path);
+    let cols = ["txt", "tag", "note"];
+    let before = Table::open(&path).unwrap();
+    let mut want: Vec<Vec<Option<String>>> =
+        cols.iter().map(|c| before.read_utf8(c).unwrap()).collect();
+    assert!(
+        want[0].contains(&None) && want[1].contains(&None),
+        "{want:?}"
+    );
+    let n = 120_000usize;
+    let text: Vec<Option<String>> = (0..n)
+        .map(|i| {
+            let s: String = (0..(i * 7919 % 23))
+                .map(|k| ['a', '\u{e9}', 'z', '\u{4e2d}'][(i + k) % 4])
+                .collect();
+            (i % 11 != 4).then_some(s)
+        })
+        .collect();
+    let refs: Vec<Option<&str>> = text.iter().map(Option::as_deref).collect();
+    let ids: Vec<i64> = (0..n as i64).collect();
+    let rows = b2nd::Rows::new()
+        .column("id", &ids)
+        .unwrap()
+        .strings("txt", &refs)
+        .unwrap()
+        .strings("tag", &refs)
+        .unwrap()
+        .strings(
+            "note",
+            &refs.iter().map(|s| s.or(Some(""))).collect::<Vec<_>>(),
+        )
+        .unwrap();
+    let mut m = b2nd::TableMut::open(&path).unwrap();
+    m.append(&rows).unwrap();
+    for w in &mut want[..2] {
+        w.extend(text.iter().cloned());
+    }
+    want[2].extend(text.iter().map(|s| s.clone().or(Some(String::new()))));
+    // Deleted in the middle, each a position among the rows live then.
+    for p in [3u64, 40_000, 40_000, 40_001, 99_234] {
+        assert_eq!(m.delete(&[p]).unwrap(), 1);
+        for w in &mut want {
+            w.remove(p as usize);
+        }
+    }
+    drop(m);
+    let t = Table::open(&path).unwrap();
+    let live = want[0].len();
+    assert_eq!(t.n_rows() as usize, live);
+    let offsets = b2nd::Array::open(path.join("_cols").join("txt.b2nd")).unwrap();
+    assert!(
+        offsets.blocks()[0] < 30_000,
+        "blocks of {:?}",
+        offsets.blocks()
+    );
+    for (c, want) in cols.iter().zip(&want) {
+        for (a, b) in [
+            (0, live),
+            (0, 5),
+            (2, 9),
+            (39_990, 40_010),
+            (16_000, 16_500),
+            (60_000, 60_000),
+            (90_000, live),
+            (live - 1, live),
+        ] {
+            let got = t.rows_to_arrow(c, a as u64..b as u64).unwrap();
+            let got: Vec<Option<String>> = got
+                .as_string::<i32>()
+                .iter()
+                .map(|s| s.map(str::to_string))
+                .collect();
+            assert_eq!(got, want[a..b], "{c} rows {a}..{b}");
+        }
+    }
+}
+
 /// A bool column as Arrow: each row's value, a null where the row is null, across the 64-row
 /// words the values are packed in.
 #[cfg(feature = "arrow")]

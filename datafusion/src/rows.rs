@@ -2,8 +2,8 @@
 //! [`RecordBatch`] of some of its columns.
 //!
 //! Tables: b2nd's Arrow form of each column ([`b2nd::Table::rows_to_arrow`]): numbers,
-//! bools, timestamps, fixed-width strings and bytes and `ndarray` columns read only the chunks
-//! holding the rows; `utf8`, `dictionary`, `list`, `vlstring` and `vlbytes` columns are
+//! bools, timestamps, fixed-width strings and bytes, `ndarray` and `utf8` columns read only the
+//! blocks holding the rows; `dictionary`, `list`, `vlstring` and `vlbytes` columns are
 //! converted once per opened table and sliced.
 //!
 //! Arrays: one row per element in C order; `i0`, `i1`, … (`UInt64`) are its indices and
@@ -44,7 +44,7 @@ impl WholeColumns {
 
 /// Whether a column's rows are read by range (else converted whole and sliced).
 fn by_range(c: &b2nd::Column) -> bool {
-    c.is_fixed_width()
+    c.is_fixed_width() || (c.kind() == &ColumnKind::Utf8 && c.computed().is_none())
 }
 
 /// The SQL schema of a table: one nullable field per column, its b2nd Arrow type.

@@ -82,9 +82,9 @@ impl Table {
     }
 
     /// Live rows `rows` of column `name` as an Arrow array (see the module table for the
-    /// types). Numbers, bools, timestamps, fixed-width strings and bytes and `ndarray`
-    /// columns read only the chunks holding those rows (values and nulls); the other kinds
-    /// are converted whole and sliced.
+    /// types). Numbers, bools, timestamps, fixed-width strings and bytes, `ndarray` and
+    /// `utf8` columns read only the blocks holding those rows (values and nulls); the other
+    /// kinds are converted whole and sliced.
     ///
     /// ```
     /// let t = b2nd::Table::open("tests/data/tables/basic.b2z")?;
@@ -95,6 +95,9 @@ impl Table {
     /// ```
     pub fn rows_to_arrow(&self, name: &str, rows: std::ops::Range<u64>) -> Result<ArrayRef> {
         let c = self.column(name)?.clone();
+        if c.kind == ColumnKind::Utf8 && c.computed.is_none() {
+            return self.utf8_to_arrow(name, rows);
+        }
         if !c.is_fixed_width() {
             if rows.start > rows.end || rows.end > self.n_rows() {
                 return Err(Error::InvalidArgument(format!(
@@ -192,7 +195,7 @@ impl Table {
         let unsupported =
             |what: &str| self.bad(name, format!("a {what} column has no Arrow form here"));
         Ok(match c.kind() {
-            ColumnKind::String | ColumnKind::Utf8 | ColumnKind::VlString => {
+            ColumnKind::String | ColumnKind::VlString => {
                 let v = values()?;
                 let a: StringArray = v
                     .iter()
@@ -245,6 +248,40 @@ impl Table {
 }
 
 impl Table {
+    /// Live rows `rows` of a `utf8` column as Arrow strings, from their offsets and bytes
+    /// alone; nulls from the mask or the sentinel.
+    fn utf8_to_arrow(&self, name: &str, rows: std::ops::Range<u64>) -> Result<ArrayRef> {
+        let strings = self.utf8_rows(name, rows.clone())?;
+        let valid = match self.utf8_sentinel_validity(name, &strings)? {
+            Some(v) => Some(v),
+            None => self.read_validity_rows(name, rows)?,
+        };
+        let nulls = valid.filter(|v| v.contains(&false)).map(NullBuffer::from);
+        let too_large = || {
+            self.bad(
+                name,
+                format!(
+                    "{} bytes of strings: more than one Arrow string array holds; read fewer rows",
+                    strings.bytes.len()
+                ),
+            )
+        };
+        let offsets: Vec<i32> = strings
+            .offsets
+            .iter()
+            .map(|&o| i32::try_from(o))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| too_large())?;
+        // Offsets in order from 0 and within the bytes (`utf8_rows`); Arrow checks the UTF-8.
+        StringArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            arrow_buffer::Buffer::from_vec(strings.bytes),
+            nulls,
+        )
+        .map(|a| Arc::new(a) as ArrayRef)
+        .map_err(|e| self.bad(name, format!("not UTF-8 ({e})")))
+    }
+
     /// An Arrow-serialized column's live rows as the Arrow array python-blosc2 stored (list
     /// and struct items keep their Arrow types); `None` for columns stored otherwise.
     fn stored_arrow(&self, name: &str) -> Result<Option<ArrayRef>> {
