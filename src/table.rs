@@ -210,6 +210,9 @@ pub struct Table {
     /// The arrays read so far, by key, kept open: every read of a column shares one frame
     /// (its parsed index, and over a URL its chunk cache and fetches ahead).
     arrays: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<Array>>>,
+    /// The last block each recent range read of a variable-length column's arrays decoded,
+    /// for the read of the rows after them (`utf8`).
+    tails: utf8::Tails,
     /// Where the column arrays' reads run.
     threads: crate::parallel::Threads,
 }
@@ -361,6 +364,7 @@ impl Table {
             columns,
             valid,
             arrays: Default::default(),
+            tails: Default::default(),
             threads: Default::default(),
         };
         // Every readable column must exist and cover the physical rows.

@@ -4,11 +4,83 @@
 
 #![forbid(unsafe_code)]
 
+use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 use super::{rows_slice, ColumnKind, Table};
+use crate::array::Array;
 use crate::error::Result;
 use crate::model::attrs::Value;
+
+/// How many decoded blocks [`Tails`] keeps: a few per partition of a scan and array read.
+const TAILS: usize = 16;
+
+/// The last block recent range reads of 1-d arrays decoded, by array key and first item.
+/// A scan reads a column's rows batch after batch, and each batch's offsets reach one item
+/// into the next batch's first block (a row ends where the next begins), as its strings
+/// often end inside the block the next batch's begin in: kept, that block is decoded once.
+#[derive(Debug, Default)]
+pub(crate) struct Tails(Mutex<VecDeque<(String, u64, Arc<Vec<u8>>)>>);
+
+impl Tails {
+    /// Items `range` of 1-d array `a` (stored at `key`) as bytes into `out`: the range's
+    /// first block from the kept ones when there, the rest read to the end of its last
+    /// block, which is then kept.
+    fn read(&self, key: &str, a: &Array, range: Range<u64>, out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        if range.is_empty() {
+            return Ok(());
+        }
+        let isz = a.itemsize() as u64;
+        let bytes = |n: u64| (n * isz) as usize;
+        let first = block_of(a, range.start);
+        let mut pos = range.start;
+        let kept = {
+            let tails = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            tails
+                .iter()
+                .find(|(k, at, b)| {
+                    k == key && *at == first.start && b.len() == bytes(first.end - first.start)
+                })
+                .map(|(_, _, b)| b.clone())
+        };
+        if let Some(b) = kept {
+            let end = range.end.min(first.end);
+            out.extend_from_slice(&b[bytes(range.start - first.start)..bytes(end - first.start)]);
+            pos = end;
+        }
+        if pos == range.end {
+            return Ok(());
+        }
+        // From the start of `pos`'s block to the end of the last one: the blocks decoded
+        // anyway, the last one whole to keep.
+        let from = block_of(a, pos).start;
+        let last = block_of(a, range.end - 1);
+        let mut buf = Vec::new();
+        crate::alloc::fit(&mut buf, bytes(last.end - from), "the rows")?;
+        a.read_slice_bytes_into(&rows_slice(&(from as usize..last.end as usize)), &mut buf)?;
+        out.extend_from_slice(&buf[bytes(pos - from)..bytes(range.end - from)]);
+        let tail = Arc::new(buf[bytes(last.start - from)..].to_vec());
+        let mut tails = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if tails.len() >= TAILS {
+            tails.pop_front();
+        }
+        tails.push_back((key.to_string(), last.start, tail));
+        Ok(())
+    }
+}
+
+/// The items of 1-d array `a`'s block holding item `i` (blocks tile each chunk from its
+/// start; a chunk's last block, like the array's, may be cut short).
+fn block_of(a: &Array, i: u64) -> Range<u64> {
+    let len = a.shape()[0];
+    let chunk = a.chunks()[0].max(1);
+    let block = a.blocks()[0].clamp(1, chunk);
+    let c0 = i / chunk * chunk;
+    let b0 = c0 + (i - c0) / block * block;
+    b0..(b0 + block).min(c0 + chunk).min(len)
+}
 
 /// Some rows of a `utf8` column: their bytes, one after the other, and where each row's
 /// bytes start (`offsets[i]..offsets[i + 1]`, `offsets[0] == 0`). Nulls are as stored (`""`
@@ -79,7 +151,17 @@ impl Table {
                 ),
             ));
         }
-        let offs: Vec<i64> = offsets.read_slice(&rows_slice(&(span.start..span.end + 1)))?;
+        let mut raw = Vec::new();
+        self.tails.read(
+            &self.key(name, ""),
+            &offsets,
+            span.start as u64..span.end as u64 + 1,
+            &mut raw,
+        )?;
+        let offs: Vec<i64> = raw
+            .chunks_exact(8)
+            .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect();
         let data = self.shared_array(&self.key(name, ".utf8"))?;
         if data.ndim() != 1 || data.itemsize() != 1 {
             return Err(self.bad(
@@ -110,10 +192,12 @@ impl Table {
         let at = |o: i64| o as usize;
         let (lo, hi) = (at(offs[0]), at(offs[offs.len() - 1]));
         let mut bytes = Vec::new();
-        crate::alloc::fit(&mut bytes, hi - lo, "the rows' strings")?;
-        if hi > lo {
-            data.read_slice_bytes_into(&rows_slice(&(lo..hi)), &mut bytes)?;
-        }
+        self.tails.read(
+            &self.key(name, ".utf8"),
+            &data,
+            lo as u64..hi as u64,
+            &mut bytes,
+        )?;
         let Some(picked) = picked else {
             let offsets = offs.iter().map(|&o| at(o) - lo).collect();
             return Ok(Utf8Rows { bytes, offsets });
