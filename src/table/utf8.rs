@@ -21,7 +21,10 @@ const TAILS: usize = 16;
 /// into the next batch's first block (a row ends where the next begins), as its strings
 /// often end inside the block the next batch's begin in: kept, that block is decoded once.
 #[derive(Debug, Default)]
-pub(crate) struct Tails(Mutex<VecDeque<(String, u64, Arc<Vec<u8>>)>>);
+pub(crate) struct Tails(Mutex<VecDeque<Tail>>);
+
+/// One kept block: its array's key, its first item and its bytes.
+type Tail = (String, u64, Arc<Vec<u8>>);
 
 impl Tails {
     /// Items `range` of 1-d array `a` (stored at `key`) as bytes into `out`: the range's
