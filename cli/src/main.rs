@@ -181,8 +181,23 @@ enum Cmd {
     /// result. Tables are CTables (live rows; nulls as NULL); arrays have one row per element
     /// with columns i0, i1, ... and value.
     Sql {
-        /// The query, e.g. `SELECT tag, avg(score) FROM t GROUP BY tag`.
-        query: String,
+        /// The query, e.g. `SELECT tag, avg(score) FROM t GROUP BY tag` (it may start with
+        /// a `--` comment); or none, with --file.
+        #[arg(allow_hyphen_values = true, required_unless_present = "file")]
+        query: Option<String>,
+        /// Read the query from this file (`-`: standard input) instead.
+        #[arg(
+            short = 'f',
+            long = "file",
+            value_name = "FILE",
+            conflicts_with = "query"
+        )]
+        file: Option<PathBuf>,
+        /// Write the result to this file instead of printing it, in the format its extension
+        /// names: `.parquet`, `.arrow` / `.ipc` (Arrow IPC file), `.csv`, `.json` / `.jsonl`
+        /// (JSON lines). Streamed as the batches come; the file appears whole or not at all.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
         /// A table: NAME=PATH, PATH a .b2z / .b2d table, an N-d array (one row per element,
         /// as --array), PATH#KEY inside a store, a URL, or many files as one table: a glob
         /// (`data/*.b2z`, `s3://bucket/events/*.b2z`) or a directory ending in `/` (repeat).
@@ -781,23 +796,28 @@ fn main() -> ExitCode {
         Cmd::Compact { table } => edit::compact(&table),
         Cmd::Sql {
             query,
+            file,
+            output,
             tables,
             arrays,
             format,
             threads,
             write,
             cluster,
-        } => sql::run(
-            &query,
-            &tables,
-            &arrays,
-            sql::Run {
-                format,
-                threads,
-                write,
-                cluster,
-            },
-        ),
+        } => sql::query_text(query, file.as_deref()).and_then(|query| {
+            sql::run(
+                &query,
+                &tables,
+                &arrays,
+                sql::Run {
+                    format,
+                    output,
+                    threads,
+                    write,
+                    cluster,
+                },
+            )
+        }),
         Cmd::Write {
             array,
             input,

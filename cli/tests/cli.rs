@@ -1164,6 +1164,95 @@ fn sql_over_tables_and_arrays_in_every_format() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "s\n10\n");
 }
 
+/// A query may start with a `--` comment, come from a file or standard input, and go to a
+/// file in the format its extension names, streamed; an error leaves no file.
+#[cfg(feature = "sql")]
+#[test]
+fn sql_queries_from_files_and_results_to_files() {
+    use std::io::Write;
+    let t = format!("t={}", data_dir().join("tables/basic.b2z").display());
+    let q = "-- the last two ids\nSELECT id, tag FROM t WHERE id >= 6 ORDER BY id";
+    let csv = "id,tag\n6,a\n7,b\n";
+    let out = run_ok(b2nd().args(["sql", q, "--table", &t, "--format", "csv"]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), csv);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("q.sql");
+    std::fs::write(&file, q).unwrap();
+    let f = file.to_str().unwrap();
+    let out = run_ok(b2nd().args(["sql", "-f", f, "--table", &t, "--format", "csv"]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), csv);
+    let mut child = b2nd()
+        .args(["sql", "--file", "-", "--table", &t, "--format", "csv"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(q.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), csv);
+    // To files, by extension: nothing on standard output.
+    let write = |name: &str| {
+        let p = dir.path().join(name);
+        let out = run_ok(b2nd().args(["sql", q, "--table", &t, "-o", p.to_str().unwrap()]));
+        assert!(out.stdout.is_empty(), "{name}");
+        std::fs::read(&p).unwrap()
+    };
+    assert_eq!(write("r.csv"), csv.as_bytes());
+    assert_eq!(
+        write("r.jsonl"),
+        b"{\"id\":6,\"tag\":\"a\"}\n{\"id\":7,\"tag\":\"b\"}\n"
+    );
+    let parquet = write("r.parquet");
+    assert!(parquet.starts_with(b"PAR1") && parquet.ends_with(b"PAR1"));
+    // The footer names the columns.
+    assert!(parquet.windows(3).any(|w| w == b"tag"));
+    let ipc = write("r.arrow");
+    assert!(ipc.starts_with(b"ARROW1") && ipc.ends_with(b"ARROW1"));
+    // DataFusion's COPY writes too, printing its row count.
+    let copied = dir.path().join("c.csv");
+    let copy = format!(
+        "COPY (SELECT id, tag FROM t WHERE id >= 6 ORDER BY id) TO '{}'",
+        copied.display()
+    );
+    let out = run_ok(b2nd().args(["sql", &copy, "--table", &t, "--format", "csv"]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "count\n2\n");
+    assert_eq!(std::fs::read_to_string(&copied).unwrap(), csv);
+    // An unknown extension is refused before the query runs, a failing query leaves no
+    // file, and neither leaves a temporary one.
+    let bad = dir.path().join("r.xlsx");
+    run_fail(
+        b2nd().args(["sql", q, "--table", &t, "-o", bad.to_str().unwrap()]),
+        1,
+    );
+    let failed = dir.path().join("failed.csv");
+    run_fail(
+        b2nd().args([
+            "sql",
+            // Fails as it runs (a division by zero), after the output was begun.
+            "SELECT id / (id - id) FROM t",
+            "--table",
+            &t,
+            "-o",
+            failed.to_str().unwrap(),
+        ]),
+        1,
+    );
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["c.csv", "q.sql", "r.arrow", "r.csv", "r.jsonl", "r.parquet"],
+        "{left:?}"
+    );
+    // A query and a file together, or neither, is a usage error.
+    run_fail(b2nd().args(["sql", q, "-f", f, "--table", &t]), 2);
+    run_fail(b2nd().args(["sql", "--table", &t]), 2);
+}
+
 #[cfg(feature = "sql")]
 #[test]
 fn sql_errors_are_one_line_exit_1_and_usage_errors_exit_2() {
