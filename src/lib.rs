@@ -196,6 +196,11 @@ pub use write::{NewColumn, Rows, TableMut};
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+/// The library tour's examples (`docs/library.md`), compiled and run as doctests.
+#[doc = include_str!("../docs/library.md")]
+#[cfg(doctest)]
+pub struct LibraryTourDoctests;
+
 /// Entry points for the fuzz targets in `fuzz/` (and the replay of their corpora in
 /// `tests/fuzz_corpora.rs`) into parsers the API reaches only through whole files: not part
 /// of the API, exempt from semantic versioning.
