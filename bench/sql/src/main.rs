@@ -1,7 +1,8 @@
 //! One SQL query timed over a b2nd table or a Parquet file, local or by URL, in this process:
 //! each run opens the source in a fresh session (nothing cached between runs), runs the query
-//! to the end and keeps the best wall time. Prints one JSON line: the times, the first row of
-//! the answer (to check that every source gives the same answer) and the plan's scan line.
+//! to the end and keeps the best wall time. Prints one JSON line: the times, the answer's row
+//! count and first row (to check that every source gives the same answer) and the plan's
+//! scan line.
 //!
 //! usage: b2nd-bench-sql (b2nd|parquet) SOURCES QUERY [RUNS] [PARTITIONS]
 //!        b2nd-bench-sql decode TABLE_PATH COLUMNS [RUNS] [THREADS]
@@ -44,6 +45,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut best = f64::INFINITY;
     let mut times = Vec::new();
     let mut first_row = Vec::new();
+    let mut n_rows = 0;
     let mut scan = String::new();
     for _ in 0..runs {
         let t0 = Instant::now();
@@ -83,6 +85,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let dt = t0.elapsed().as_secs_f64();
         times.push(dt);
         best = best.min(dt);
+        n_rows = batches.iter().map(|b| b.num_rows()).sum::<usize>();
         first_row = match batches.iter().find(|b| b.num_rows() > 0) {
             Some(b) => (0..b.num_columns())
                 .map(|c| array_value_to_string(b.column(c), 0).unwrap_or_default())
@@ -104,7 +107,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let median = median(&times);
     let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
     println!(
-        "{{\"best\": {best:.6}, \"median\": {median:.6}, \"times\": [{}], \"row\": [{}], \"scan\": {}}}",
+        "{{\"best\": {best:.6}, \"median\": {median:.6}, \"times\": [{}], \"rows\": {n_rows}, \"row\": [{}], \"scan\": {}}}",
         times
             .iter()
             .map(|t| format!("{t:.6}"))
