@@ -1716,7 +1716,8 @@ fn call(f: &str, mut args: Vec<Val>, len: usize, mode: Mode) -> R<Val> {
         let k = float_kind(kind_of(&args[0])?);
         let x = items_f(&args[0], k, len)?;
         // The sign of the NaN a domain error gives, where NumPy's and numexpr's functions
-        // differ from the C library's: NumPy's is always -NaN (`log(-1)`, `arcsin(2)`);
+        // differ from the C library's: NumPy's AVX-512 loops give -NaN (`log(-1)`,
+        // `arcsin(2)`; elsewhere NumPy's sign is the C library's, docs/meaning-audit.md);
         // numexpr's float64 `log` and `log2` give +NaN (glibc's -NaN), its `arccosh` -NaN.
         let nan_sign = match (mode, f, k) {
             (Mode::NumPy, ..) => Some(true),
