@@ -165,13 +165,6 @@ impl RemoteOptions {
     }
 }
 
-/// Install ring as the process's TLS crypto provider unless one is installed already: the
-/// HTTP client refuses to be built without one, even for plain HTTP.
-fn tls_provider() {
-    // An Err means another provider was installed first: it is used.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
 /// The runtime every remote read runs on: two worker threads, made on first use.
 fn runtime() -> Result<&'static tokio::runtime::Runtime> {
     static RT: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
@@ -221,7 +214,6 @@ pub(crate) fn store_for(
     url: &str,
     options: &RemoteOptions,
 ) -> Result<(Arc<dyn ObjectStore>, ObjectPath)> {
-    tls_provider();
     let bad = |reason: String| Error::Remote {
         url: url.to_string(),
         reason,
@@ -523,7 +515,6 @@ fn first(
     path: &ObjectPath,
     tail: u64,
 ) -> Result<std::result::Result<First, object_store::Error>> {
-    tls_provider();
     block_on(async {
         let options = GetOptions {
             range: Some(GetRange::Bounded(0..OPEN_PREFIX)),
