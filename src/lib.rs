@@ -128,11 +128,11 @@
 //! | `ffi/` | c-blosc2: the empty frame (header and metalayers) a new frame starts from, (de)compression contexts, its return codes decoded once, the LZ4 / Zstandard / BloscLZ stream decoders it carries; the only `unsafe` code |
 //! | `storage/` | where the bytes live, read by ranges: local files (`pread`), a sparse frame's directory, memory, a frame at an offset inside another source, and (feature `remote`) objects and prefixes in object storage or behind HTTP; every read goes through it |
 //! | `model/` | what an array is, apart from bytes: [`dtype`], [`Geometry`], [`Region`], selections ([`Slice`]; all index arithmetic lives here), [`attrs`], [`Element`], the codec and filter ids with [`Codec`] and [`Filter`] |
-//! | `format/` | the bytes, one parser/writer per layout: the frame (header, chunk index, trailer; parsed from byte ranges, and one frame writer for changes), chunk headers, the `b2nd` / `caterva` metalayers, [`npy`] headers, the `.b2z` zip, MessagePack and JSON, the lock sidecar and the in-place journal |
+//! | `format/` | the bytes, one parser/writer per layout: the frame (header, chunk index, trailer; parsed from byte ranges, and one frame writer for changes), chunk headers, the `b2nd` / `caterva` metalayers, [`npy`] headers, the `.b2z` zip, the names of a CTable's layout, MessagePack and JSON, the lock sidecar and the in-place journal |
 //! | `codec/` | a chunk's decode and encode pipeline (variable-length-block chunks included), with the codecs and filters the linked c-blosc2 2.15 lacks or does differently from 3.x (ZLIB, LZ4 dictionaries, NDLZ, ZFP, byte-group SHUFFLE, BYTEDELTA, NDCELL, NDMEAN, ...) done in Rust, per block |
 //! | `parallel.rs` | where work runs ([`Threads`]): the one caller of rayon |
 //! | `array.rs`, `read/`, `write/` | [`Array`] (open, metadata, attributes); whole, region, slice, chunk and typed reads; [`ArrayBuilder`], [`Writer`], [`ArrayMut`] (in-place changes) and attribute edits |
-//! | `schunk.rs`, `store/`, `table.rs` (`table/arrow.rs`) | [`SChunk`] (any frame as bytes, format-3 frames, ObjectArray / BatchArray items); [`Store`] (DictStore, TreeStore, EmbedStore: key map, keys); [`Table`] (CTable, and as Arrow); writing them: [`StoreBuilder`], [`TableBuilder`] in `write/` |
+//! | `schunk.rs`, `store/`, `table/` | [`SChunk`] (any frame as bytes, format-3 frames, ObjectArray / BatchArray items); [`Store`] (DictStore, TreeStore, EmbedStore: key map, keys); [`Table`] (CTable, and as Arrow); writing them: [`StoreBuilder`], [`TableBuilder`] in `write/` |
 
 // `unsafe` is denied everywhere but in `ffi` (and forbidden, which no `allow` can undo, in
 // every other module's own file).

@@ -105,7 +105,7 @@ fn table(path: &Path, store: Store, as_json: bool) -> Result<(), Box<dyn std::er
 /// List the store at `path`: one JSON object, or a readable listing.
 pub(crate) fn run(path: &Path, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
     let store = crate::open_store(path)?;
-    if store.kind() == b2nd::StoreKind::TreeStore && store.contains("/_meta") {
+    if store.is_table() {
         return table(path, store, as_json);
     }
     let entries = entries(&store)?;

@@ -398,7 +398,7 @@ fn member_info(
 /// What `info` says of a store (without `--key`).
 fn store_info(path: &Path, as_json: bool) -> Result<(), Box<dyn std::error::Error>> {
     let store = open_store(path)?;
-    if store.kind() == b2nd::StoreKind::TreeStore && store.contains("/_meta") {
+    if store.is_table() {
         let t = store.open_table("/")?;
         let computed = t
             .columns()

@@ -9,6 +9,7 @@
 pub(crate) mod arrow_ipc;
 pub(crate) mod chunk;
 pub(crate) mod chunk_cache;
+pub(crate) mod ctable;
 pub mod frame;
 pub(crate) mod frame_writer;
 pub(crate) mod journal;

@@ -545,6 +545,12 @@ impl Store {
         &self.path
     }
 
+    /// Whether the store is a CTable saved on its own: a TreeStore with a table's manifest
+    /// (`_meta`) at its root, opened with [`Store::open_table`]`("/")`.
+    pub fn is_table(&self) -> bool {
+        self.kind() == StoreKind::TreeStore && self.contains(&crate::format::ctable::meta_key(""))
+    }
+
     /// Which python-blosc2 store this is.
     pub fn kind(&self) -> StoreKind {
         self.kind
@@ -594,7 +600,7 @@ impl Store {
     fn find_table_roots(&self) -> BTreeSet<String> {
         let mut roots = BTreeSet::new();
         for (key, _) in &self.members {
-            if let Some(root) = key.strip_suffix("/_meta") {
+            if let Some(root) = key.strip_suffix(&crate::format::ctable::meta_key("")) {
                 if root.is_empty() {
                     continue;
                 }

@@ -35,6 +35,7 @@ use arrow_schema::{Field, Schema};
 
 use super::Table;
 use crate::error::{Error, Result};
+use crate::format::ctable::Part;
 use crate::model::attrs::Value;
 use crate::model::dtype::Dtype;
 use crate::model::element::Element;
@@ -285,7 +286,7 @@ impl Table {
     /// An Arrow-serialized column's live rows as the Arrow array python-blosc2 stored (list
     /// and struct items keep their Arrow types); `None` for columns stored otherwise.
     fn stored_arrow(&self, name: &str) -> Result<Option<ArrayRef>> {
-        let sc = self.store.open_schunk(&self.key(name, ""))?;
+        let sc = self.store.open_schunk(&self.key(name, Part::Values))?;
         let Some(all) = sc.read_arrow_array()? else {
             return Ok(None);
         };

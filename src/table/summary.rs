@@ -78,7 +78,9 @@ impl Table {
     /// ```
     pub fn block_summary(&self, name: &str) -> Result<Option<BlockSummary>> {
         self.column(name)?;
-        let meta = self.store.open_schunk(&format!("{}/_meta", self.root))?;
+        let meta = self
+            .store
+            .open_schunk(&crate::format::ctable::meta_key(&self.root))?;
         let Some(catalog) = meta.attr("index_catalog")? else {
             return Ok(None);
         };

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use super::{rows_slice, ColumnKind, Table};
 use crate::array::Array;
 use crate::error::Result;
+use crate::format::ctable::Part;
 use crate::model::attrs::Value;
 
 /// How many decoded blocks [`Tails`] keeps: a few per partition of a scan and array read.
@@ -131,7 +132,7 @@ impl Table {
                 offsets: vec![0],
             });
         }
-        let offsets = self.shared_array(&self.key(name, ""))?;
+        let offsets = self.shared_array(&self.key(name, Part::Values))?;
         if offsets.ndim() != 1 || offsets.dtype_str() != "<i8" {
             return Err(self.bad(
                 name,
@@ -156,7 +157,7 @@ impl Table {
         }
         let mut raw = Vec::new();
         self.tails.read(
-            &self.key(name, ""),
+            &self.key(name, Part::Values),
             &offsets,
             span.start as u64..span.end as u64 + 1,
             &mut raw,
@@ -165,7 +166,7 @@ impl Table {
             .chunks_exact(8)
             .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
             .collect();
-        let data = self.shared_array(&self.key(name, ".utf8"))?;
+        let data = self.shared_array(&self.key(name, Part::Utf8Bytes))?;
         if data.ndim() != 1 || data.itemsize() != 1 {
             return Err(self.bad(
                 name,
@@ -196,7 +197,7 @@ impl Table {
         let (lo, hi) = (at(offs[0]), at(offs[offs.len() - 1]));
         let mut bytes = Vec::new();
         self.tails.read(
-            &self.key(name, ".utf8"),
+            &self.key(name, Part::Utf8Bytes),
             &data,
             lo as u64..hi as u64,
             &mut bytes,

@@ -9,11 +9,11 @@ use super::builder::ArrayBuilder;
 use super::store::StoreBuilder;
 use crate::error::Error;
 use crate::error::Result;
+use crate::format::ctable::{self, Part};
 use crate::model::attrs::Value;
 use crate::model::dtype::Dtype;
 use crate::model::element::Element;
 use crate::store::StoreKind;
-use crate::table::column_path;
 use std::path::Path;
 
 /// One column to write.
@@ -25,7 +25,7 @@ struct ColumnData {
     /// Extra schema fields (`max_length`).
     extra: Vec<(String, Value)>,
     /// Fixed-width values (a CFrame per array) keyed by the suffix of their storage key.
-    arrays: Vec<(&'static str, Vec<u8>)>,
+    arrays: Vec<(Part, Vec<u8>)>,
     nullable: bool,
     /// The SUMMARY index python-blosc2 builds for numeric and bool columns.
     summary: Option<Summary>,
@@ -208,9 +208,12 @@ impl TableBuilder {
                 },
             )
         };
-        let mut arrays = vec![("", frame)];
+        let mut arrays = vec![(Part::Values, frame)];
         if let Some(v) = valid {
-            arrays.push((".notnull", ArrayBuilder::for_type::<bool>(&[n]).to_vec(v)?));
+            arrays.push((
+                Part::NotNull,
+                ArrayBuilder::for_type::<bool>(&[n]).to_vec(v)?,
+            ));
         }
         self.columns.push(ColumnData {
             name: name.to_string(),
@@ -242,7 +245,7 @@ impl TableBuilder {
             name: name.to_string(),
             kind: "timestamp".into(),
             extra: vec![("unit".into(), Value::Str(unit.into()))],
-            arrays: vec![("", frame)],
+            arrays: vec![(Part::Values, frame)],
             nullable: false,
             summary: None,
         });
@@ -278,7 +281,7 @@ impl TableBuilder {
                 ("item_shape".into(), Value::Array(dims)),
                 ("dtype_str".into(), Value::Str(dtype.to_numpy_str())),
             ],
-            arrays: vec![("", frame)],
+            arrays: vec![(Part::Values, frame)],
             nullable: false,
             summary: None,
         });
@@ -298,18 +301,18 @@ impl TableBuilder {
         let nullable = values.iter().any(Option::is_none);
         let mut arrays = vec![
             (
-                "",
+                Part::Values,
                 ArrayBuilder::for_type::<i64>(&[offsets.len() as u64]).to_vec(&offsets)?,
             ),
             (
-                ".utf8",
+                Part::Utf8Bytes,
                 ArrayBuilder::for_type::<u8>(&[data.len() as u64]).to_vec(&data)?,
             ),
         ];
         if nullable {
             let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
             arrays.push((
-                ".notnull",
+                Part::NotNull,
                 ArrayBuilder::for_type::<bool>(&[valid.len() as u64]).to_vec(&valid)?,
             ));
         }
@@ -367,14 +370,15 @@ impl TableBuilder {
         let mut catalog = Vec::new();
         for c in &self.columns {
             let Some(sm) = &c.summary else { continue };
-            let path = format!("_indexes/{}/summary.block.b2nd", c.name);
+            let key = ctable::summary_key("", &c.name);
+            let path = format!("{}.b2nd", &key[1..]);
             let records = format!(
                 "[('min', '{d}'), ('max', '{d}'), ('flags', 'u1')]",
                 d = sm.dtype
             );
             let frame = ArrayBuilder::with_dtype_str(&[sm.nsegments as u64], &records)?
                 .bytes_to_vec(&sm.records)?;
-            store.insert(&format!("/_indexes/{}/summary.block", c.name), frame)?;
+            store.insert(&key, frame)?;
             catalog.push((s(&c.name), summary_descriptor(&c.name, sm, &path, epoch)));
         }
         let manifest = super::store::attrs_frame(&[
@@ -384,17 +388,14 @@ impl TableBuilder {
             ("value_epoch".into(), Value::Int(epoch)),
             ("index_catalog".into(), Value::Map(catalog)),
         ])?;
-        store.insert("/_meta", manifest)?;
+        store.insert(&ctable::meta_key(""), manifest)?;
         store.insert(
-            "/_valid_rows",
+            &ctable::valid_rows_key(""),
             ArrayBuilder::for_type::<bool>(&[n]).to_vec(&vec![true; n as usize])?,
         )?;
         for c in &self.columns {
-            for (suffix, frame) in &c.arrays {
-                store.insert(
-                    &format!("/_cols/{}{suffix}", column_path(&c.name)),
-                    frame.clone(),
-                )?;
+            for (part, frame) in &c.arrays {
+                store.insert(&ctable::column_key("", &c.name, *part), frame.clone())?;
             }
         }
         store.write(path)

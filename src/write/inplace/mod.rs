@@ -95,29 +95,6 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
-/// The CTable (python-blosc2's layout: a root holding `_meta`, `_valid_rows` and `_cols/`,
-/// summaries under `_indexes/`) that the file at `path` belongs to, if any.
-fn table_of(path: &Path) -> Option<PathBuf> {
-    let is_root = |d: &Path| {
-        d.join("_cols").is_dir()
-            && (d.join("_meta.b2f").exists() || d.join("_valid_rows.b2nd").exists())
-    };
-    let parent = path.parent()?;
-    let name = path.file_name()?.to_str()?;
-    if name.starts_with("_valid_rows.") && is_root(parent) {
-        return Some(parent.to_path_buf());
-    }
-    let mut dir = parent;
-    loop {
-        let here = dir.file_name().and_then(|n| n.to_str());
-        let up = dir.parent()?;
-        if matches!(here, Some("_cols" | "_indexes")) && is_root(up) {
-            return Some(up.to_path_buf());
-        }
-        dir = up;
-    }
-}
-
 impl ArrayMut {
     /// Open the array at `path` (a contiguous file or a sparse directory) for changes,
     /// taking the writer's lock ([`Error::Locked`] when another writer keeps it for half a
@@ -132,7 +109,7 @@ impl ArrayMut {
                 reason: crate::format::frame::not_regular(&meta),
             });
         }
-        if let Some(root) = table_of(&path) {
+        if let Some(root) = crate::format::ctable::table_of(&path) {
             return Err(Error::Store {
                 path: root.display().to_string(),
                 reason: format!(

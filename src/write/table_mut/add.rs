@@ -12,10 +12,10 @@ use std::path::PathBuf;
 
 use super::{null_fill, scalar_item, ucs4, Cells, TableMut};
 use crate::error::{Error, Result};
+use crate::format::ctable::{self, Part};
 use crate::model::attrs::Value;
 use crate::model::dtype::Dtype;
 use crate::model::element::Element;
-use crate::table::column_path;
 use crate::write::builder::ArrayBuilder;
 use crate::write::options::Target;
 
@@ -241,12 +241,12 @@ impl TableMut {
             m
         });
         let mut arrays = vec![(
-            "",
+            Part::Values,
             ArrayBuilder::new(&[capacity as u64], dtype.clone()),
             all,
         )];
         if let Some(m) = &mask {
-            arrays.push((".notnull", bool_array(capacity), as_bytes(m)));
+            arrays.push((Part::NotNull, bool_array(capacity), as_bytes(m)));
         }
         self.publish_column(name, entry, n, column.nullable || mask.is_some(), arrays)
     }
@@ -318,14 +318,14 @@ impl TableMut {
         }
         let mut arrays = vec![
             (
-                "",
+                Part::Values,
                 ArrayBuilder::for_type::<i64>(&[offsets.len() as u64])
                     .chunks(&[131_072])
                     .blocks(&[16_384]),
                 i64::as_bytes(&offsets).into_owned(),
             ),
             (
-                ".utf8",
+                Part::Utf8Bytes,
                 ArrayBuilder::for_type::<u8>(&[data.len() as u64])
                     .chunks(&[2_097_152])
                     .blocks(&[131_072]),
@@ -333,7 +333,7 @@ impl TableMut {
             ),
         ];
         if let Some(m) = &mask {
-            arrays.push((".notnull", bool_array(m.len()), as_bytes(m)));
+            arrays.push((Part::NotNull, bool_array(m.len()), as_bytes(m)));
         }
         self.publish_column(name, entry, n, column.nullable, arrays)
     }
@@ -347,7 +347,7 @@ impl TableMut {
         entry: Value,
         n: usize,
         nullable: bool,
-        arrays: Vec<(&'static str, ArrayBuilder, Vec<u8>)>,
+        arrays: Vec<(Part, ArrayBuilder, Vec<u8>)>,
     ) -> Result<()> {
         let t = &self.table;
         let mut schema = super::columns::schema_of(t)?;
@@ -369,12 +369,11 @@ impl TableMut {
             fields.retain(|(k, _)| k.as_str() != Some("n_rows"));
             fields.push((Value::Str("n_rows".into()), Value::Int(n as i64)));
         }
-        let file = PathBuf::from(format!("_cols/{}", column_path(name)));
         let meta = self.relative(&self.meta_file()?)?;
         let durability = self.durability;
         self.restage(|stage| {
-            let at = |suffix: &str| -> Result<PathBuf> {
-                let p = stage.join(format!("{}{suffix}.b2nd", file.display()));
+            let at = |part: Part| -> Result<PathBuf> {
+                let p = stage.join(format!("{}.b2nd", &ctable::column_key("", name, part)[1..]));
                 if let Some(dir) = p.parent() {
                     std::fs::create_dir_all(dir).map_err(|source| Error::Io {
                         path: dir.to_path_buf(),
@@ -383,8 +382,8 @@ impl TableMut {
                 }
                 Ok(p)
             };
-            for (suffix, builder, bytes) in arrays {
-                builder.write_bytes(Target::File(at(suffix)?), &bytes)?;
+            for (part, builder, bytes) in arrays {
+                builder.write_bytes(Target::File(at(part)?), &bytes)?;
             }
             super::columns::write_manifest(&stage.join(&meta), &schema, None, durability)
         })

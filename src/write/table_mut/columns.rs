@@ -15,13 +15,10 @@ use std::path::{Path, PathBuf};
 
 use super::{link_tree, member_file, TableMut};
 use crate::error::{Error, Result};
+use crate::format::ctable::{self, Part};
 use crate::model::attrs::Value;
 use crate::model::durability::Durability;
 use crate::table::Table;
-
-/// The keys beside a column's own array that belong to it (python-blosc2's companion keys:
-/// the `.notnull` mask, a `utf8` column's bytes, a `dictionary` column's values).
-const COMPANION_SUFFIXES: [&str; 4] = ["", ".notnull", ".utf8", "_dict"];
 
 /// The prefix of the staging directories of the table at `path`, beside it.
 pub(super) fn staging_prefix(path: &Path) -> String {
@@ -174,13 +171,6 @@ pub(super) fn check_name(name: &str) -> std::result::Result<(), String> {
     }
 }
 
-/// Where python-blosc2 keeps column `name`'s index (`_indexes/<name>`), when that is a path
-/// inside the table: every part of `name` a plain file name (no `..`, `.`, root or empty part).
-fn index_dir(name: &str) -> Option<PathBuf> {
-    let plain = name.split('/').all(|s| !matches!(s, "" | "." | ".."));
-    plain.then(|| Path::new("_indexes").join(name))
-}
-
 impl TableMut {
     /// Rename column `old` to `new`, as python-blosc2's `CTable.rename_column` does: its
     /// files (values, `.notnull` mask and other companions) and its summary index move
@@ -217,13 +207,17 @@ impl TableMut {
                 if d.get("token").and_then(Value::as_str) == Some(old) {
                     set_str(d, "token", new);
                 }
-                let (from, to) = (format!("_indexes/{old}/"), format!("_indexes/{new}/"));
+                let (from, to) = (
+                    format!("{}/{old}/", ctable::INDEXES),
+                    format!("{}/{new}/", ctable::INDEXES),
+                );
                 for_each_path(d, &mut |p| {
                     if let Some(rest) = p.strip_prefix(&from) {
                         *p = format!("{to}{rest}");
                     }
                 });
-                let (Some(from), Some(to)) = (index_dir(old), index_dir(new)) else {
+                let (Some(from), Some(to)) = (ctable::index_dir(old), ctable::index_dir(new))
+                else {
                     return Err(self.refuse(
                         new,
                         "its index directory (_indexes/<name>) would not be a path inside the \
@@ -247,8 +241,8 @@ impl TableMut {
             }
         }
         if c.computed().is_none() {
-            for (file, ext) in self.column_files(old)? {
-                let key = t.key(new, ext);
+            for (file, part) in self.column_files(old)? {
+                let key = t.key(new, part);
                 let to = format!("{}{}", key.trim_start_matches('/'), ext_of(&file));
                 moves.push((self.relative(&file)?, PathBuf::from(to)));
             }
@@ -303,7 +297,7 @@ impl TableMut {
                     }
                 });
                 // A name that is no plain path (`..`, `/x`) names no directory of the table.
-                remove.extend(index_dir(name));
+                remove.extend(ctable::index_dir(name));
             }
         }
         let list = if c.computed().is_some() {
@@ -352,18 +346,19 @@ impl TableMut {
     fn catalog(&self) -> Result<Option<Value>> {
         let t = &self.table;
         t.store()
-            .open_schunk(&format!("{}/_meta", t.root()))?
+            .open_schunk(&ctable::meta_key(t.root()))?
             .attr("index_catalog")
     }
 
-    /// The files of stored column `name` and its companions, each with its key suffix.
-    fn column_files(&self, name: &str) -> Result<Vec<(PathBuf, &'static str)>> {
+    /// The files of stored column `name` and its companions (the `.notnull` mask, a `utf8`
+    /// column's bytes, a `dictionary` column's values), each with its part.
+    fn column_files(&self, name: &str) -> Result<Vec<(PathBuf, Part)>> {
         let t = &self.table;
-        COMPANION_SUFFIXES
+        Part::ALL
             .iter()
-            .map(|&s| (t.key(name, s), s))
+            .map(|&p| (t.key(name, p), p))
             .filter(|(k, _)| t.store().contains(k))
-            .map(|(k, s)| Ok((member_file(t, &k)?, s)))
+            .map(|(k, p)| Ok((member_file(t, &k)?, p)))
             .collect()
     }
 

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::{member_file, ArrayMut, TableMut};
 use crate::error::Result;
+use crate::format::ctable::{self, Part};
 use crate::model::attrs::Value;
 use crate::model::region::Region;
 use crate::table::{ColumnKind, Table};
@@ -83,9 +84,9 @@ impl TableMut {
         // Columns of one msgpack item per row: their BatchArray files, and the live items.
         let mut cells: Vec<(PathBuf, Vec<Value>)> = Vec::new();
         for c in t.columns().iter().filter(|c| c.computed().is_none()) {
-            let file = member_file(t, &t.key(c.name(), ""))?;
+            let file = member_file(t, &t.key(c.name(), Part::Values))?;
             if *c.kind() == ColumnKind::Utf8 {
-                utf8.push((file, member_file(t, &t.key(c.name(), ".utf8"))?));
+                utf8.push((file, member_file(t, &t.key(c.name(), Part::Utf8Bytes))?));
             } else if super::varlen::is_batch_kind(c.kind()) {
                 cells.push((file, t.read_values(c.name())?));
             } else {
@@ -97,7 +98,7 @@ impl TableMut {
             .iter()
             .map(|(o, s)| Ok((self.relative(o)?, self.relative(s)?)))
             .collect::<Result<_>>()?;
-        let valid = member_file(t, &format!("{}/_valid_rows", t.root()))?;
+        let valid = member_file(t, &ctable::valid_rows_key(t.root()))?;
         let rel: Vec<PathBuf> = files
             .iter()
             .map(|f| self.relative(f))

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use super::{Cells, Encoded, Items, TableMut};
 use crate::error::Result;
+use crate::format::ctable::Part;
 use crate::model::attrs::Value;
 use crate::model::durability::Durability;
 use crate::table::Column;
@@ -83,13 +84,13 @@ impl TableMut {
     fn dictionary_values(&self, c: &Column) -> Result<Vec<Value>> {
         let t = &self.table;
         t.store()
-            .open_schunk(&t.key(c.name(), "_dict"))?
+            .open_schunk(&t.key(c.name(), Part::Dict))?
             .read_objects()
     }
 
     /// The dictionary file of column `name`.
     pub(super) fn dictionary_file(&self, name: &str) -> Result<std::path::PathBuf> {
-        super::member_file(&self.table, &self.table.key(name, "_dict"))
+        super::member_file(&self.table, &self.table.key(name, Part::Dict))
     }
 }
 

@@ -40,6 +40,7 @@ use super::edit::set_attrs_with;
 use super::inplace::ArrayMut;
 use super::options::Target;
 use crate::error::{Error, Result};
+use crate::format::ctable::{self, Part};
 use crate::model::attrs::Value;
 use crate::model::dtype::Dtype;
 use crate::model::durability::Durability;
@@ -522,11 +523,11 @@ impl TableMut {
             None => (path, parent),
         };
         let table = Table::open(&path)?;
-        let valid_file = member_file(&table, "/_valid_rows")?;
+        let valid_file = member_file(&table, &ctable::valid_rows_key(""))?;
         let valid = ArrayMut::open_table_member(valid_file)?;
         // With the table's lock held, no other change is under way: staging directories
         // (`.b2nd-*.tmp`) a killed change left are removed (python-blosc2 warns about them).
-        for dir in [path.clone(), path.join("_cols")] {
+        for dir in [path.clone(), path.join(ctable::COLS)] {
             sweep_staging(&dir, ".b2nd-");
         }
         sweep_staging(&parent, &columns::staging_prefix(&path));
@@ -588,8 +589,11 @@ impl TableMut {
         };
         if let Err(e) = z.publish(self.durability) {
             z.reset()?;
-            self.valid = ArrayMut::open_table_member(member_file(&self.table, "/_valid_rows")?)?
-                .with_durability(self.durability);
+            self.valid = ArrayMut::open_table_member(member_file(
+                &self.table,
+                &ctable::valid_rows_key(""),
+            )?)?
+            .with_durability(self.durability);
             self.table = Table::open(&self.path)?;
             return Err(e);
         }
@@ -650,11 +654,11 @@ impl TableMut {
         let files = encoded
             .iter()
             .map(|e| {
-                let mask = self.table.key(&e.name, ".notnull");
+                let mask = self.table.key(&e.name, Part::NotNull);
                 if self.table.store().contains(&mask) {
                     member_file(&self.table, &mask)?;
                 }
-                member_file(&self.table, &self.table.key(&e.name, ""))
+                member_file(&self.table, &self.table.key(&e.name, Part::Values))
             })
             .collect::<Result<Vec<_>>>()?;
         let meta = self.meta_file()?;
@@ -821,18 +825,20 @@ impl TableMut {
         }
         let meta = self.meta_file()?;
         let changed: Vec<&str> = changes.iter().map(|(c, _)| c.name()).collect();
-        let cols_dir = self.path.join("_cols");
+        let cols_dir = self.path.join(ctable::COLS);
         let mut files = Vec::new();
         for (c, e) in &changes {
-            files.push(member_file(t, &t.key(c.name(), ""))?);
+            files.push(member_file(t, &t.key(c.name(), Part::Values))?);
             match &e.items {
-                Items::Utf8 { .. } => files.push(member_file(t, &t.key(c.name(), ".utf8"))?),
+                Items::Utf8 { .. } => {
+                    files.push(member_file(t, &t.key(c.name(), Part::Utf8Bytes))?)
+                }
                 Items::Dictionary { added, .. } if !added.is_empty() => {
                     files.push(self.dictionary_file(c.name())?)
                 }
                 _ => {}
             }
-            let mask = t.key(c.name(), ".notnull");
+            let mask = t.key(c.name(), Part::NotNull);
             if t.store().contains(&mask) {
                 files.push(member_file(t, &mask)?);
             }
@@ -871,11 +877,11 @@ impl TableMut {
                 path: self.path.clone(),
                 source,
             })?;
-        let new_cols = staging.path().join("_cols");
+        let new_cols = staging.path().join(ctable::COLS);
         link_tree(&cols_dir, &new_cols, &files)?;
         let in_stage = |f: &Path| new_cols.join(f.file_name().unwrap_or_default());
         for (c, e) in &changes {
-            let file = in_stage(&member_file(t, &t.key(c.name(), ""))?);
+            let file = in_stage(&member_file(t, &t.key(c.name(), Part::Values))?);
             match &e.items {
                 Items::Fixed(bytes) => scatter(&mut self.member(&file)?, &physical, &order, bytes)?,
                 Items::Dictionary { codes, added } => {
@@ -902,7 +908,7 @@ impl TableMut {
                     write_items(&file, At::Item(first as u64), &tail, self.durability)?
                 }
                 Items::Utf8 { data, lengths } => {
-                    let strings = in_stage(&member_file(t, &t.key(c.name(), ".utf8"))?);
+                    let strings = in_stage(&member_file(t, &t.key(c.name(), Part::Utf8Bytes))?);
                     utf8::rewrite(
                         &mut self.member(&file)?,
                         &mut self.member(&strings)?,
@@ -919,7 +925,7 @@ impl TableMut {
                     Some(v) => v.iter().map(|&ok| u8::from(ok)).collect(),
                     None => vec![1; n],
                 };
-                let key = t.key(c.name(), ".notnull");
+                let key = t.key(c.name(), Part::NotNull);
                 if t.store().contains(&key) {
                     let file = in_stage(&member_file(t, &key)?);
                     scatter(&mut self.member(&file)?, &physical, &order, &flags)?;
@@ -999,7 +1005,7 @@ impl TableMut {
         t.columns()
             .iter()
             .filter(|c| c.computed().is_none())
-            .map(|c| t.key(c.name(), ".notnull"))
+            .map(|c| t.key(c.name(), Part::NotNull))
             .filter(|k| t.store().contains(k))
             .map(|k| member_file(t, &k))
             .collect()
@@ -1018,7 +1024,7 @@ impl TableMut {
                 c.computed().is_none()
                     && (c.is_fixed_width() || *c.kind() == ColumnKind::Dictionary)
             })
-            .map(|c| t.key(c.name(), ""))
+            .map(|c| t.key(c.name(), Part::Values))
             .collect();
         for key in columns {
             let mut a = self.member(member_file(t, &key)?)?;
@@ -1289,7 +1295,7 @@ impl TableMut {
     /// every other row of the mask's new room valid (python's `_grow` keeps spare rows
     /// valid: its `extend` writes a mask only for batches holding a null).
     fn write_mask(&self, e: &Encoded, start: u64, end: u64, capacity: u64) -> Result<()> {
-        let key = self.table.key(&e.name, ".notnull");
+        let key = self.table.key(&e.name, Part::NotNull);
         let n = (end - start) as usize;
         match self.table.store().member_path(&key) {
             Some(file) => {
@@ -1326,7 +1332,7 @@ impl TableMut {
 
     /// The file of the table's `_meta` manifest.
     fn meta_file(&self) -> Result<PathBuf> {
-        member_file(&self.table, &format!("{}/_meta", self.table.root()))
+        member_file(&self.table, &ctable::meta_key(self.table.root()))
     }
 }
 
@@ -1356,7 +1362,7 @@ fn edit_meta_columns(
     changed: &[&str],
     durability: Durability,
 ) -> Result<()> {
-    let meta = t.store().open_schunk(&format!("{}/_meta", t.root()))?;
+    let meta = t.store().open_schunk(&ctable::meta_key(t.root()))?;
     let bad = |reason: String| Error::Store {
         path: t.store().path().display().to_string(),
         reason: format!("table manifest: {reason}"),

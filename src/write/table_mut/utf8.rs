@@ -14,6 +14,7 @@
 
 use super::{member_file, write_rows, Cells, Encoded, Items, TableMut};
 use crate::error::Result;
+use crate::format::ctable::Part;
 use crate::model::attrs::Value;
 use crate::model::region::Region;
 use crate::table::{Column, ColumnKind};
@@ -70,15 +71,15 @@ impl TableMut {
     /// holding what they point to.
     pub(super) fn check_utf8(&self, name: &str, start: u64) -> Result<()> {
         let t = &self.table;
-        member_file(t, &t.key(name, ".utf8"))?;
+        member_file(t, &t.key(name, Part::Utf8Bytes))?;
         self.utf8_start(name, start).map(|_| ())
     }
 
     /// The byte where `utf8` column `name`'s row `start` begins, its arrays checked.
     fn utf8_start(&self, name: &str, start: u64) -> Result<u64> {
         let t = &self.table;
-        let offsets = t.store().open_array(&t.key(name, ""))?;
-        let data = t.store().open_array(&t.key(name, ".utf8"))?;
+        let offsets = t.store().open_array(&t.key(name, Part::Values))?;
+        let data = t.store().open_array(&t.key(name, Part::Utf8Bytes))?;
         for (a, what, dtype) in [(&offsets, "offsets", "<i8"), (&data, "bytes", "|u1")] {
             if a.ndim() != 1 || a.dtype_str() != dtype {
                 return Err(self.refuse(
@@ -123,7 +124,7 @@ impl TableMut {
             }
             let rows = t
                 .store()
-                .open_array(&t.key(c.name(), ""))?
+                .open_array(&t.key(c.name(), Part::Values))?
                 .shape()
                 .first()
                 .copied();
@@ -146,7 +147,7 @@ impl TableMut {
     ) -> Result<()> {
         let used = self.utf8_start(name, start)?;
         let t = &self.table;
-        let mut bytes = self.member(member_file(t, &t.key(name, ".utf8"))?)?;
+        let mut bytes = self.member(member_file(t, &t.key(name, Part::Utf8Bytes))?)?;
         let end = used + data.len() as u64;
         write_ending(&mut bytes, used, data, end.max(1))?;
         let mut ends = Vec::with_capacity(lengths.len() * 8);
@@ -155,7 +156,7 @@ impl TableMut {
             at += l;
             ends.extend_from_slice(&(at as i64).to_le_bytes());
         }
-        let mut offsets = self.member(member_file(t, &t.key(name, ""))?)?;
+        let mut offsets = self.member(member_file(t, &t.key(name, Part::Values))?)?;
         let rows = start + lengths.len() as u64;
         write_ending(&mut offsets, start + 1, &ends, rows + 1)
     }

@@ -17,6 +17,7 @@
 
 use super::{Cells, Encoded, Items, TableMut};
 use crate::error::Result;
+use crate::format::ctable::Part;
 use crate::model::attrs::Value;
 use crate::table::{Column, ColumnKind};
 use crate::write::batch::{write_items, At};
@@ -113,7 +114,7 @@ impl TableMut {
 
     /// The BatchArray file of variable-length column `name`.
     pub(super) fn cells_file(&self, name: &str) -> Result<std::path::PathBuf> {
-        super::member_file(&self.table, &self.table.key(name, ""))
+        super::member_file(&self.table, &self.table.key(name, Part::Values))
     }
 
     /// Cut the items past row `end` off every variable-length column holding more (after a
@@ -141,7 +142,7 @@ impl TableMut {
     /// its items counted.
     pub(super) fn stored_cells(&self, name: &str) -> Result<u64> {
         let t = &self.table;
-        let s = t.store().open_schunk(&t.key(name, ""))?;
+        let s = t.store().open_schunk(&t.key(name, Part::Values))?;
         if let Some(Value::Map(fields)) = s.attr("_batch_array_metadata")? {
             let lengths = fields
                 .iter()

@@ -1,27 +1,13 @@
 //! [`Table`]: a python-blosc2 `CTable`, read.
 //!
-//! Layout (python-blosc2 4.x, `ctable_storage.py`), under the table's root key of a TreeStore
-//! (the store's root for a table saved on its own, `.b2z` / `.b2d`):
-//! - `_meta`: an SChunk whose vlmeta holds `kind` (`"ctable"`), `version` and `schema`, a JSON
-//!   text: `{"version", "columns": [{"name", "kind", "nullable"?, "null_value"?,
-//!   "null_storage"?, ...}], "n_rows"?, ...}`;
-//! - `_valid_rows`: one bool per physical row; deleted rows are `False` (their values stay);
-//! - `_cols/<name>`: a fixed-width column's values, one item (or one `(rows, *shape)` row for
-//!   `ndarray` columns) per physical row; nested names `a.b` live at `_cols/a/b`, with `%`,
-//!   `/`, `.` and `\` of a name part escaped as `%25`, `%2F`, `%2E`, `%5C`;
-//! - `_cols/<name>.notnull`: for mask-stored nullable columns, `True` where the value is not
-//!   null (absent: no null was ever written); sentinel-stored ones mark nulls by `null_value`;
-//! - `utf8` columns: int64 offsets (`n + 1`) at `_cols/<name>` and the bytes at
-//!   `_cols/<name>.utf8`.
+//! Layout: python-blosc2's, named in [`crate::format::ctable`] (`_meta`, `_valid_rows`,
+//! `_cols/<name>` and its companions, `_indexes/`); how each column kind is stored there:
+//! [`ColumnKind`].
 //!
-//! - `dictionary` columns: int32 codes (-1: null) at `_cols/<name>` and the values in the
-//!   BatchArray `_cols/<name>_dict`; `list`, `vlstring`, `vlbytes`, `object` (and stored
-//!   `struct`) columns: one item per physical row in a BatchArray / ListArray at `_cols/<name>`
-//!   (frame format 3, read by [`crate::SChunk::read_objects`]).
-//! - computed columns: no storage; the schema's `computed_columns` list gives each one's
-//!   `expression` over operands `o0, o1, ...` bound to `col_deps`, and its `dtype`. They are
-//!   listed after the stored columns, as python-blosc2 lists them, and read by evaluating the
-//!   expression ([`crate::expr`]) over their dependencies' rows.
+//! Computed columns have no storage; the schema's `computed_columns` list gives each one's
+//! `expression` over operands `o0, o1, ...` bound to `col_deps`, and its `dtype`. They are
+//! listed after the stored columns, as python-blosc2 lists them, and read by evaluating the
+//! expression ([`crate::expr`]) over their dependencies' rows.
 
 #![forbid(unsafe_code)]
 
@@ -29,6 +15,7 @@ use std::path::Path;
 
 use crate::array::Array;
 use crate::error::{Error, Result};
+use crate::format::ctable::{self, Part};
 use crate::model::attrs::Value;
 use crate::model::dtype::Dtype;
 use crate::model::element::{self, Element};
@@ -228,45 +215,6 @@ impl std::fmt::Debug for Table {
     }
 }
 
-/// One part of a column name as a storage path segment.
-fn encode_segment(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('/', "%2F")
-        .replace('.', "%2E")
-        .replace('\\', "%5C")
-}
-
-/// Split a dotted column name into its parts (`\` escapes the next character).
-fn split_name(name: &str) -> Vec<String> {
-    let mut parts = vec![String::new()];
-    let mut escaped = false;
-    for c in name.chars() {
-        if escaped {
-            parts.last_mut().expect("one part").push(c);
-            escaped = false;
-        } else if c == '\\' {
-            escaped = true;
-        } else if c == '.' {
-            parts.push(String::new());
-        } else {
-            parts.last_mut().expect("one part").push(c);
-        }
-    }
-    if escaped {
-        parts.last_mut().expect("one part").push('\\');
-    }
-    parts
-}
-
-/// The storage path of a column under `_cols` (`a.b` -> `a/b`).
-pub(crate) fn column_path(name: &str) -> String {
-    split_name(name)
-        .iter()
-        .map(|p| encode_segment(p))
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 // Opening a table is the store's, like its arrays and super-chunks; the method lives here,
 // above `store/`, which knows nothing of tables.
 impl Store {
@@ -317,7 +265,7 @@ impl Table {
                 if root.is_empty() { "/" } else { &root }
             ),
         };
-        let meta_key = format!("{root}/_meta");
+        let meta_key = ctable::meta_key(&root);
         if !store.contains(&meta_key) {
             return Err(bad("no `_meta` manifest: not a table".into()));
         }
@@ -337,7 +285,7 @@ impl Table {
         let parsed =
             crate::format::json::parse(&schema).map_err(|e| bad(format!("schema: {e}")))?;
         let columns = parse_columns(&parsed).map_err(|e| bad(format!("schema: {e}")))?;
-        let valid_key = format!("{root}/_valid_rows");
+        let valid_key = ctable::valid_rows_key(&root);
         let valid_arr = store.open_array(&valid_key)?;
         if valid_arr.ndim() != 1 || valid_arr.dtype_str() != "|b1" {
             return Err(bad(format!(
@@ -485,9 +433,9 @@ impl Table {
             .unwrap_or_default()
     }
 
-    /// The store key of column `name`'s array with `suffix` (`""`, `.notnull`, `.utf8`).
-    pub(crate) fn key(&self, name: &str, suffix: &str) -> String {
-        format!("{}/_cols/{}{suffix}", self.root, column_path(name))
+    /// The store key of `part` of column `name`.
+    pub(crate) fn key(&self, name: &str, part: Part) -> String {
+        ctable::column_key(&self.root, name, part)
     }
 
     /// The store the table lives in.
@@ -512,7 +460,7 @@ impl Table {
         if !c.is_fixed_width() || c.computed.is_some() {
             return Err(self.unsupported(c));
         }
-        self.store.open_array(&self.key(name, ""))
+        self.store.open_array(&self.key(name, Part::Values))
     }
 
     /// The rows one chunk and one block of the table's first stored fixed-width column
@@ -614,7 +562,7 @@ impl Table {
         if !c.is_fixed_width() || c.computed.is_some() {
             return Err(self.unsupported(c));
         }
-        self.shared_array(&self.key(name, ""))
+        self.shared_array(&self.key(name, Part::Values))
     }
 
     fn unsupported(&self, c: &Column) -> Error {
@@ -1083,7 +1031,7 @@ impl Table {
         if !c.nullable && c.null_value.is_none() {
             return Ok(None);
         }
-        let mask_key = self.key(name, ".notnull");
+        let mask_key = self.key(name, Part::NotNull);
         if self.store.contains(&mask_key) {
             let m = self.shared_array(&mask_key)?;
             if m.ndim() != 1 || m.dtype_str() != "|b1" || m.shape()[0] < self.physical_rows() {
@@ -1174,7 +1122,7 @@ impl Table {
                 .map(|s| s.map_or(Value::Nil, Value::Str))
                 .collect()),
             ColumnKind::Dictionary => {
-                let codes_arr = self.store.open_array(&self.key(name, ""))?;
+                let codes_arr = self.store.open_array(&self.key(name, Part::Values))?;
                 if codes_arr.dtype_str() != "<i4" || codes_arr.ndim() != 1 {
                     return Err(self.bad(
                         name,
@@ -1194,7 +1142,7 @@ impl Table {
                 }
                 let values = self
                     .store
-                    .open_schunk(&self.key(name, "_dict"))?
+                    .open_schunk(&self.key(name, Part::Dict))?
                     .read_objects()?;
                 self.live()
                     .map(|i| match codes[i] {
@@ -1222,7 +1170,7 @@ impl Table {
             | ColumnKind::Struct => {
                 let items = self
                     .store
-                    .open_schunk(&self.key(name, ""))?
+                    .open_schunk(&self.key(name, Part::Values))?
                     .read_objects()?;
                 if (items.len() as u64) < self.physical_rows() {
                     return Err(self.bad(
@@ -1658,14 +1606,5 @@ mod tests {
         assert_eq!(base64("aGV5").unwrap(), b"hey");
         assert_eq!(base64("aGVsbG8=").unwrap(), b"hello");
         assert!(base64("a").is_none() && base64("**").is_none());
-    }
-
-    #[test]
-    fn column_paths_escape_like_python() {
-        assert_eq!(column_path("a"), "a");
-        assert_eq!(column_path("trip.lon"), "trip/lon");
-        assert_eq!(column_path("a\\.b.c"), "a%2Eb/c");
-        assert_eq!(column_path("50%/x"), "50%25%2Fx");
-        assert_eq!(column_path("back\\\\slash"), "back%5Cslash");
     }
 }
