@@ -130,6 +130,7 @@
 //! | `model/` | what an array is, apart from bytes: [`dtype`], [`Geometry`], [`Region`], selections ([`Slice`]; all index arithmetic lives here), [`attrs`], [`Element`], the codec and filter ids with [`Codec`] and [`Filter`] |
 //! | `format/` | the bytes, one parser/writer per layout: the frame (header, chunk index, trailer; parsed from byte ranges, and one frame writer for changes), chunk headers, the `b2nd` / `caterva` metalayers, [`npy`] headers, the `.b2z` zip, the names of a CTable's layout, MessagePack and JSON, the lock sidecar and the in-place journal |
 //! | `codec/` | a chunk's decode and encode pipeline (variable-length-block chunks included), with the codecs and filters the linked c-blosc2 2.15 lacks or does differently from 3.x (ZLIB, LZ4 dictionaries, NDLZ, ZFP, byte-group SHUFFLE, BYTEDELTA, NDCELL, NDMEAN, ...) done in Rust, per block |
+//! | `expr/` | python-blosc2's lazy expressions ([`expr`]): parsed, then typed and evaluated as numexpr or NumPy would (`eval/`: kinds and promotion, casts, which engine, operators, functions), and the bounds of their values |
 //! | `parallel.rs` | where work runs ([`Threads`]): the one caller of rayon |
 //! | `array.rs`, `read/`, `write/` | [`Array`] (open, metadata, attributes); whole, region, slice, chunk and typed reads; [`ArrayBuilder`], [`Writer`], [`ArrayMut`] (in-place changes) and attribute edits |
 //! | `schunk.rs`, `store/`, `table/` | [`SChunk`] (any frame as bytes, format-3 frames, ObjectArray / BatchArray items); [`Store`] (DictStore, TreeStore, EmbedStore: key map, keys); [`Table`] (CTable, and as Arrow); writing them: [`StoreBuilder`], [`TableBuilder`] in `write/` |
@@ -145,6 +146,7 @@ mod alloc;
 mod array;
 mod codec;
 mod error;
+pub mod expr;
 #[allow(unsafe_code)]
 mod ffi;
 mod format;
@@ -160,7 +162,7 @@ mod table;
 pub mod write;
 
 pub use format::npy;
-pub use model::{attrs, dtype, expr};
+pub use model::{attrs, dtype};
 
 pub use array::Array;
 pub use error::{Error, Result};

@@ -2,7 +2,7 @@
 //! dtypes), [`geometry`] (shape, chunks, blocks and the layout of items in chunks), `region` (regions
 //! of grids and all index arithmetic: strides, ravel, the odometer),
 //! [`attrs`] (vlmeta values with python-blosc2's conventions), [`element`] (the Rust types
-//! typed reads produce), [`expr`] (python-blosc2's lazy expressions, parsed and evaluated), `durability` ([`crate::Durability`]: what in-place changes and whole writes survive), `chunk_data` (a decoded chunk and its region), `codec` ([`crate::Codec`], [`crate::Filter`]) on `ids` (the one
+//! typed reads produce), `durability` ([`crate::Durability`]: what in-place changes and whole writes survive), `chunk_data` (a decoded chunk and its region), `codec` ([`crate::Codec`], [`crate::Filter`]) on `ids` (the one
 //! registry of codec and filter ids and names) and `selection` (NumPy basic indexing: [`crate::Slice`]).
 
 #![forbid(unsafe_code)]
@@ -13,7 +13,6 @@ pub(crate) mod codec;
 pub mod dtype;
 pub(crate) mod durability;
 pub(crate) mod element;
-pub mod expr;
 pub(crate) mod geometry;
 pub(crate) mod ids;
 pub(crate) mod region;

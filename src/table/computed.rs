@@ -6,8 +6,8 @@
 use super::schema::{numpy_type, Computed};
 use super::Table;
 use crate::error::Result;
+use crate::expr;
 use crate::model::dtype::Dtype;
-use crate::model::expr;
 
 impl Table {
     /// The dtype of a computed column's values.

@@ -4,8 +4,8 @@
 #![forbid(unsafe_code)]
 
 use super::ColumnKind;
+use crate::expr::Expression;
 use crate::model::attrs::Value;
-use crate::model::expr::Expression;
 
 /// One column of a table's schema.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,9 +8,9 @@
 
 use super::{Cells, Rows, TableMut};
 use crate::error::Result;
+use crate::expr::{Column as Operand, Expression};
 use crate::model::attrs::Value;
 use crate::model::dtype::Dtype;
-use crate::model::expr::{Column as Operand, Expression};
 
 impl TableMut {
     /// `rows` with every generated column it leaves out computed from the values it gives;
