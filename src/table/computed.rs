@@ -29,7 +29,7 @@ impl Table {
     /// Bounds of computed column `name`'s values on rows where each of its dependencies
     /// (in [`Computed::dependencies`] order) lies within `deps[i]` (finite, no NaN), after
     /// the cast to its recorded dtype; `None` when b2nd cannot bound them (see
-    /// [`Expression::bounds`]), a dependency holds nulls (python evaluates over their
+    /// [`Expression::bounds`](crate::expr::Expression::bounds)), a dependency holds nulls (python evaluates over their
     /// placeholder slots), or the cast could wrap. Integer results are whole bounds.
     pub fn computed_bounds(&self, name: &str, deps: &[(f64, f64)]) -> Option<(f64, f64)> {
         let cc = self.column(name).ok()?.computed.as_ref()?;

@@ -22,7 +22,7 @@ impl Table {
 
     /// Live rows among physical rows `0 .. physical` (the position, among live rows, of the
     /// first live row at or after `physical`): maps physical segments, such as those of a
-    /// [`BlockSummary`], to the live rows readers count.
+    /// [`BlockSummary`](crate::BlockSummary), to the live rows readers count.
     pub fn live_rows_before(&self, physical: u64) -> u64 {
         self.valid.before(physical)
     }

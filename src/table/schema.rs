@@ -142,9 +142,11 @@ impl Column {
         self.computed.as_ref()
     }
 
-    /// Whether the column is one fixed-width array (read with [`Table::read_column`] and
-    /// [`Table::read_column_bytes`]); the others (`utf8`, `dictionary`, `list`, `struct`,
-    /// `vlstring`, `vlbytes`, `object`) read with [`Table::read_values`].
+    /// Whether the column is one fixed-width array (read with
+    /// [`Table::read_column`](crate::Table::read_column) and
+    /// [`Table::read_column_bytes`](crate::Table::read_column_bytes)); the others (`utf8`,
+    /// `dictionary`, `list`, `struct`, `vlstring`, `vlbytes`, `object`) read with
+    /// [`Table::read_values`](crate::Table::read_values).
     pub fn is_fixed_width(&self) -> bool {
         self.kind.is_fixed_width()
     }
