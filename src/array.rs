@@ -524,7 +524,7 @@ impl Array {
     }
 
     /// The one value every byte of a 1-d array's items holds, told from each chunk's header
-    /// and its blocks' stream sizes ([`crate::codec::chunk::block_values`]: special chunks,
+    /// and its blocks' stream sizes ([`crate::format::chunk::block_values`]: special chunks,
     /// blocks stored as runs; padding past the last item ignored), with at most two blocks
     /// that only decoding tells read to check; `None` when the items are not all one value
     /// or more blocks would have to be decoded to tell.
@@ -540,8 +540,8 @@ impl Array {
             let first = n * chunk_items;
             let items = chunk_items.min(len.saturating_sub(first));
             self.frame.chunk_into(n, &mut buf)?;
-            let Some(blocks) =
-                crate::codec::chunk::block_values(&buf).map_err(|e| e.at(self.source(), n))?
+            let Some(blocks) = crate::format::chunk::block_values(&buf)
+                .map_err(|e| crate::codec::error::ChunkError::Corrupt(e.0).at(self.source(), n))?
             else {
                 return Ok(None);
             };

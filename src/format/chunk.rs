@@ -1,5 +1,8 @@
-//! The Blosc2 chunk header (16 or 32 bytes): parsed here, once, into [`ChunkHeader`]; the
-//! decode plan and pipeline built on it are in [`crate::codec::chunk`].
+//! The Blosc2 chunk format: the header (16 or 32 bytes), parsed here, once, into
+//! [`ChunkHeader`]; the block offsets and each block's streams and their size words
+//! ([`BlockStreams`], [`stream_at`]), and what they tell without decoding
+//! ([`block_values`]). The decode plan and pipeline built on them are in
+//! [`crate::codec::chunk`].
 
 #![forbid(unsafe_code)]
 
@@ -253,6 +256,179 @@ impl Drop for FiltersCleared<'_> {
     fn drop(&mut self) {
         set_filters(self.chunk, &self.filters, &self.meta);
     }
+}
+
+/// Read a little-endian i32 at `at`, if there.
+pub(crate) fn le_i32(b: &[u8], at: usize) -> Option<i32> {
+    let s = b.get(at..at.checked_add(4)?)?;
+    Some(i32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+/// Where block `j` of a chunk is and how it is split: c-blosc2 stores a block as `nstreams`
+/// streams of `neblock` bytes each (one per byte of the item when split, one when not or for
+/// a short last block), from `offset` in the chunk.
+pub(crate) struct BlockStreams {
+    /// The block's first byte in the decoded chunk.
+    pub(crate) start: usize,
+    /// Where its first stream's size word is in the chunk.
+    pub(crate) offset: usize,
+    pub(crate) nstreams: usize,
+    /// Decoded bytes per stream.
+    pub(crate) neblock: usize,
+}
+
+impl BlockStreams {
+    /// Block `j` of the chunk `src` with header `h` (its data after `data_start`), checked.
+    pub(crate) fn of(
+        h: &ChunkHeader,
+        src: &[u8],
+        j: usize,
+        data_start: usize,
+    ) -> Result<BlockStreams, String> {
+        let nblocks = h.nbytes.div_ceil(h.blocksize);
+        let leftover = h.nbytes % h.blocksize;
+        let last_short = j + 1 == nblocks && leftover != 0;
+        let bsize = if last_short { leftover } else { h.blocksize };
+        let offset = le_i32(src, EXTENDED_HEADER_LEN + 4 * j)
+            .and_then(|o| usize::try_from(o).ok())
+            .filter(|&o| o >= data_start && o < src.len())
+            .ok_or_else(|| "offset outside the chunk".to_string())?;
+        let nstreams = if h.dont_split() || last_short {
+            1
+        } else {
+            usize::from(h.typesize).max(1)
+        };
+        if bsize % nstreams != 0 {
+            return Err(format!(
+                "{bsize} bytes do not split into {nstreams} streams"
+            ));
+        }
+        Ok(BlockStreams {
+            start: j * h.blocksize,
+            offset,
+            nstreams,
+            neblock: bsize / nstreams,
+        })
+    }
+}
+
+/// One stream of a block, as its size word tells.
+pub(crate) enum Stream<'a> {
+    /// Every byte the one value (a size of 0: zeros; a negative size and a token: `-size`).
+    Run(u8),
+    /// Stored bytes: the codec's output, or the stream itself when as long as decoded.
+    Bytes(&'a [u8]),
+}
+
+/// Stream `s` whose size word is at `at` in `src`, and where the next one starts.
+pub(crate) fn stream_at(src: &[u8], at: usize, s: usize) -> Result<(Stream<'_>, usize), String> {
+    let csize = le_i32(src, at).ok_or_else(|| format!("stream {s} size missing"))?;
+    let at = at + 4;
+    if csize == 0 {
+        return Ok((Stream::Run(0), at));
+    }
+    if csize < 0 {
+        let token = *src
+            .get(at)
+            .ok_or_else(|| format!("stream {s} token missing"))?;
+        if token & 0x01 == 0 || csize < -255 {
+            return Err(format!(
+                "stream {s}: unknown run encoding (size {csize}, token {token})"
+            ));
+        }
+        return Ok((Stream::Run((-csize) as u8), at + 1));
+    }
+    let n = csize as usize;
+    let bytes = src
+        .get(at..at + n)
+        .ok_or_else(|| format!("stream {s} of {n} bytes overruns"))?;
+    Ok((Stream::Bytes(bytes), at + n))
+}
+
+/// The one value of each block of a chunk, where its stored form shows it
+/// ([`block_values`]).
+#[derive(Debug)]
+pub(crate) struct BlockValues {
+    /// Decoded bytes per block (the last may be shorter).
+    pub(crate) block_bytes: usize,
+    /// Per block: the one value every byte holds, `None` where only decoding would tell.
+    pub(crate) values: Vec<Option<u8>>,
+}
+
+/// What the chunk `src` says of its decoded bytes without decompressing anything: its
+/// block size and, for each block, the one value every byte of the block holds where that
+/// shows in the header or stream size words (a zero or uninitialised special chunk, a
+/// repeated-value chunk whose item is one byte repeated, a block whose every stream is a run
+/// of one value, a block of a chunk stored as is whose bytes are one value) and `None` where
+/// only decoding would tell. `Ok(None)` for a chunk whose filters move bits (anything but
+/// SHUFFLE).
+pub(crate) fn block_values(src: &[u8]) -> Result<Option<BlockValues>, Malformed> {
+    let h = ChunkHeader::parse(src)?;
+    let whole = |v: Option<u8>| {
+        Ok(Some(BlockValues {
+            block_bytes: h.nbytes.max(1),
+            values: vec![v],
+        }))
+    };
+    match h.special() {
+        Special::Zeros | Special::Uninit => return whole(Some(0)),
+        Special::Nan => return Ok(None),
+        Special::Value => {
+            let item = src.get(EXTENDED_HEADER_LEN..).unwrap_or_default();
+            return whole(
+                item.first()
+                    .copied()
+                    .filter(|&v| item.iter().all(|&b| b == v)),
+            );
+        }
+        Special::None => {}
+    }
+    if h.blocksize == 0 {
+        return Ok(None);
+    }
+    if h.memcpyed() {
+        // The data follows the header as is (whatever the filter flags say).
+        let data = src
+            .get(h.header_len()..)
+            .and_then(|d| d.get(..h.nbytes))
+            .ok_or_else(|| Malformed(format!("{} stored bytes missing", h.nbytes)))?;
+        let one = |b: &[u8]| b.first().copied().filter(|&v| b.iter().all(|&x| x == v));
+        return Ok(Some(BlockValues {
+            block_bytes: h.blocksize,
+            values: data.chunks(h.blocksize).map(one).collect(),
+        }));
+    }
+    let moves_bytes_only = h
+        .filters
+        .iter()
+        .all(|&f| f == filters::NOFILTER || f == filters::SHUFFLE);
+    if !h.extended || !moves_bytes_only {
+        return Ok(None);
+    }
+    let corrupt = |j: usize, e: String| Malformed(format!("block {j}: {e}"));
+    let nblocks = h.nbytes.div_ceil(h.blocksize);
+    let data_start = EXTENDED_HEADER_LEN.saturating_add(nblocks.saturating_mul(4));
+    let mut values = Vec::with_capacity(nblocks.min(src.len() / 4));
+    for j in 0..nblocks {
+        let b = BlockStreams::of(&h, src, j, data_start).map_err(|e| corrupt(j, e))?;
+        let (mut at, mut value) = (b.offset, None);
+        for s in 0..b.nstreams {
+            let (stream, next) = stream_at(src, at, s).map_err(|e| corrupt(j, e))?;
+            value = match stream {
+                Stream::Run(v) if s == 0 || value == Some(v) => Some(v),
+                _ => None,
+            };
+            if value.is_none() {
+                break;
+            }
+            at = next;
+        }
+        values.push(value);
+    }
+    Ok(Some(BlockValues {
+        block_bytes: h.blocksize,
+        values,
+    }))
 }
 
 #[cfg(test)]
