@@ -563,7 +563,7 @@ impl Array {
         }
         for (start, n) in unknown {
             let mut bytes = crate::alloc::zeroed((n * item) as usize, "a block of items")?;
-            self.read_region_into(&crate::Region::new([start], [n]), &mut bytes)?;
+            self.read_region_into(&crate::model::region::Region::new([start], [n]), &mut bytes)?;
             let v = *value.get_or_insert(bytes[0]);
             if bytes.iter().any(|&b| b != v) {
                 return Ok(None);

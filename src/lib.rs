@@ -209,7 +209,10 @@ pub struct LibraryTourDoctests;
 #[doc(hidden)]
 pub mod __fuzz {
     /// Parse `bytes` as the metalayer of `format`: `Err` with the reason when refused.
-    pub fn parse_metalayer(format: crate::Format, bytes: &[u8]) -> Result<(), String> {
+    pub fn parse_metalayer(
+        format: crate::format::meta::Format,
+        bytes: &[u8],
+    ) -> Result<(), String> {
         crate::format::meta::parse(format, bytes)
             .map(drop)
             .map_err(|e| e.to_string())

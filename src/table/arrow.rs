@@ -721,7 +721,7 @@ fn string_views(
     order: crate::model::dtype::ByteOrder,
     units: &[u8],
     nulls: Option<NullBuffer>,
-    bad: &dyn Fn(arrow_schema::ArrowError) -> crate::Error,
+    bad: &dyn Fn(arrow_schema::ArrowError) -> crate::error::Error,
 ) -> Result<StringRows> {
     let (utf8, offsets) = crate::read::typed::ucs4_to_utf8(chars, order, units)?;
     // One UTF-8 check of the whole buffer (as a string array), then views of it: Arrow's
